@@ -1,0 +1,3 @@
+from srrg.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""One metric interface and a registry (RadEval-style): every metric returns flat per-report lists
+and a flat summary, so tables, meta-evaluation and the CLI treat all metrics alike.
+
+Metric modules are imported lazily by name so that scoring BLEU never imports an LLM backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Sequence
+
+# metric name -> module that registers it
+METRIC_MODULES: dict[str, str] = {
+    "s_score": "srrg.metrics.sscore",
+    "bleu": "srrg.metrics.nlg",
+    "meteor": "srrg.metrics.nlg",
+    "rouge_l": "srrg.metrics.nlg",
+    "cider": "srrg.metrics.nlg",
+}
+
+_REGISTRY: dict[str, type[Metric]] = {}
+
+
+@dataclass
+class MetricResult:
+    """per_report: key -> one value per pair (floats, or text such as judge explanations);
+    summary: key -> one corpus-level float."""
+
+    per_report: dict[str, list[Any]]
+    summary: dict[str, float]
+
+
+class Metric(ABC):
+    """A metric scores aligned lists of reference and hypothesis reports."""
+
+    name: ClassVar[str]
+    keys: ClassVar[tuple[str, ...]]
+
+    def __init__(self, **options: Any) -> None:
+        if options:
+            raise TypeError(f"metric {self.name!r} takes no options, got {sorted(options)}")
+
+    @abstractmethod
+    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        """Score every pair; refs and hyps have equal length."""
+
+
+def register(cls: type[Metric]) -> type[Metric]:
+    """Class decorator: make a metric available under its name."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> list[str]:
+    return sorted(METRIC_MODULES)
+
+
+def get_metric(name: str, **options: Any) -> Metric:
+    """Instantiate a registered metric by name, importing its module on first use."""
+    if name not in _REGISTRY:
+        module = METRIC_MODULES.get(name)
+        if module is None:
+            raise KeyError(f"unknown metric {name!r}; available: {', '.join(available())}")
+        importlib.import_module(module)
+    return _REGISTRY[name](**options)
+
+
+def nanmean(values: Sequence[float]) -> float:
+    """Mean over the non-NaN values; NaN when there are none (e.g. no matched finding anywhere)."""
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def evaluate(
+    refs: Sequence[str],
+    hyps: Sequence[str],
+    metrics: Sequence[str],
+    per_report: bool = False,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Score hyps against refs with each named metric; a flat dict of summary floats, or of
+    per-report lists when per_report is True. options: metric name -> keyword options."""
+    if len(refs) != len(hyps):
+        raise ValueError(f"refs and hyps differ in length: {len(refs)} vs {len(hyps)}")
+    options = options or {}
+    out: dict[str, Any] = {}
+    for name in metrics:
+        result = get_metric(name, **options.get(name, {})).compute(list(refs), list(hyps))
+        out.update(result.per_report if per_report else result.summary)
+    return out

@@ -1,0 +1,240 @@
+"""The MIMIC-STRUC structured report: model, parsing of model output, canonicalization, rendering.
+
+Everything that reads or writes a structured report goes through this module so that the
+extractor, the trained models, the metrics and the tables all agree on one format (DESIGN §3).
+Parsing never raises on model output: it returns an (possibly empty) report and a status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import json_repair
+import simplejson
+
+VALID, REPAIRED, UNPARSEABLE = "valid", "repaired", "unparseable"
+STATUSES = (VALID, REPAIRED, UNPARSEABLE)
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "structured_report.schema.json"
+
+_WS = re.compile(r"\s+")
+_PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One positive finding; probability 3 = stated, 2 = probable, 1 = uncertain, None = missing."""
+
+    name: str
+    probability: int | None = 3
+    level: str | None = None
+    location: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "probability": self.probability, "level": self.level, "location": self.location}
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredReport:
+    """Positive findings (one per name) and the names of negative findings, in report order."""
+
+    positive: tuple[Finding, ...] = ()
+    negative: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"positive": [f.to_dict() for f in self.positive], "negative": list(self.negative)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.positive and not self.negative
+
+
+EMPTY = StructuredReport()
+
+
+@lru_cache(maxsize=1)
+def default_synonyms() -> Mapping[str, str]:
+    """Surface form -> canonical name from the packaged vocabulary (loaded once)."""
+    from srrg.vocab import synonym_map
+
+    return synonym_map()
+
+
+def normalize_text(value: str) -> str:
+    """Lower-case and collapse whitespace: the one spelling rule shared by names, levels, locations."""
+    return _WS.sub(" ", value).strip().lower()
+
+
+def canonical_name(name: str, synonyms: Mapping[str, str] | None = None) -> str:
+    """Map a finding name onto the vocabulary's canonical name; unknown names are kept (open vocabulary)."""
+    key = normalize_text(name)
+    table = default_synonyms() if synonyms is None else synonyms
+    return table.get(key, key)
+
+
+def _coerce_probability(value: Any) -> tuple[int | None, bool]:
+    """Return (probability, exact): exact is False when the value had to be coerced or dropped."""
+    if isinstance(value, bool):
+        return None, False
+    if isinstance(value, int):
+        return (value, True) if 1 <= value <= 3 else (None, False)
+    if isinstance(value, float) and value.is_integer() and 1 <= value <= 3:
+        return int(value), False
+    if isinstance(value, str) and value.strip() in {"1", "2", "3"}:
+        return int(value.strip()), False
+    return None, False
+
+
+def _coerce_optional_text(value: Any) -> tuple[str | None, bool]:
+    if value is None:
+        return None, True
+    if isinstance(value, str):
+        text = normalize_text(value)
+        if text in {"", "null", "none"}:
+            return None, False
+        return text, text == value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return normalize_text(str(value)), False
+    return None, False
+
+
+def _coerce_name(value: Any) -> tuple[str | None, bool]:
+    if isinstance(value, str) and value.strip():
+        name = normalize_text(value)
+        return name, name == value
+    return None, False
+
+
+def _coerce_finding(item: Any) -> tuple[Finding | None, bool]:
+    """A positive entry from model output; a bare string becomes a finding of unknown probability."""
+    if isinstance(item, str):
+        name, _ = _coerce_name(item)
+        return (Finding(name, None) if name else None), False
+    if not isinstance(item, dict):
+        return None, False
+    name, exact = _coerce_name(item.get("name"))
+    if name is None:
+        return None, False
+    prob, p_ok = _coerce_probability(item.get("probability"))
+    level, l_ok = _coerce_optional_text(item.get("level"))
+    loc, c_ok = _coerce_optional_text(item.get("location"))
+    known = set(item) <= {"name", "probability", "level", "location"}
+    return Finding(name, prob, level, loc), exact and p_ok and l_ok and c_ok and known and "probability" in item
+
+
+def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
+    """Build a report from decoded JSON; the flag says whether it already met the schema exactly."""
+    if not isinstance(obj, dict) or not ({"positive", "negative"} & set(obj)):
+        raise ValueError("not a structured report object")
+    exact = set(obj) == {"positive", "negative"}
+    pos_raw, neg_raw = obj.get("positive", []), obj.get("negative", [])
+    if not isinstance(pos_raw, list):
+        pos_raw, exact = ([pos_raw] if pos_raw else []), False
+    if not isinstance(neg_raw, list):
+        neg_raw, exact = ([neg_raw] if neg_raw else []), False
+    positive = []
+    for item in pos_raw:
+        finding, ok = _coerce_finding(item)
+        exact = exact and ok
+        if finding is not None:
+            positive.append(finding)
+    negative = []
+    for item in neg_raw:
+        name, ok = _coerce_name(item.get("name") if isinstance(item, dict) else item)
+        exact = exact and ok and not isinstance(item, dict)
+        if name is not None:
+            negative.append(name)
+    return StructuredReport(tuple(positive), tuple(negative)), exact
+
+
+def canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None = None) -> StructuredReport:
+    """Canonical names, one entry per finding (most certain mention wins), positive wins over negative."""
+    best: dict[str, Finding] = {}
+    for f in report.positive:
+        name = canonical_name(f.name, synonyms)
+        current = best.get(name)
+        if current is None or (f.probability or 0) > (current.probability or 0):
+            best[name] = Finding(name, f.probability, f.level, f.location)
+    negative: dict[str, None] = {}
+    for n in report.negative:
+        name = canonical_name(n, synonyms)
+        if name not in best:
+            negative.setdefault(name)
+    return StructuredReport(tuple(best.values()), tuple(negative))
+
+
+def merge(reports: Iterable[StructuredReport], synonyms: Mapping[str, str] | None = None) -> StructuredReport:
+    """Merge the reports of several sections into one (same rules as canonicalize)."""
+    positive: list[Finding] = []
+    negative: list[str] = []
+    for r in reports:
+        positive.extend(r.positive)
+        negative.extend(r.negative)
+    return canonicalize(StructuredReport(tuple(positive), tuple(negative)), synonyms)
+
+
+def _decode(text: str) -> tuple[Any, bool]:
+    """Strict JSON first, then json-repair; returns (object, strict)."""
+    try:
+        return simplejson.loads(text), True
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return json_repair.loads(text), False
+    except Exception:  # json-repair is a heuristic parser: any failure means "no JSON here"
+        return None, False
+
+
+def parse_report(
+    text: str | bytes | None, synonyms: Mapping[str, str] | None = None
+) -> tuple[StructuredReport, str]:
+    """Parse model output into a canonical report and a status in {valid, repaired, unparseable}.
+
+    Never raises: anything that is not a structured report gives the empty report, `unparseable`.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str) or not text.strip():
+        return EMPTY, UNPARSEABLE
+    obj, strict = _decode(text)
+    try:
+        report, exact = from_obj(obj)
+    except (ValueError, TypeError, AttributeError):
+        return EMPTY, UNPARSEABLE
+    canon = canonicalize(report, synonyms)
+    clean = strict and exact and canon == report
+    return canon, VALID if clean else REPAIRED
+
+
+def render_sentences(report: StructuredReport) -> str:
+    """DESIGN §3 templates, in report order; a missing probability renders as stated."""
+    parts = []
+    for f in report.positive:
+        words = [_PROB_WORD.get(f.probability or 3, "there is")]
+        if f.level:
+            words.append(f.level)
+        words.append(f.name)
+        if f.location:
+            words.append(f.location)
+        parts.append(" ".join(words) + ".")
+    parts.extend(f"no evidence of {n}." for n in report.negative)
+    return " ".join(parts)
+
+
+def looks_structured(text: str | None) -> bool:
+    """True when text is meant as a structured report (a JSON object), however broken."""
+    return isinstance(text, str) and text.lstrip().startswith("{")
+
+
+def text_for_nlg(text: str | None) -> str:
+    """NLG metrics read sentence renderings of structured reports and raw text otherwise."""
+    if looks_structured(text):
+        return render_sentences(parse_report(text)[0])
+    return text if isinstance(text, str) else ""
