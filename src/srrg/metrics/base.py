@@ -74,6 +74,25 @@ def nanmean(values: Sequence[float]) -> float:
     return sum(kept) / len(kept) if kept else math.nan
 
 
+def score_all(
+    refs: Sequence[str],
+    hyps: Sequence[str],
+    metrics: Sequence[str],
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> MetricResult:
+    """Run each named metric once and merge their flat per-report and summary dicts.
+    options: metric name -> keyword options of that metric."""
+    if len(refs) != len(hyps):
+        raise ValueError(f"refs and hyps differ in length: {len(refs)} vs {len(hyps)}")
+    options = options or {}
+    merged = MetricResult({}, {})
+    for name in metrics:
+        result = get_metric(name, **options.get(name, {})).compute(list(refs), list(hyps))
+        merged.per_report.update(result.per_report)
+        merged.summary.update(result.summary)
+    return merged
+
+
 def evaluate(
     refs: Sequence[str],
     hyps: Sequence[str],
@@ -81,13 +100,6 @@ def evaluate(
     per_report: bool = False,
     options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Score hyps against refs with each named metric; a flat dict of summary floats, or of
-    per-report lists when per_report is True. options: metric name -> keyword options."""
-    if len(refs) != len(hyps):
-        raise ValueError(f"refs and hyps differ in length: {len(refs)} vs {len(hyps)}")
-    options = options or {}
-    out: dict[str, Any] = {}
-    for name in metrics:
-        result = get_metric(name, **options.get(name, {})).compute(list(refs), list(hyps))
-        out.update(result.per_report if per_report else result.summary)
-    return out
+    """Score hyps against refs: a flat dict of corpus floats, or of per-report lists."""
+    result = score_all(refs, hyps, metrics, options)
+    return result.per_report if per_report else result.summary

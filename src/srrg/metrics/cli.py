@@ -1,0 +1,99 @@
+"""`srrg score`: join references and hypotheses on study id, score with registered metrics, and write
+per-report and summary tables. Unmatched ids are written out and reported, never dropped silently."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from srrg.io import load_config_arg, read_table, write_parquet, write_text
+from srrg.metrics.base import available, score_all
+
+
+COUNTS = ("n_pairs", "n_unmatched")
+
+
+def load_reports(path: str | Path, id_col: str, text_col: str) -> pl.DataFrame:
+    """Two columns (id as string, report text with nulls as ""); duplicate ids are an error."""
+    df = read_table(path)
+    missing = [c for c in (id_col, text_col) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; found {df.columns}")
+    df = df.select(pl.col(id_col).cast(pl.String).alias("study_id"), pl.col(text_col).cast(pl.String).fill_null("").alias("report"))
+    dupes = df.filter(pl.col("study_id").is_duplicated())["study_id"].unique().to_list()
+    if dupes:
+        raise ValueError(f"{path}: duplicate study ids {sorted(dupes)[:5]} ({len(dupes)} in all)")
+    return df
+
+
+def align(refs: pl.DataFrame, hyps: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Inner join in reference order, plus the ids found on one side only (column `side`)."""
+    pairs = refs.join(hyps, on="study_id", how="inner", suffix="_hyp", maintain_order="left")
+    pairs = pairs.rename({"report": "reference", "report_hyp": "hypothesis"})
+    only_ref = refs.join(hyps, on="study_id", how="anti").select("study_id", pl.lit("reference").alias("side"))
+    only_hyp = hyps.join(refs, on="study_id", how="anti").select("study_id", pl.lit("hypothesis").alias("side"))
+    return pairs, pl.concat([only_ref, only_hyp])
+
+
+def summary_markdown(summary: Mapping[str, float]) -> str:
+    """One-row Markdown table, 3 decimals; NaN (no matched finding anywhere) shows as n/a."""
+    cells = [
+        "n/a" if math.isnan(v) else str(int(v)) if k in COUNTS else f"{v:.3f}" for k, v in summary.items()
+    ]
+    return "| " + " | ".join(summary) + " |\n|" + "---|" * len(summary) + "\n| " + " | ".join(cells) + " |\n"
+
+
+def run_score(
+    refs_path: str | Path,
+    hyps_path: str | Path,
+    metrics: Sequence[str],
+    out_dir: str | Path,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    id_col: str = "study_id",
+    ref_col: str = "report",
+    hyp_col: str = "report",
+) -> dict[str, float]:
+    """Score one prediction file; writes per_report.parquet, summary.csv, summary.md, unmatched.csv."""
+    out = Path(out_dir)
+    pairs, unmatched = align(load_reports(refs_path, id_col, ref_col), load_reports(hyps_path, id_col, hyp_col))
+    result = score_all(pairs["reference"].to_list(), pairs["hypothesis"].to_list(), metrics, options)
+    per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in result.per_report.items())
+    summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **result.summary}
+    write_parquet(per_report, out / "per_report.parquet")
+    write_text(out / "unmatched.csv", unmatched.write_csv())
+    rounded = {k: int(v) if k in COUNTS else round(v, 3) for k, v in summary.items()}
+    write_text(out / "summary.csv", pl.DataFrame([rounded]).write_csv())
+    write_text(out / "summary.md", summary_markdown(summary))
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="srrg score", description=__doc__)
+    parser.add_argument("--refs", required=True, help="Parquet/JSONL/CSV with study ids and reference reports")
+    parser.add_argument("--hyps", required=True, help="Parquet/JSONL/CSV with study ids and generated reports")
+    parser.add_argument("--metrics", required=True, help=f"comma-separated; available: {','.join(available())}")
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--config", help="JSON (inline or file) of per-metric options, e.g. {\"s_score\": {\"d_over\": \"reference\"}}")
+    parser.add_argument("--id-col", default="study_id")
+    parser.add_argument("--ref-col", default="report")
+    parser.add_argument("--hyp-col", default="report")
+    args = parser.parse_args(argv)
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    start = time.perf_counter()
+    try:
+        summary = run_score(args.refs, args.hyps, metrics, args.out, load_config_arg(args.config), args.id_col, args.ref_col, args.hyp_col)
+    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as err:
+        print(f"srrg score: error: {err}", file=sys.stderr)
+        return 1
+    print(
+        f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
+        f"(listed in {Path(args.out) / 'unmatched.csv'}), {time.perf_counter() - start:.1f}s"
+    )
+    print(summary_markdown({k: v for k, v in summary.items() if k not in COUNTS}), end="")
+    return 0

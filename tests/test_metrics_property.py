@@ -1,0 +1,41 @@
+"""Property: arbitrary strings as hypotheses never make a metric raise, and scores stay in range."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from srrg.metrics import evaluate
+from srrg.report import STATUSES, parse_report
+
+REF = json.dumps({
+    "positive": [{"name": "pleural effusion", "probability": 2, "level": "small", "location": "in the left lung base"}],
+    "negative": ["pneumothorax"],
+})
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(["positive", "negative", "name", "probability", "level", "location", "x"]), children, max_size=5),
+    max_leaves=12,
+)
+HYPOTHESES = st.text(max_size=200) | JSONISH.map(json.dumps) | JSONISH.map(lambda o: json.dumps(o)[:-1])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(HYPOTHESES)
+def test_parse_never_raises(text):
+    report, status = parse_report(text)
+    assert status in STATUSES
+    assert all(f.probability in (None, 1, 2, 3) for f in report.positive)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(HYPOTHESES, min_size=1, max_size=3))
+def test_scores_in_unit_interval(hyps):
+    refs = [REF] * len(hyps)
+    for per_report in (False, True):
+        out = evaluate(refs, hyps, ["s_score", "bleu", "rouge_l"], per_report=per_report)
+        values = [v for vs in out.values() for v in (vs if per_report else [vs])]
+        assert all(math.isnan(v) or 0.0 <= v <= 1.0 + 1e-9 for v in values), out
