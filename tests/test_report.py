@@ -127,5 +127,6 @@ def test_render_sentences_templates():
 def test_text_for_nlg():
     assert text_for_nlg("Heart size is normal.") == "Heart size is normal."
     assert text_for_nlg('{"positive": [], "negative": ["edema"]}') == "no evidence of edema."
-    assert text_for_nlg('{"positive": [oops') == ""  # broken structured output earns no text
+    assert text_for_nlg('{"positive": [') == ""  # broken structured output earns no text
+    assert text_for_nlg('{"positive": [oops') == "there is oops."  # json-repair keeps what it can
     assert text_for_nlg(None) == ""

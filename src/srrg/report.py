@@ -22,6 +22,7 @@ STATUSES = (VALID, REPAIRED, UNPARSEABLE)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "structured_report.schema.json"
 
 _WS = re.compile(r"\s+")
+_FINDING_KEYS = frozenset({"name", "probability", "level", "location"})
 _PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
 
 
@@ -67,16 +68,25 @@ def default_synonyms() -> Mapping[str, str]:
     return synonym_map()
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_text(value: str) -> str:
-    """Lower-case and collapse whitespace: the one spelling rule shared by names, levels, locations."""
+    """Lower-case and collapse whitespace: the one spelling rule shared by names, levels, locations.
+    Cached: the same few thousand phrases recur across a corpus."""
     return _WS.sub(" ", value).strip().lower()
+
+
+@lru_cache(maxsize=1 << 16)
+def _default_canonical(name: str) -> str:
+    key = normalize_text(name)
+    return default_synonyms().get(key, key)
 
 
 def canonical_name(name: str, synonyms: Mapping[str, str] | None = None) -> str:
     """Map a finding name onto the vocabulary's canonical name; unknown names are kept (open vocabulary)."""
+    if synonyms is None:
+        return _default_canonical(name)
     key = normalize_text(name)
-    table = default_synonyms() if synonyms is None else synonyms
-    return table.get(key, key)
+    return synonyms.get(key, key)
 
 
 def _coerce_probability(value: Any) -> tuple[int | None, bool]:
@@ -125,7 +135,7 @@ def _coerce_finding(item: Any) -> tuple[Finding | None, bool]:
     prob, p_ok = _coerce_probability(item.get("probability"))
     level, l_ok = _coerce_optional_text(item.get("level"))
     loc, c_ok = _coerce_optional_text(item.get("location"))
-    known = set(item) <= {"name", "probability", "level", "location"}
+    known = item.keys() <= _FINDING_KEYS
     return Finding(name, prob, level, loc), exact and p_ok and l_ok and c_ok and known and "probability" in item
 
 
@@ -154,20 +164,30 @@ def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
     return StructuredReport(tuple(positive), tuple(negative)), exact
 
 
-def canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None = None) -> StructuredReport:
-    """Canonical names, one entry per finding (most certain mention wins), positive wins over negative."""
+def _canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None) -> tuple[StructuredReport, bool]:
+    """canonicalize() plus whether anything changed (parse_report's valid/repaired decision)."""
     best: dict[str, Finding] = {}
+    changed = False
     for f in report.positive:
         name = canonical_name(f.name, synonyms)
         current = best.get(name)
+        changed = changed or name != f.name or current is not None
         if current is None or (f.probability or 0) > (current.probability or 0):
-            best[name] = Finding(name, f.probability, f.level, f.location)
+            best[name] = f if name == f.name else Finding(name, f.probability, f.level, f.location)
     negative: dict[str, None] = {}
     for n in report.negative:
         name = canonical_name(n, synonyms)
+        changed = changed or name != n or name in best or name in negative
         if name not in best:
             negative.setdefault(name)
-    return StructuredReport(tuple(best.values()), tuple(negative))
+    if not changed:
+        return report, False
+    return StructuredReport(tuple(best.values()), tuple(negative)), True
+
+
+def canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None = None) -> StructuredReport:
+    """Canonical names, one entry per finding (most certain mention wins), positive wins over negative."""
+    return _canonicalize(report, synonyms)[0]
 
 
 def merge(reports: Iterable[StructuredReport], synonyms: Mapping[str, str] | None = None) -> StructuredReport:
@@ -198,7 +218,20 @@ def parse_report(
     """Parse model output into a canonical report and a status in {valid, repaired, unparseable}.
 
     Never raises: anything that is not a structured report gives the empty report, `unparseable`.
+    With the packaged vocabulary the result is cached per text: corpora repeat the same (normal)
+    reports many times, and reports are immutable, so sharing them is safe.
     """
+    if synonyms is None and isinstance(text, str):
+        return _parse_default(text)
+    return _parse(text, synonyms)
+
+
+@lru_cache(maxsize=1 << 15)
+def _parse_default(text: str) -> tuple[StructuredReport, str]:
+    return _parse(text, None)
+
+
+def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tuple[StructuredReport, str]:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str) or not text.strip():
@@ -208,9 +241,8 @@ def parse_report(
         report, exact = from_obj(obj)
     except (ValueError, TypeError, AttributeError):
         return EMPTY, UNPARSEABLE
-    canon = canonicalize(report, synonyms)
-    clean = strict and exact and canon == report
-    return canon, VALID if clean else REPAIRED
+    canon, changed = _canonicalize(report, synonyms)
+    return canon, VALID if strict and exact and not changed else REPAIRED
 
 
 def render_sentences(report: StructuredReport) -> str:
