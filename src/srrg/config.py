@@ -1,0 +1,167 @@
+"""The workflow configuration: load, validate against the JSON Schema with its defaults, and turn a
+section into a typed dataclass.
+
+One schema (workflow/schemas/config.schema.yaml) is the single source of defaults, so the Snakefile,
+the stage CLIs and the tests agree on them; a typo or a wrong type stops a run before any job starts,
+with a message that names the key and what was allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import os
+import types
+import typing
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+import yaml
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
+
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """The configuration does not match the schema; the message lists every offending key."""
+
+
+def _with_defaults(validator_class: type) -> type:
+    """A validator that fills `default` values (deep copies, so the schema is never mutated)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator: Any, properties: Mapping[str, Any], instance: Any, schema: Any) -> Any:
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if isinstance(sub, Mapping) and "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return validators.extend(validator_class, {"properties": set_defaults})
+
+
+_DefaultingValidator = _with_defaults(Draft202012Validator)
+
+
+@lru_cache(maxsize=4)
+def _load_schema(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        schema = yaml.safe_load(fh)
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def load_schema(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The config schema (a fresh copy: callers may not mutate the cached one)."""
+    return copy.deepcopy(_load_schema(str(path or SCHEMA_PATH)))
+
+
+def _key(path: typing.Iterable[Any], root: str) -> str:
+    parts = [root, *(str(p) for p in path)]
+    return ".".join(p for p in parts if p)
+
+
+def _describe(error: ValidationError, root: str) -> str:
+    """One line per error that says which key and what to do about it."""
+    where = _key(error.absolute_path, root) or "config"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        keys = ", ".join(_key([*error.absolute_path, k], root) for k in extra)
+        return f"unknown key {keys} (allowed in {where}: {', '.join(allowed) or 'none'})"
+    return f"{where}: {error.message}"
+
+
+def validate(
+    data: Mapping[str, Any] | None, schema: Mapping[str, Any] | None = None, root: str = ""
+) -> dict[str, Any]:
+    """Validate a copy of `data` and return it with every schema default filled in.
+
+    Raises ConfigError listing all problems (unknown keys, wrong types, values out of range).
+    """
+    schema = dict(schema) if schema is not None else load_schema()
+    instance = copy.deepcopy(dict(data or {}))
+    errors = sorted(_DefaultingValidator(schema).iter_errors(instance), key=lambda e: list(map(str, e.path)))
+    if errors:
+        lines = "\n  ".join(_describe(e, root) for e in errors)
+        raise ConfigError(f"invalid configuration ({len(errors)} problem(s)):\n  {lines}")
+    return instance
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a YAML/JSON config file and validate it (defaults filled)."""
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: a config file must hold a mapping, got {type(data).__name__}")
+    return validate(data)
+
+
+def section_schema(section: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The sub-schema of one top-level section (so a stage can validate only its own slice)."""
+    full = dict(schema) if schema is not None else load_schema()
+    try:
+        sub = dict(full["properties"][section])
+    except KeyError:
+        raise ConfigError(f"the config schema has no section {section!r}") from None
+    if "$defs" in full:
+        sub["$defs"] = full["$defs"]
+    return sub
+
+
+def load_section(value: str | Mapping[str, Any] | None, section: str) -> dict[str, Any]:
+    """A stage's `--config` argument (inline JSON, a .json/.yaml path, or a mapping) validated
+    against its section of the schema, defaults filled."""
+    from srrg.io import load_config_arg  # lazy: the Snakefile imports this module without polars
+
+    data = dict(value) if isinstance(value, Mapping) else load_config_arg(value)
+    return validate(data, section_schema(section), root=section)
+
+
+def config_hash(data: Any) -> str:
+    """Stable short hash of a JSON-able value (key order does not matter): records which config
+    produced a dataset."""
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    """Build nested dataclasses (and tuples of them) from plain values; other values pass through."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(inner[0], value, where) if len(inner) == 1 else value
+    if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
+        return from_dict(tp, value, where)
+    if origin is tuple and isinstance(value, (list, tuple)):
+        args = typing.get_args(tp)
+        item = args[0] if args else Any
+        return tuple(_convert(item, v, where) for v in value)
+    if origin is dict and isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> T:
+    """Instantiate a (frozen) config dataclass from a mapping; unknown keys are an error, missing
+    keys take the dataclass default."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    data = dict(data or {})
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        label = where or cls.__name__
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {label} (allowed: {', '.join(sorted(names))})")
+    kwargs = {k: _convert(hints[k], v, f"{where}.{k}" if where else k) for k, v in data.items()}
+    return cls(**kwargs)

@@ -1,0 +1,255 @@
+"""Dataset stage: the normalized table -> Parquet shards per split + manifest.json (DESIGN §5.4).
+
+Shards are planned from the row count of each split (ceil(rows / rows_per_shard), at least one so
+every split has a readable file with the schema), rows are ordered by study id, and each shard is a
+pure function of (input, split, index, config). The workflow therefore writes one shard per job:
+deleting one shard regenerates only that shard, and a rerun gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+from tqdm import tqdm
+
+from srrg import __version__
+from srrg.config import config_hash, from_dict, load_section
+from srrg.ingest import SPLITS, natural_key
+from srrg.io import atomic_path, load_config_arg, write_text
+from srrg.report import parse_report, render_sentences
+
+SCHEMA_VERSION = 1
+PLAN_NAME = "plan.json"
+MANIFEST_NAME = "manifest.json"
+# the dataset contract (contracts: dataset); status columns and image_views follow when present
+COLUMNS = (
+    "study_id",
+    "subject_id",
+    "split",
+    "image_paths",
+    "view",
+    "findings",
+    "impression",
+    "structured",
+    "sentences",
+    "provenance",
+)
+EXTRA_COLUMNS = ("image_views", "structured_raw")
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    rows_per_shard: int = 20000
+    row_group_size: int = 2000
+    compression: str = "zstd"
+    compression_level: int | None = 3
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str | None) -> DatasetConfig:
+        return from_dict(cls, load_section(data, "dataset"), "dataset")
+
+
+def sentences_of(structured: str | None) -> str:
+    """The render_sentences() text of a structured JSON string ("" when there is none)."""
+    if not structured:
+        return ""
+    return render_sentences(parse_report(structured)[0])
+
+
+def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """Contract columns (without `sentences`, which shards add for their own rows), then
+    image_views / structured_raw and every *_status column; rows ordered by study id."""
+    needed = [c for c in COLUMNS if c != "sentences"]
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"dataset input lacks column(s) {missing}; expected the output of srrg normalize-locations")
+    extra = [c for c in EXTRA_COLUMNS if c in df.columns] + sorted(c for c in df.columns if c.endswith("_status"))
+    out = df.select([*needed, *extra])
+    unknown = sorted(set(out["split"].unique().to_list()) - set(SPLITS))
+    if unknown:
+        raise ValueError(f"unknown split value(s) {unknown}; expected {SPLITS}")
+    order = sorted(range(out.height), key=lambda i: natural_key(out["study_id"][i]))
+    return out[order]
+
+
+def with_sentences(df: pl.DataFrame) -> pl.DataFrame:
+    """Add the rendered `sentences` column at its contract position."""
+    sentences = pl.Series("sentences", [sentences_of(s) for s in df["structured"].to_list()], dtype=pl.Utf8)
+    df = df.with_columns(sentences)
+    rest = [c for c in df.columns if c not in COLUMNS]
+    return df.select([*COLUMNS, *rest])
+
+
+def plan_shards(split_rows: Mapping[str, int], rows_per_shard: int) -> dict[str, int]:
+    """Number of shards per split: ceil(rows / rows_per_shard), at least one (an empty split still
+    gets a file with the schema)."""
+    if rows_per_shard < 1:
+        raise ValueError("dataset.rows_per_shard must be >= 1")
+    return {s: max(1, math.ceil(split_rows.get(s, 0) / rows_per_shard)) for s in SPLITS}
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+def shard_paths(out_dir: str | Path, plan: Mapping[str, Any]) -> list[Path]:
+    """Every shard file a plan (from make_plan) names, split by split."""
+    return [Path(out_dir) / f for f in plan["files"]]
+
+
+def make_plan(df: pl.DataFrame, cfg: DatasetConfig) -> dict[str, Any]:
+    """Rows and shard files per split: what the workflow needs to name the shard outputs."""
+    rows = Counter(df["split"].to_list())
+    shards = plan_shards(rows, cfg.rows_per_shard)
+    return {
+        "rows_per_shard": cfg.rows_per_shard,
+        "splits": {s: {"rows": rows.get(s, 0), "shards": shards[s]} for s in SPLITS},
+        "files": [f"{s}/{shard_name(i)}" for s in SPLITS for i in range(shards[s])],
+    }
+
+
+def remove_stale_shards(out_dir: str | Path, plan: Mapping[str, Any]) -> list[Path]:
+    """Delete part-*.parquet files an earlier plan left behind, so that reading a split folder
+    by glob gives exactly the planned shards."""
+    planned = set(shard_paths(out_dir, plan))
+    stale = [p for s in SPLITS for p in sorted((Path(out_dir) / s).glob("part-*.parquet")) if p not in planned]
+    for path in stale:
+        path.unlink()
+    return stale
+
+
+def shard_frame(df: pl.DataFrame, split: str, index: int, rows_per_shard: int) -> pl.DataFrame:
+    """Rows of one shard, sentences rendered, from a frame ordered by to_dataset_frame."""
+    part = df.filter(pl.col("split") == split)
+    n_shards = max(1, math.ceil(part.height / rows_per_shard))
+    if not 0 <= index < n_shards:
+        raise ValueError(f"split {split!r} has {n_shards} shard(s); index {index} does not exist")
+    return with_sentences(part.slice(index * rows_per_shard, rows_per_shard))
+
+
+def write_shard(df: pl.DataFrame, path: str | Path, cfg: DatasetConfig) -> None:
+    """One Parquet shard, atomically, with the configured row groups and compression."""
+    with atomic_path(path) as tmp:
+        df.write_parquet(
+            tmp,
+            compression=cfg.compression,
+            compression_level=cfg.compression_level if cfg.compression in {"zstd", "gzip"} else None,
+            row_group_size=cfg.row_group_size,
+            statistics=True,
+        )
+
+
+def build_manifest(
+    out_dir: str | Path, plan: Mapping[str, Any], cfg: DatasetConfig, upstream: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Counts and schema read back from the shards on disk, so the manifest describes what exists."""
+    out_dir = Path(out_dir)
+    files = []
+    statuses: dict[str, Counter[str]] = {}
+    schema: dict[str, str] = {}
+    for path in shard_paths(out_dir, plan):
+        if not path.is_file():
+            raise FileNotFoundError(f"shard {path} is missing; rerun the dataset stage")
+        df = pl.read_parquet(path)
+        schema = schema or {k: str(v) for k, v in df.schema.items()}
+        files.append({"path": path.relative_to(out_dir).as_posix(), "split": path.parent.name, "rows": df.height})
+        for col in (c for c in df.columns if c.endswith("_status")):
+            statuses.setdefault(col, Counter()).update(v if v is not None else "null" for v in df[col].to_list())
+    rows = Counter()
+    for f in files:
+        rows[f["split"]] += f["rows"]
+    for s in SPLITS:
+        if rows[s] != plan["splits"][s]["rows"]:
+            raise ValueError(f"split {s}: shards hold {rows[s]} rows, the plan says {plan['splits'][s]['rows']}")
+    settings = asdict(cfg)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "created_by": f"srrg {__version__}",
+        "rows": sum(rows.values()),
+        "splits": {s: {"rows": rows[s], "shards": plan["splits"][s]["shards"]} for s in SPLITS},
+        "files": files,
+        "columns": schema,
+        "statuses": {k: dict(sorted(v.items())) for k, v in sorted(statuses.items())},
+        "config": settings,
+        "upstream_config": dict(upstream),
+        "config_hash": config_hash({"dataset": settings, "upstream": upstream}),
+    }
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def write_dataset(
+    df: pl.DataFrame, out_dir: str | Path, cfg: DatasetConfig, upstream: Mapping[str, Any], progress: bool = True
+) -> dict[str, Any]:
+    """All shards, the plan and the manifest in one call (the CLI's default mode)."""
+    frame = to_dataset_frame(df)
+    plan = make_plan(frame, cfg)
+    remove_stale_shards(out_dir, plan)
+    write_json(Path(out_dir) / PLAN_NAME, plan)
+    for path in tqdm(shard_paths(out_dir, plan), desc="shards", unit="shard", disable=not progress):
+        index = int(path.stem.split("-")[1])
+        write_shard(shard_frame(frame, path.parent.name, index, cfg.rows_per_shard), path, cfg)
+    manifest = build_manifest(out_dir, plan, cfg, upstream)
+    write_json(Path(out_dir) / MANIFEST_NAME, manifest)
+    return manifest
+
+
+def summarize(manifest: Mapping[str, Any], rows_in: int, seconds: float) -> str:
+    splits = " ".join(f"{s}={v['rows']}({v['shards']} shards)" for s, v in manifest["splits"].items())
+    statuses = " ".join(
+        f"{col}:" + ",".join(f"{k}={v}" for k, v in counts.items()) for col, counts in manifest["statuses"].items()
+    )
+    return f"dataset: rows in={rows_in} out={manifest['rows']} | {splits} | {statuses} | {seconds:.1f}s"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="srrg dataset",
+        description="Write Parquet shards per split and manifest.json. Without --plan/--shard/--manifest "
+        "everything is written in one go; the workflow runs the three steps as separate jobs.",
+    )
+    parser.add_argument("--in", dest="inp", required=True, help="normalized.parquet")
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--config", help="the dataset config slice: inline JSON or a .json/.yaml file")
+    parser.add_argument("--upstream-config", help="JSON of the upstream stage slices, recorded in the manifest")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--plan", action="store_true", help="write only plan.json (shard counts per split)")
+    mode.add_argument("--shard", nargs=2, metavar=("SPLIT", "INDEX"), help="write one shard")
+    mode.add_argument("--manifest", action="store_true", help="write manifest.json from existing shards")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    cfg = DatasetConfig.from_dict(args.config)
+    upstream = load_config_arg(args.upstream_config)
+    out_dir = Path(args.out_dir)
+    start = time.perf_counter()
+    df = pl.read_parquet(args.inp)
+    if args.plan:
+        plan = make_plan(to_dataset_frame(df), cfg)
+        stale = remove_stale_shards(out_dir, plan)
+        write_json(out_dir / PLAN_NAME, plan)
+        print(f"dataset plan: rows in={df.height} {json.dumps(plan['splits'])} stale removed={len(stale)}", file=sys.stderr)
+    elif args.shard:
+        split, index = args.shard[0], int(args.shard[1])
+        part = shard_frame(to_dataset_frame(df), split, index, cfg.rows_per_shard)
+        write_shard(part, out_dir / split / shard_name(index), cfg)
+        print(f"dataset shard {split}/{shard_name(index)}: rows={part.height}", file=sys.stderr)
+    elif args.manifest:
+        plan = json.loads((out_dir / PLAN_NAME).read_text(encoding="utf-8"))
+        manifest = build_manifest(out_dir, plan, cfg, upstream)
+        write_json(out_dir / MANIFEST_NAME, manifest)
+        print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
+    else:
+        manifest = write_dataset(df, out_dir, cfg, upstream, progress=not args.no_progress)
+        print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
+    return 0

@@ -1,0 +1,162 @@
+"""MIMIC-CXR in its published file layout -> one record per study (DESIGN §5.1).
+
+Reads the free-text reports (`files/pXX/pXXXXXXXX/sXXXXXXXX.txt` in a folder or in the official
+zip), the official split and metadata CSVs, and the MIMIC-CXR-JPG image tree. Every study named by
+any of these sources becomes a record, so a study with a missing report or missing images is
+reported, not dropped. FINDINGS / IMPRESSION are cut from the free text by the section splitter that extraction uses
+(srrg.extract.sections, header spellings in srrg/vocab/sections.yaml).
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import polars as pl
+from tqdm import tqdm
+
+from srrg.extract.sections import split_sections
+
+# file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
+_REPORT_NAME = re.compile(r"(?:^|/)p\d{2}/p(\d+)/s(\d+)\.txt$")
+_WS = re.compile(r"\s+")
+
+# frontal views first: a model that reads one image should read the frontal one
+VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERAL": 4, "LL": 5}
+
+
+@dataclass(frozen=True)
+class MimicConfig:
+    """Paths of the published MIMIC-CXR files; see the `ingest.mimic_cxr` config section."""
+
+    reports: str | None = None
+    split_csv: str | None = None
+    metadata_csv: str | None = None
+    image_root: str | None = None
+
+
+@dataclass(frozen=True)
+class MimicStudy:
+    """One study as the files describe it; `text` is None when no report file exists."""
+
+    study_id: str
+    subject_id: str
+    split: str | None
+    dicom_ids: tuple[str, ...]
+    views: tuple[str | None, ...]
+    text: str | None
+
+
+def findings_impression(text: str) -> tuple[str | None, str | None]:
+    """The FINDINGS and IMPRESSION texts of a free-text report, whitespace collapsed (MIMIC wraps
+    lines mid-sentence); None when the section is absent or empty."""
+    found: dict[str, list[str]] = {"findings": [], "impression": []}
+    for section in split_sections(text):
+        body = _WS.sub(" ", section.text).strip()
+        if section.name in found and body:
+            found[section.name].append(body)
+    return (" ".join(found["findings"]) or None), (" ".join(found["impression"]) or None)
+
+
+def decode_report(raw: bytes) -> str:
+    """Reports are UTF-8; a stray invalid byte must not stop ingest, so it becomes U+FFFD."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def iter_report_files(reports: str | Path) -> Iterator[tuple[str, str, bytes]]:
+    """(subject_id, study_id, raw bytes) for every report in a reports folder or the official zip."""
+    path = Path(reports)
+    if not path.exists():
+        raise FileNotFoundError(f"MIMIC-CXR reports not found at {path} (set ingest.mimic_cxr.reports)")
+    if path.is_file():
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"{path}: expected the mimic-cxr-reports folder or its .zip")
+        with zipfile.ZipFile(path) as zf:
+            for name in zf.namelist():
+                m = _REPORT_NAME.search(name)
+                if m:
+                    yield m.group(1), m.group(2), zf.read(name)
+        return
+    for file in sorted(path.rglob("s*.txt")):
+        m = _REPORT_NAME.search(file.relative_to(path).as_posix())
+        if m:
+            yield m.group(1), m.group(2), file.read_bytes()
+
+
+def _read_ids_csv(path: str | Path, columns: Mapping[str, str]) -> pl.DataFrame:
+    """Read the given columns of an official CSV (plain or .gz) as strings, renamed."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"MIMIC-CXR file not found: {p}")
+    df = pl.read_csv(p, columns=list(columns), schema_overrides={c: pl.Utf8 for c in columns})
+    return df.rename(dict(columns))
+
+
+def read_split(path: str | Path) -> pl.DataFrame:
+    """mimic-cxr-2.0.0-split.csv(.gz): dicom_id, study_id, subject_id, split."""
+    return _read_ids_csv(
+        path, {"dicom_id": "dicom_id", "study_id": "study_id", "subject_id": "subject_id", "split": "split"}
+    )
+
+
+def read_metadata(path: str | Path) -> pl.DataFrame:
+    """mimic-cxr-2.0.0-metadata.csv(.gz): dicom_id, study_id, subject_id, view."""
+    return _read_ids_csv(
+        path, {"dicom_id": "dicom_id", "study_id": "study_id", "subject_id": "subject_id", "ViewPosition": "view"}
+    )
+
+
+def image_relpath(subject_id: str, study_id: str, dicom_id: str) -> str:
+    """Path of an image inside the MIMIC-CXR-JPG tree."""
+    return f"files/p{subject_id[:2]}/p{subject_id}/s{study_id}/{dicom_id}.jpg"
+
+
+def view_rank(view: str | None) -> int:
+    return VIEW_ORDER.get((view or "").upper(), len(VIEW_ORDER) + 1)
+
+
+def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
+    """Every study named by the reports, the split CSV or the metadata CSV, sorted by study id."""
+    if not (cfg.reports or cfg.split_csv or cfg.metadata_csv):
+        raise ValueError("ingest.mimic_cxr needs at least one of reports, split_csv, metadata_csv")
+    images = pl.DataFrame(schema={"dicom_id": pl.Utf8, "study_id": pl.Utf8, "subject_id": pl.Utf8})
+    split_of: dict[str, str] = {}
+    if cfg.split_csv:
+        split = read_split(cfg.split_csv)
+        images = pl.concat([images, split.select(images.columns)])
+        split_of = dict(split.select("study_id", "split").unique("study_id", keep="first").iter_rows())
+    view_of: dict[str, str | None] = {}
+    if cfg.metadata_csv:
+        meta = read_metadata(cfg.metadata_csv)
+        images = pl.concat([images, meta.select(images.columns)])
+        view_of = dict(meta.select("dicom_id", "view").iter_rows())
+    images = images.unique(["study_id", "dicom_id"]).sort("study_id", "dicom_id")
+
+    subject_of = dict(images.select("study_id", "subject_id").unique("study_id", keep="first").iter_rows())
+    dicoms: dict[str, list[str]] = {}
+    for study, dicom in images.select("study_id", "dicom_id").iter_rows():
+        dicoms.setdefault(study, []).append(dicom)
+
+    texts: dict[str, str] = {}
+    if cfg.reports:
+        for subject, study, raw in tqdm(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress):
+            texts[study] = decode_report(raw)
+            subject_of.setdefault(study, subject)
+
+    studies = []
+    for study in sorted(subject_of, key=lambda s: (len(s), s)):
+        ids = sorted(dicoms.get(study, []), key=lambda d: (view_rank(view_of.get(d)), d))
+        studies.append(
+            MimicStudy(
+                study_id=study,
+                subject_id=subject_of[study],
+                split=split_of.get(study),
+                dicom_ids=tuple(ids),
+                views=tuple(view_of.get(d) for d in ids),
+                text=texts.get(study),
+            )
+        )
+    return studies

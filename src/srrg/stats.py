@@ -1,0 +1,150 @@
+"""Dataset statistics: the three distributions of S-RRG Fig. 5 (most frequent positive findings,
+probability, severity) as CSV tables and PNG bar charts, read from the dataset shards.
+
+Counts are over positive findings of all splits (a finding counts once per study, as the
+structured report holds one entry per name); `share` is the count over the number of studies
+(findings) or over the number of positive findings (probability, severity).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import polars as pl
+
+from srrg.config import from_dict, load_section
+from srrg.io import atomic_path
+from srrg.report import StructuredReport, parse_report
+
+PROBABILITY_LABELS = {3: "stated (3)", 2: "probable (2)", 1: "uncertain (1)", None: "missing"}
+NO_LEVEL = "(none)"
+TABLES = ("findings", "probability", "severity")
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    top_k: int = 20
+    dpi: int = 120
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:
+        return from_dict(cls, load_section(data, "stats"), "stats")
+
+
+def read_dataset(dataset_dir: str | Path) -> pl.DataFrame:
+    """All shards listed in manifest.json, concatenated."""
+    root = Path(dataset_dir)
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    frames = [pl.read_parquet(root / f["path"], columns=["study_id", "split", "structured"]) for f in manifest["files"]]
+    return pl.concat(frames) if frames else pl.DataFrame(schema={"study_id": pl.Utf8, "split": pl.Utf8, "structured": pl.Utf8})
+
+
+def _table(counts: Counter[Any], total: int, key: str, labels: Iterable[Any]) -> pl.DataFrame:
+    keys = list(labels)
+    return pl.DataFrame(
+        {
+            key: [str(k) for k in keys],
+            "count": [counts.get(k, 0) for k in keys],
+            "share": [counts.get(k, 0) / total if total else 0.0 for k in keys],
+        },
+        schema={key: pl.Utf8, "count": pl.Int64, "share": pl.Float64},
+    )
+
+
+def distributions(reports: Sequence[StructuredReport], top_k: int) -> dict[str, pl.DataFrame]:
+    """The three Fig. 5 tables from parsed reports.
+
+    findings: the top_k positive names by count (ties by name), share = count / studies;
+    probability: 3, 2, 1 (and missing when present), share = count / positive findings;
+    severity: levels by count, "(none)" for findings without one, share = count / positive findings.
+    """
+    names: Counter[str] = Counter()
+    probs: Counter[int | None] = Counter()
+    levels: Counter[str] = Counter()
+    for r in reports:
+        for f in r.positive:
+            names[f.name] += 1
+            probs[f.probability] += 1
+            levels[f.level or NO_LEVEL] += 1
+    n_pos = sum(probs.values())
+    top = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+    prob_keys = [3, 2, 1] + ([None] if probs.get(None) else [])
+    severity = _table(levels, n_pos, "level", [k for k, _ in sorted(levels.items(), key=lambda kv: (-kv[1], kv[0]))])
+    probability = _table(probs, n_pos, "probability", prob_keys).with_columns(
+        pl.Series("label", [PROBABILITY_LABELS[k] for k in prob_keys], dtype=pl.Utf8)
+    )
+    return {
+        "findings": _table(Counter(dict(top)), len(reports), "finding", [k for k, _ in top]),
+        "probability": probability,
+        "severity": severity,
+    }
+
+
+def plot_bar(table: pl.DataFrame, label_col: str, title: str, path: str | Path, dpi: int, horizontal: bool) -> None:
+    """One bar chart, written atomically; empty tables give a chart that says so."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = table[label_col].to_list()
+    counts = table["count"].to_list()
+    fig, ax = plt.subplots(figsize=(7, max(3.0, 0.3 * len(labels) + 1.2)) if horizontal else (6, 3.5))
+    if not labels:
+        ax.text(0.5, 0.5, "no positive findings", ha="center", va="center", transform=ax.transAxes)
+    elif horizontal:
+        ax.barh(labels[::-1], counts[::-1], color="#4c72b0")
+        ax.set_xlabel("studies")
+    else:
+        ax.bar(labels, counts, color="#4c72b0")
+        ax.set_ylabel("positive findings")
+        ax.tick_params(axis="x", rotation=30)
+    ax.set_title(title)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+
+
+def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict[str, pl.DataFrame]:
+    """CSV + PNG per distribution in out_dir: findings, probability, severity."""
+    out = Path(out_dir)
+    reports = [parse_report(s)[0] for s in df["structured"].to_list()]
+    tables = distributions(reports, cfg.top_k)
+    label = {"findings": "finding", "probability": "label", "severity": "level"}
+    titles = {
+        "findings": f"Most frequent positive findings (top {cfg.top_k}, {len(reports)} studies)",
+        "probability": "Probability of positive findings",
+        "severity": "Severity of positive findings",
+    }
+    for name in TABLES:
+        with atomic_path(out / f"{name}.csv") as tmp:
+            tables[name].write_csv(tmp)
+        plot_bar(tables[name], label[name], titles[name], out / f"{name}.png", cfg.dpi, horizontal=name != "probability")
+    return tables
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="srrg stats", description="Dataset statistics (S-RRG Fig. 5) as CSV + PNG.")
+    parser.add_argument("--dataset", required=True, help="dataset folder with manifest.json")
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--config", help="the stats config slice: inline JSON or a .json/.yaml file")
+    args = parser.parse_args(argv)
+    cfg = StatsConfig.from_dict(args.config)
+    start = time.perf_counter()
+    df = read_dataset(args.dataset)
+    tables = write_stats(df, args.out_dir, cfg)
+    n_pos = int(tables["probability"]["count"].sum())
+    print(
+        f"stats: studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
+        f"levels={tables['severity'].height} | {time.perf_counter() - start:.1f}s",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,118 @@
+"""Config schema: defaults, clear errors for unknown or mistyped keys, typed slices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from srrg import config as C
+from srrg.dataset import DatasetConfig
+from srrg.ingest import IngestConfig
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_empty_config_gets_every_default():
+    cfg = C.validate({})
+    assert cfg["results_dir"] == "results"
+    assert cfg["ingest"]["source"] == "iu_xray"
+    assert cfg["ingest"]["split"] == {"fractions": {"train": 0.7, "validate": 0.1, "test": 0.2}, "seed": 13}
+    assert cfg["dataset"]["rows_per_shard"] == 20000
+    assert cfg["llm"]["backend"] == "rules" and cfg["llm"]["concurrency"] == 8
+    assert cfg["normalize"]["method"] == "rules"
+
+
+def test_repo_config_yaml_is_valid_and_spells_out_the_data_defaults():
+    loaded, defaults = C.load_config(REPO / "config.yaml"), C.validate({})
+    for name in ("ingest", "dataset", "stats", "normalize"):
+        assert loaded[name] == defaults[name], name
+
+
+def test_defaults_do_not_leak_between_calls():
+    first = C.validate({})
+    first["ingest"]["split"]["fractions"]["train"] = 0.0
+    assert C.validate({})["ingest"]["split"]["fractions"]["train"] == 0.7
+
+
+def test_input_is_not_mutated():
+    data = {"ingest": {"limit": 5}}
+    C.validate(data)
+    assert data == {"ingest": {"limit": 5}}
+
+
+def test_unknown_key_names_the_key_and_the_allowed_ones():
+    with pytest.raises(C.ConfigError) as err:
+        C.validate({"ingest": {"split": {"sed": 3}}})
+    msg = str(err.value)
+    assert "unknown key ingest.split.sed" in msg
+    assert "allowed in ingest.split: fractions, seed" in msg
+
+
+def test_top_level_typo():
+    with pytest.raises(C.ConfigError, match="unknown key ingset"):
+        C.validate({"ingset": {}})
+
+
+def test_wrong_type_and_range_are_all_reported():
+    with pytest.raises(C.ConfigError) as err:
+        C.validate({"ingest": {"limit": "ten"}, "dataset": {"rows_per_shard": 0}, "llm": {"backend": "gpt"}})
+    msg = str(err.value)
+    assert "3 problem(s)" in msg
+    assert "ingest.limit: 'ten' is not of type 'integer', 'null'" in msg
+    assert "dataset.rows_per_shard: 0 is less than the minimum of 1" in msg
+    assert "llm.backend" in msg
+
+
+def test_load_section_accepts_json_yaml_and_mapping(tmp_path):
+    assert C.load_section('{"rows_per_shard": 7}', "dataset")["rows_per_shard"] == 7
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump({"row_group_size": 9}))
+    got = C.load_section(str(f), "dataset")
+    assert got["row_group_size"] == 9 and got["rows_per_shard"] == 20000
+    assert C.load_section({"compression": "snappy"}, "dataset")["compression"] == "snappy"
+    with pytest.raises(C.ConfigError, match="unknown key dataset.rows"):
+        C.load_section('{"rows": 1}', "dataset")
+    with pytest.raises(C.ConfigError, match="no section"):
+        C.section_schema("nope")
+
+
+def test_config_hash_ignores_key_order():
+    assert C.config_hash({"a": 1, "b": [1, 2]}) == C.config_hash({"b": [1, 2], "a": 1})
+    assert C.config_hash({"a": 1}) != C.config_hash({"a": 2})
+
+
+@dataclass(frozen=True)
+class _Inner:
+    x: int = 1
+
+
+@dataclass(frozen=True)
+class _Outer:
+    inner: _Inner = field(default_factory=_Inner)
+    maybe: _Inner | None = None
+    items: tuple[_Inner, ...] = ()
+    name: str = "a"
+
+
+def test_from_dict_builds_nested_dataclasses():
+    got = C.from_dict(_Outer, {"inner": {"x": 2}, "maybe": {"x": 3}, "items": [{"x": 4}], "name": "b"})
+    assert got == _Outer(_Inner(2), _Inner(3), (_Inner(4),), "b")
+    assert C.from_dict(_Outer, {}) == _Outer()
+    with pytest.raises(C.ConfigError, match=r"unknown key\(s\) y in inner"):
+        C.from_dict(_Outer, {"inner": {"y": 1}})
+
+
+def test_typed_stage_slices():
+    ingest = IngestConfig.from_dict({"limit": 3, "split": {"seed": 1}})
+    assert ingest.limit == 3 and ingest.split.seed == 1
+    assert ingest.split.fractions == {"train": 0.7, "validate": 0.1, "test": 0.2}
+    assert ingest.mimic_cxr.reports is None
+    assert DatasetConfig.from_dict(None) == DatasetConfig()
+
+
+def test_dataclass_defaults_mirror_the_schema():
+    assert DatasetConfig.from_dict({}) == DatasetConfig()
+    assert IngestConfig.from_dict({}) == IngestConfig()

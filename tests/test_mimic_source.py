@@ -1,0 +1,66 @@
+"""MIMIC-CXR layout reader on an invented-text fixture in the published file layout."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.mimic_cxr_layout import build_mimic_fixture
+from srrg.sources import mimic_cxr
+from srrg.sources.mimic_cxr import MimicConfig
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory):
+    return build_mimic_fixture(tmp_path_factory.mktemp("mimic"))
+
+
+def test_findings_impression_variants():
+    assert mimic_cxr.findings_impression(" FINDINGS: a.\n IMPRESSION: b.") == ("a.", "b.")
+    assert mimic_cxr.findings_impression(" FINDINGS AND IMPRESSION: c.") == ("c.", None)
+    assert mimic_cxr.findings_impression(" CONCLUSION: d.") == (None, "d.")
+    assert mimic_cxr.findings_impression("no headers at all.") == (None, None)
+    # an empty section counts as absent
+    assert mimic_cxr.findings_impression(" FINDINGS:\n IMPRESSION: e.") == (None, "e.")
+
+
+def test_unknown_words_with_colon_stay_in_the_section():
+    assert mimic_cxr.findings_impression(" FINDINGS: heart size: normal.\n  lines\n wrap.") == (
+        "heart size: normal. lines wrap.",
+        None,
+    )
+
+
+def test_decode_replaces_invalid_bytes():
+    assert mimic_cxr.decode_report(b"a\xffb") == "a\ufffdb"
+
+
+def test_image_relpath():
+    assert mimic_cxr.image_relpath("10000032", "50414267", "abc") == "files/p10/p10000032/s50414267/abc.jpg"
+
+
+def test_view_rank_puts_frontal_first():
+    assert sorted(["LATERAL", None, "AP", "PA"], key=mimic_cxr.view_rank) == ["PA", "AP", "LATERAL", None]
+
+
+@pytest.mark.parametrize("use_zip", [False, True])
+def test_read_studies_accounts_for_every_study(fixture, use_zip):
+    studies = mimic_cxr.read_studies(MimicConfig(**fixture.config(use_zip=use_zip)), progress=False)
+    by_id = {s.study_id: s for s in studies}
+    assert sorted(by_id) == [f"5000000{i}" for i in range(1, 8)]
+    first = by_id["50000001"]
+    assert first.subject_id == "10000001" and first.split == "train"
+    assert first.views == ("PA", "LATERAL")  # frontal first
+    assert first.dicom_ids[0].endswith("00000002")
+    assert by_id["50000006"].text is None  # listed, no report
+    assert by_id["50000007"].split is None and by_id["50000007"].dicom_ids == ()  # report only
+    assert "\ufffd" in by_id["50000005"].text
+
+
+def test_read_studies_needs_some_input():
+    with pytest.raises(ValueError, match="needs at least one"):
+        mimic_cxr.read_studies(MimicConfig())
+
+
+def test_missing_reports_path_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="ingest.mimic_cxr.reports"):
+        list(mimic_cxr.iter_report_files(tmp_path / "nope"))

@@ -1,0 +1,120 @@
+checkpoint dataset_plan:
+    """Rows and shard files per split; the shard jobs are named from this plan."""
+    input:
+        normalized=rules.normalize.output.normalized,
+        code=srrg_code("dataset", "ingest", "report", "config", "io"),
+    output:
+        plan=results("dataset", "plan.json"),
+    log:
+        logs("dataset", "plan.log"),
+    conda:
+        "../../envs/data.yaml"
+    params:
+        cfg=section("dataset"),
+        out_dir=lambda w, output: Path(output.plan).parent,
+    shell:
+        "python -m srrg dataset --plan --in {input.normalized:q} --out-dir {params.out_dir:q}"
+        " --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule dataset_shard:
+    """One Parquet shard: a pure function of (input, split, index, config)."""
+    input:
+        normalized=rules.normalize.output.normalized,
+        plan=rules.dataset_plan.output.plan,
+        code=srrg_code("dataset", "ingest", "report", "config", "io"),
+    output:
+        shard=results("dataset", "{split}", "part-{index}.parquet"),
+    log:
+        logs("dataset", "{split}-{index}.log"),
+    wildcard_constraints:
+        split="|".join(SPLITS),
+        index=r"\d{5}",
+    conda:
+        "../../envs/data.yaml"
+    params:
+        cfg=section("dataset"),
+        out_dir=lambda w, output: Path(output.shard).parent.parent,
+    shell:
+        "python -m srrg dataset --shard {wildcards.split} {wildcards.index} --in {input.normalized:q}"
+        " --out-dir {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule dataset_manifest:
+    """manifest.json: counts, statuses, schema and config hash, read back from the shards."""
+    input:
+        normalized=rules.normalize.output.normalized,
+        plan=rules.dataset_plan.output.plan,
+        shards=dataset_shards,
+    output:
+        manifest=results("dataset", "manifest.json"),
+    log:
+        logs("dataset", "manifest.log"),
+    conda:
+        "../../envs/data.yaml"
+    params:
+        cfg=section("dataset"),
+        upstream=as_json(
+            {
+                "ingest": ingest_slice(),
+                "extract": config["extract"],
+                "normalize": normalize_slice(),
+            }
+        ),
+        out_dir=lambda w, output: Path(output.manifest).parent,
+    shell:
+        "python -m srrg dataset --manifest --in {input.normalized:q} --out-dir {params.out_dir:q}"
+        " --config {params.cfg:q} --upstream-config {params.upstream:q} > {log:q} 2>&1"
+
+
+rule stats:
+    """The S-RRG Fig. 5 distributions (findings, probability, severity) as CSV + PNG."""
+    input:
+        manifest=rules.dataset_manifest.output.manifest,
+        shards=dataset_shards,
+        code=srrg_code("stats", "report", "config", "io"),
+    output:
+        findings_png=report(
+            results("stats", "findings.png"),
+            caption="../report/findings.rst",
+            category="Dataset statistics",
+        ),
+        probability_png=report(
+            results("stats", "probability.png"),
+            caption="../report/probability.rst",
+            category="Dataset statistics",
+        ),
+        severity_png=report(
+            results("stats", "severity.png"),
+            caption="../report/severity.rst",
+            category="Dataset statistics",
+        ),
+        findings_csv=report(
+            results("stats", "findings.csv"),
+            caption="../report/findings.rst",
+            category="Dataset statistics",
+        ),
+        probability_csv=report(
+            results("stats", "probability.csv"),
+            caption="../report/probability.rst",
+            category="Dataset statistics",
+        ),
+        severity_csv=report(
+            results("stats", "severity.csv"),
+            caption="../report/severity.rst",
+            category="Dataset statistics",
+        ),
+    log:
+        logs("stats.log"),
+    conda:
+        "../../envs/data.yaml"
+    params:
+        cfg=section("stats"),
+        dataset=lambda w, input: Path(input.manifest).parent,
+        out_dir=lambda w, output: Path(output.findings_png).parent,
+    shell:
+        "python -m srrg stats --dataset {params.dataset:q} --out-dir {params.out_dir:q}"
+        " --config {params.cfg:q} > {log:q} 2>&1"
+
+
+add_targets(rules.dataset_manifest.output.manifest, *rules.stats.output)
