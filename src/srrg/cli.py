@@ -11,6 +11,16 @@ import sys
 # subcommand -> (module exposing main(argv) -> int, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("srrg.metrics.cli", "score hypotheses against references with registered metrics"),
+    "extract": ("srrg.extract.cli", "free-text report sections -> structured reports (MIMIC-STRUC)"),
+    "eval-extraction": ("srrg.extract.evaluation", "extraction accuracy against the IU X-ray expert MeSH codes"),
+    "train": ("srrg.model.train", "train an image-to-report model (Lightning; DDP/SLURM aware)"),
+    "infer": ("srrg.infer", "beam-search predictions for a dataset split"),
+    "tables": ("srrg.tables", "result tables in the S-RRG Table 1 / Table 2 layouts"),
+    "normalize-locations": ("srrg.normalize", "replace raw location phrases by normalized phrases (rules or LLM)"),
+    "ingest": ("srrg.ingest", "read IU X-ray or MIMIC-CXR into studies.parquet"),
+    "dataset": ("srrg.dataset", "write Parquet shards per split and manifest.json"),
+    "stats": ("srrg.stats", "dataset statistics (S-RRG Fig. 5) as CSV and PNG"),
+    "correlate": ("srrg.metaeval.cli", "meta-evaluate metrics against human or LLM-proxy ratings"),
 }
 
 

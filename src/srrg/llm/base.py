@@ -1,0 +1,131 @@
+"""Request/response types shared by every LLM backend, and the cache key that identifies a request.
+
+A request carries everything that determines the answer (messages, template id + version, decoding
+parameters), so two requests with the same key may share one cached answer whatever stage sent them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Protocol, Sequence
+
+OK, ERROR = "ok", "error"
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class LLMRequest:
+    """One chat completion. `purpose` tags the stage for usage accounting and is not part of the key.
+
+    max_tokens / temperature of None take the client's configured defaults.
+    """
+
+    messages: tuple[Mapping[str, str], ...]
+    template: str
+    template_version: str
+    purpose: str = "default"
+    max_tokens: int | None = None
+    temperature: float | None = None
+    json_mode: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.messages:
+            raise ValueError("an LLM request needs at least one message")
+        for m in self.messages:
+            if set(m) != {"role", "content"} or not isinstance(m["content"], str):
+                raise ValueError(f"a message is {{'role': str, 'content': str}}, got {dict(m)!r}")
+        object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
+
+
+@dataclass(frozen=True, slots=True)
+class Decoding:
+    """Resolved decoding parameters of a request (client defaults filled in)."""
+
+    max_tokens: int
+    temperature: float
+    json_mode: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResponse:
+    """status ok: `text` is the answer; status error: `error` says why (never cached)."""
+
+    text: str = ""
+    status: str = OK
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def failed(error: str, attempts: int = 0) -> LLMResponse:
+    return LLMResponse(status=ERROR, error=error, attempts=attempts)
+
+
+def request_key(backend: str, model: str, request: LLMRequest, decoding: Decoding) -> str:
+    """Stable hash of what determines an answer: backend, model, template version, messages, decoding."""
+    payload = {
+        "backend": backend,
+        "model": model,
+        "template": request.template,
+        "template_version": request.template_version,
+        "messages": [[m["role"], m["content"]] for m in request.messages],
+        "max_tokens": decoding.max_tokens,
+        "temperature": decoding.temperature,
+        "json_mode": decoding.json_mode,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A request as a backend sees it: messages plus resolved decoding parameters."""
+
+    messages: tuple[Mapping[str, str], ...]
+    decoding: Decoding
+
+
+class Backend(Protocol):
+    """A backend answers jobs; it yields (index, response) as answers complete, in any order."""
+
+    name: str
+    model: str
+    has_model: bool
+
+    def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]: ...
+
+
+@dataclass
+class PromptTemplate:
+    """A versioned chat prompt whose only variable text is its declared fields.
+
+    The privacy guard rests on this: a stage can send nothing but the template text and the values
+    of the fields it declares (e.g. a location phrase), because render() refuses any other field.
+    """
+
+    id: str
+    version: str
+    messages: tuple[tuple[str, str], ...]
+    fields: tuple[str, ...] = field(default=())
+
+    def render(self, purpose: str, max_tokens: int | None = None, json_mode: bool = False, **values: str) -> LLMRequest:
+        missing = set(self.fields) - set(values)
+        extra = set(values) - set(self.fields)
+        if missing or extra:
+            raise ValueError(
+                f"prompt {self.id!r} declares fields {list(self.fields)}; missing {sorted(missing)}, undeclared {sorted(extra)}"
+            )
+        def fill(text: str) -> str:
+            return _FIELD.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), text)
+
+        msgs = tuple({"role": role, "content": fill(text)} for role, text in self.messages)
+        return LLMRequest(msgs, self.id, self.version, purpose, max_tokens, None, json_mode)

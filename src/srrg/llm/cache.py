@@ -1,0 +1,88 @@
+"""Persistent SQLite cache of good LLM answers, shared by every stage and safe under concurrent writers.
+
+Several Snakemake jobs (and several threads) may write at once: WAL journaling plus a busy timeout
+lets readers proceed while one writer commits, and INSERT OR REPLACE makes a duplicate answer
+harmless. Only successful answers are stored, so a failed call is retried on the next run.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Iterable
+
+from srrg.llm.base import OK, LLMResponse
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    template TEXT NOT NULL,
+    template_version TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Key -> answer text and token counts. One connection per thread (sqlite3 objects are not shared)."""
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._timeout = busy_timeout_s
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.execute(_SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=self._timeout)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, LLMResponse]:
+        """Cached answers for the keys that have one (marked cached=True)."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, LLMResponse] = {}
+        conn = self._conn()
+        chunk = 500  # stays under SQLite's bound-parameter limit
+        for start in range(0, len(keys), chunk):
+            part = keys[start : start + chunk]
+            marks = ",".join("?" * len(part))
+            rows = conn.execute(
+                f"SELECT key, text, prompt_tokens, completion_tokens FROM responses WHERE key IN ({marks})", part
+            )
+            for key, text, pt, ct in rows:
+                found[key] = LLMResponse(text=text, status=OK, prompt_tokens=pt, completion_tokens=ct, cached=True)
+        return found
+
+    def put(self, key: str, backend: str, model: str, template: str, template_version: str, response: LLMResponse) -> None:
+        """Store a successful answer; errors are refused so that they are retried later."""
+        if not response.ok:
+            raise ValueError("only successful answers are cached")
+        conn = self._conn()
+        with conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, backend, model, template, template_version, response.text,
+                 response.prompt_tokens, response.completion_tokens, time.time()),
+            )
+
+    def __len__(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

@@ -1,0 +1,113 @@
+"""The one LLM client every stage uses: cache lookup, de-duplication, backend dispatch, usage.
+
+complete(requests) returns one response per request, in order. Identical requests in a batch are
+sent once; answers already in the cache are not sent at all (a warm rerun sends zero requests);
+each good answer is written to the cache as soon as it arrives, so an interrupted run keeps them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterator, Sequence
+
+from tqdm.auto import tqdm
+
+from srrg.llm.base import Backend, Decoding, Job, LLMRequest, LLMResponse, failed, request_key
+from srrg.llm.cache import ResponseCache
+from srrg.llm.config import LLMConfig
+from srrg.llm.usage import UsageLedger
+
+log = logging.getLogger(__name__)
+
+
+class RulesBackend:
+    """No model: stages with a deterministic fallback use it; every request answers 'no model'."""
+
+    name = "rules"
+    model = "none"
+    has_model = False
+
+    def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
+        for i in range(len(jobs)):
+            yield i, failed("rules backend: no model")
+
+
+def make_backend(cfg: LLMConfig) -> Backend:
+    """The configured backend; heavy modules (openai, transformers) load only when chosen."""
+    if cfg.backend == "openai":
+        from srrg.llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(cfg)
+    if cfg.backend == "local":
+        from srrg.llm.local_backend import LocalBackend
+
+        return LocalBackend(cfg)
+    return RulesBackend()
+
+
+class LLMClient:
+    """Batched completion through the configured backend and the shared response cache."""
+
+    def __init__(self, cfg: LLMConfig, backend: Backend | None = None, cache: ResponseCache | None = None) -> None:
+        self.cfg = cfg
+        self.backend = backend if backend is not None else make_backend(cfg)
+        if cache is None and self.backend.has_model:
+            cache = ResponseCache(cfg.cache_path)
+        self.cache = cache
+        self.usage = UsageLedger(cfg.price_input_per_1m, cfg.price_output_per_1m)
+
+    @property
+    def has_model(self) -> bool:
+        return self.backend.has_model
+
+    def decoding(self, request: LLMRequest) -> Decoding:
+        return Decoding(
+            max_tokens=request.max_tokens if request.max_tokens is not None else self.cfg.max_new_tokens,
+            temperature=request.temperature if request.temperature is not None else self.cfg.temperature,
+            json_mode=request.json_mode,
+        )
+
+    def complete(self, requests: Sequence[LLMRequest], progress: bool = True) -> list[LLMResponse]:
+        """One response per request, in order; failures come back as status 'error', never raised."""
+        decodings = [self.decoding(r) for r in requests]
+        keys = [request_key(self.backend.name, self.backend.model, r, d) for r, d in zip(requests, decodings)]
+        for r in requests:
+            self.usage.of(r.purpose).requests += 1
+        answers: dict[str, LLMResponse] = self.cache.get_many(keys) if self.cache is not None else {}
+        for r, k in zip(requests, keys):
+            if k in answers:
+                self.usage.of(r.purpose).cache_hits += 1
+        todo: dict[str, int] = {}  # key -> index of the first request with that key
+        for i, k in enumerate(keys):
+            if k not in answers:
+                todo.setdefault(k, i)
+        pending = list(todo.values())
+        if pending:
+            jobs = [Job(requests[i].messages, decodings[i]) for i in pending]
+            bar = tqdm(total=len(jobs), desc=f"llm {self.backend.name}", unit="req", disable=not progress, leave=False)
+            for j, response in self.backend.generate(jobs):
+                i = pending[j]
+                self._account(requests[i], response)
+                if response.ok and self.cache is not None:
+                    self.cache.put(keys[i], self.backend.name, self.backend.model, requests[i].template, requests[i].template_version, response)
+                answers[keys[i]] = response
+                bar.update(1)
+            bar.close()
+        errors = sum(not answers[keys[i]].ok for i in pending)
+        log.info("llm %s/%s: %d requests, %d unique sent, %d errors", self.backend.name, self.backend.model, len(requests), len(pending), errors)
+        sent = set(pending)
+        return [answers[k] if i in sent or answers[k].cached else _shared(answers[k]) for i, k in enumerate(keys)]
+
+    def _account(self, request: LLMRequest, response: LLMResponse) -> None:
+        u = self.usage.of(request.purpose)
+        if self.backend.has_model:
+            u.sent += 1
+            u.attempts += response.attempts
+        if not response.ok:
+            u.errors += 1
+        self.usage.record_tokens(request.purpose, response.prompt_tokens, response.completion_tokens)
+
+
+def _shared(response: LLMResponse) -> LLMResponse:
+    """A duplicate of a request answered in this batch: same answer, no usage of its own."""
+    return LLMResponse(response.text, response.status, response.error, 0, 0, response.ok, 0)

