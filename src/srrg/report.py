@@ -200,8 +200,9 @@ def merge(reports: Iterable[StructuredReport], synonyms: Mapping[str, str] | Non
     return canonicalize(StructuredReport(tuple(positive), tuple(negative)), synonyms)
 
 
-def _decode(text: str) -> tuple[Any, bool]:
-    """Strict JSON first, then json-repair; returns (object, strict)."""
+def decode_json(text: str) -> tuple[Any, bool]:
+    """Strict JSON first (simplejson), then json-repair; returns (object or None, strict).
+    The one lenient JSON reader for model output (structured reports and judge answers)."""
     try:
         return simplejson.loads(text), True
     except (ValueError, RecursionError):
@@ -236,7 +237,7 @@ def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tupl
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str) or not text.strip():
         return EMPTY, UNPARSEABLE
-    obj, strict = _decode(text)
+    obj, strict = decode_json(text)
     try:
         report, exact = from_obj(obj)
     except (ValueError, TypeError, AttributeError):

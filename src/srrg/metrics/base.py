@@ -19,6 +19,11 @@ METRIC_MODULES: dict[str, str] = {
     "meteor": "srrg.metrics.nlg",
     "rouge_l": "srrg.metrics.nlg",
     "cider": "srrg.metrics.nlg",
+    "green": "srrg.metrics.green",
+    "vert": "srrg.metrics.vert",
+    "gema": "srrg.metrics.gema",
+    "proxy_rating": "srrg.metrics.proxy_rating",
+    "s_score_text": "srrg.metrics.sscore_text",
 }
 
 _REGISTRY: dict[str, type[Metric]] = {}

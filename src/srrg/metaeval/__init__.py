@@ -1,0 +1,7 @@
+"""Meta-evaluation (DESIGN §4.7): how well do metrics agree with human (or LLM-proxy) judgement?
+
+adapters: published rating datasets -> one long ratings table; correlation: Kendall tau-b and
+Spearman with p-values and seeded bootstrap CIs, paired bootstrap tests; counts: count-level
+per-category precision/recall/F1; ensembles: linear-regression metric ensembles; tables: paper
+layouts; cli: `srrg correlate`.
+"""

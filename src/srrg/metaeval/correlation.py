@@ -1,0 +1,131 @@
+"""Rank correlations of a metric with human scores, with seeded bootstrap confidence intervals.
+
+Sign convention: both sides are oriented "higher is better" before correlating, so a metric that
+agrees with humans correlates positively even when the human signal is an error count (the
+caller negates lower-is-better series; see `orient`). Pairs with a missing value on either side
+are dropped and counted, never imputed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+METHODS = ("kendall", "spearman")
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """One metric vs the human score: coefficient, p-value, bootstrap 95% CI, pairs used/dropped."""
+
+    method: str
+    value: float
+    p_value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_dropped: int
+
+
+def orient(values: Sequence[float], lower_is_better: bool) -> np.ndarray:
+    """Values as float array, negated when lower is better (error counts)."""
+    arr = np.asarray(values, dtype=float)
+    return -arr if lower_is_better else arr
+
+
+def complete_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The pairs where both values are finite, and how many were dropped."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"series differ in length: {a.shape[0]} vs {b.shape[0]}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    return a[keep], b[keep], int((~keep).sum())
+
+
+def coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(coefficient, two-sided p) for kendall (tau-b, ties corrected) or spearman; NaN when a side
+    is constant or fewer than 3 pairs remain."""
+    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+        return math.nan, math.nan
+    if method == "kendall":
+        res = stats.kendalltau(x, y, variant="b")
+    elif method == "spearman":
+        res = stats.spearmanr(x, y)
+    else:
+        raise ValueError(f"unknown correlation method {method!r}; use one of {METHODS}")
+    return float(res.statistic), float(res.pvalue)
+
+
+def bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """n_boot resamples of n pair indices with replacement, reproducible from the seed."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def _bootstrap(stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int) -> np.ndarray:
+    return np.array([stat(idx) for idx in bootstrap_indices(n, n_boot, seed)])
+
+
+def _ci(samples: np.ndarray, level: float) -> tuple[float, float]:
+    kept = samples[np.isfinite(samples)]
+    if kept.size == 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(kept, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def correlate(
+    metric: Sequence[float], human: Sequence[float], method: str, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> Correlation:
+    """Coefficient with p-value and a percentile bootstrap CI over resampled pairs (seeded)."""
+    x, y, dropped = complete_pairs(metric, human)
+    value, p = coefficient(method, x, y)
+    if n_boot > 0 and len(x) >= 3:
+        samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed)
+        low, high = _ci(samples, level)
+    else:
+        low, high = math.nan, math.nan
+    return Correlation(method, value, p, low, high, len(x), dropped)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Difference corr(A) - corr(B) against the same human scores, with its bootstrap CI and a
+    two-sided bootstrap p-value (share of resamples on the other side of zero, doubled)."""
+
+    method: str
+    metric_a: str
+    metric_b: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n: int
+
+
+def paired_test(
+    a: Sequence[float],
+    b: Sequence[float],
+    human: Sequence[float],
+    method: str,
+    names: tuple[str, str] = ("a", "b"),
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> PairedTest:
+    """Paired bootstrap: both metrics are correlated on the same resampled pairs each round."""
+    xa, xb, y = (np.asarray(v, dtype=float) for v in (a, b, human))
+    keep = np.isfinite(xa) & np.isfinite(xb) & np.isfinite(y)
+    xa, xb, y = xa[keep], xb[keep], y[keep]
+    diff = coefficient(method, xa, y)[0] - coefficient(method, xb, y)[0]
+    if len(y) < 3 or n_boot <= 0:
+        return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y))
+    samples = _bootstrap(lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed)
+    kept = samples[np.isfinite(samples)]
+    low, high = _ci(samples, level)
+    p = min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0)))) if kept.size else math.nan
+    return PairedTest(method, *names, diff, low, high, p, len(y))

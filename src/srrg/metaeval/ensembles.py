@@ -1,0 +1,72 @@
+"""Linear-regression ensembles of metrics (VERT): fitted on a train split of the rated pairs and
+reported on the held-out split only, so an ensemble never scores the data it was fitted on."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from srrg.metaeval.correlation import coefficient
+
+
+@dataclass(frozen=True)
+class EnsembleResult:
+    """weights: feature -> coefficient plus "intercept"; correlations on the held-out pairs."""
+
+    name: str
+    features: tuple[str, ...]
+    weights: dict[str, float]
+    n_train: int
+    n_test: int
+    kendall: float
+    kendall_p: float
+    spearman: float
+    spearman_p: float
+
+
+def split_mask(pair_ids: Sequence[str], test_fraction: float, seed: int) -> np.ndarray:
+    """True for held-out pairs. A pair's side depends only on its id and the seed (hash-ranked), so
+    adding pairs to a dataset does not reshuffle the others."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    keys = [hashlib.sha256(f"{seed}:{p}".encode()).hexdigest() for p in pair_ids]
+    order = np.argsort(keys, kind="stable")
+    n_test = max(1, round(len(pair_ids) * test_fraction))
+    mask = np.zeros(len(pair_ids), dtype=bool)
+    mask[order[:n_test]] = True
+    return mask
+
+
+def fit_linear(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients [intercept, w_1, ..., w_k]."""
+    design = np.column_stack([np.ones(len(x)), x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return coef
+
+
+def predict(coef: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return coef[0] + x @ coef[1:]
+
+
+def evaluate_ensemble(
+    name: str, features: Mapping[str, Sequence[float]], human: Sequence[float], test_mask: np.ndarray
+) -> EnsembleResult:
+    """Fit on the complete train rows, correlate predictions with human scores on complete test rows."""
+    cols = tuple(features)
+    x = np.column_stack([np.asarray(features[c], dtype=float) for c in cols])
+    y = np.asarray(human, dtype=float)
+    complete = np.isfinite(x).all(axis=1) & np.isfinite(y)
+    train, test = complete & ~test_mask, complete & test_mask
+    if train.sum() <= len(cols) or test.sum() < 3:
+        nan = math.nan
+        return EnsembleResult(name, cols, {}, int(train.sum()), int(test.sum()), nan, nan, nan, nan)
+    coef = fit_linear(x[train], y[train])
+    pred = predict(coef, x[test])
+    tau, tau_p = coefficient("kendall", pred, y[test])
+    rho, rho_p = coefficient("spearman", pred, y[test])
+    weights = {"intercept": float(coef[0]), **{c: float(w) for c, w in zip(cols, coef[1:])}}
+    return EnsembleResult(name, cols, weights, int(train.sum()), int(test.sum()), tau, tau_p, rho, rho_p)

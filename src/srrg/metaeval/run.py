@@ -1,0 +1,188 @@
+"""Meta-evaluation of one scored ratings dataset: correlations, paired tests, count-level P/R/F1
+and ensembles, written as tables. Pure functions over Polars frames plus one writer."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from srrg.io import write_text
+from srrg.metaeval import tables
+from srrg.metaeval.adapters import SIG, human_category_counts, human_scores
+from srrg.metaeval.correlation import METHODS, Correlation, correlate, orient, paired_test
+from srrg.metaeval.counts import category_prf
+from srrg.metaeval.ensembles import evaluate_ensemble, split_mask
+from srrg.metrics.judge_common import CATEGORIES
+
+ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
+# headline score columns correlated by default (per-category counts and statuses are not)
+HEADLINE = (
+    "bleu_1", "bleu_4", "meteor", "rouge_l", "cider", "s_score", "s_score_text", "green", "vert",
+    "green_formula", "f1_formula", "weighted_formula", "gema", "proxy_rating",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MetaevalConfig:
+    """metrics: score columns to correlate (empty: the HEADLINE columns present, else every
+      numeric column);
+    human_target: rating | errors_total | errors_significant | errors_insignificant | auto
+      (auto: rating when the dataset has ratings, else errors_significant);
+    human_column: take the human score from this score column instead (LLM proxy, S-RRG Table 3);
+    lower_is_better: score columns where lower is better (negated before correlating);
+    n_boot, seed, ci_level: bootstrap settings; paired_reference: metric every other metric is
+      tested against (None: the metric with the highest Kendall tau);
+    count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
+    ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
+    caveat: a sentence printed above every table (e.g. that the judge is a 135M model)."""
+
+    metrics: Sequence[str] = ()
+    human_target: str = "auto"
+    human_column: str | None = None
+    lower_is_better: Sequence[str] = ()
+    n_boot: int = 1000
+    seed: int = 0
+    ci_level: float = 0.95
+    paired_reference: str | None = None
+    count_judges: Sequence[str] = ("green", "vert")
+    ensembles: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    test_fraction: float = 0.5
+    ensemble_seed: int = 0
+    caveat: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> MetaevalConfig:
+        data = dict(data or {})
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown metaeval config key(s) {unknown}; known: {sorted(f.name for f in fields(cls))}")
+        return cls(**data)
+
+
+@dataclass
+class MetaevalResult:
+    correlations: pl.DataFrame
+    paired: pl.DataFrame
+    category_prf: pl.DataFrame
+    ensembles: pl.DataFrame
+    info: dict[str, Any]
+
+
+def resolve_human(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> tuple[pl.DataFrame, str, bool]:
+    """(frame with ID and `human`, target description, lower_is_better)."""
+    if cfg.human_column:
+        if cfg.human_column not in scores.columns:
+            raise ValueError(f"human_column {cfg.human_column!r} is not a score column; have {scores.columns}")
+        return scores.select(ID, pl.col(cfg.human_column).cast(pl.Float64).alias("human")), f"proxy:{cfg.human_column}", False
+    if ratings is None:
+        raise ValueError("no human ratings: pass --ratings, or set metaeval.human_column to a proxy score column")
+    target = cfg.human_target
+    if target == "auto":
+        target = "rating" if (ratings["kind"] == "rating").any() else "errors_significant"
+    human, lower = human_scores(ratings, target)
+    return human.rename({"pair_id": ID}), target, lower
+
+
+def metric_columns(scores: pl.DataFrame, cfg: MetaevalConfig, exclude: Sequence[str]) -> list[str]:
+    if cfg.metrics:
+        missing = [m for m in cfg.metrics if m not in scores.columns]
+        if missing:
+            raise ValueError(f"metric column(s) {missing} not in the scores table; have {scores.columns}")
+        return list(cfg.metrics)
+    numeric = [c for c, t in scores.schema.items() if t.is_numeric() and c not in exclude]
+    headline = [c for c in HEADLINE if c in numeric]
+    return headline or numeric
+
+
+def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> MetaevalResult:
+    """Everything of DESIGN §4.7 for one dataset; every scored pair is accounted for in `info`."""
+    human, target, human_lower = resolve_human(scores, ratings, cfg)
+    joined = scores.join(human, on=ID, how="left")
+    metrics = metric_columns(scores, cfg, exclude=[cfg.human_column or ""])
+    y = orient(joined["human"].to_list(), human_lower)
+    xs = {m: orient(joined[m].cast(pl.Float64).to_list(), m in cfg.lower_is_better) for m in metrics}
+    rows: list[tuple[str, Correlation]] = [
+        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level)) for m in metrics for method in METHODS
+    ]
+    corr = tables.correlation_frame(rows)
+
+    paired_rows = []
+    kendall = {m: c.value for m, c in rows if c.method == "kendall" and not math.isnan(c.value)}
+    reference = cfg.paired_reference or (max(kendall, key=kendall.get) if kendall else None)
+    if reference is not None:
+        if reference not in xs:
+            raise ValueError(f"paired_reference {reference!r} is not among the metrics {metrics}")
+        for m in metrics:
+            if m != reference:
+                for method in METHODS:
+                    paired_rows.append(asdict(paired_test(xs[reference], xs[m], y, method, (reference, m), cfg.n_boot, cfg.seed, cfg.ci_level)))
+    paired = pl.DataFrame(paired_rows) if paired_rows else pl.DataFrame()
+
+    prf_rows = []
+    if ratings is not None and not cfg.human_column:
+        counts = human_category_counts(ratings, SIG).rename({"pair_id": ID})
+        if counts.width > 1:
+            with_counts = scores.join(counts, on=ID, how="left")
+            for judge in cfg.count_judges:
+                cols = {c: f"{judge}_sig_{c}" for c in CATEGORIES if f"{judge}_sig_{c}" in scores.columns and c in counts.columns}
+                if not cols:
+                    continue
+                judged = {c: with_counts[col].cast(pl.Float64).fill_null(math.nan).to_list() for c, col in cols.items()}
+                humans = {c: with_counts[c].cast(pl.Float64).fill_null(math.nan).to_list() for c in cols}
+                for category, prf in category_prf(judged, humans).items():
+                    prf_rows.append({"judge": judge, "category": category, **prf})
+    prf_frame = pl.DataFrame(prf_rows) if prf_rows else pl.DataFrame()
+
+    ens_rows = []
+    if cfg.ensembles:
+        mask = split_mask(joined[ID].to_list(), cfg.test_fraction, cfg.ensemble_seed)
+        for name, feats in cfg.ensembles.items():
+            unknown = [f for f in feats if f not in xs]
+            if unknown:
+                raise ValueError(f"ensemble {name!r}: feature(s) {unknown} are not among the metrics {metrics}")
+            res = evaluate_ensemble(name, {f: xs[f] for f in feats}, y, mask)
+            ens_rows.append({**asdict(res), "features": ",".join(res.features), "weights": json.dumps(res.weights)})
+            for f in feats:  # each member alone on the same held-out pairs, for comparison
+                single = evaluate_ensemble(f"{name}:{f}", {f: xs[f]}, y, mask)
+                ens_rows.append({**asdict(single), "features": f, "weights": json.dumps(single.weights)})
+    ens = pl.DataFrame(ens_rows) if ens_rows else pl.DataFrame()
+
+    info = {
+        "n_scored_pairs": scores.height,
+        "n_with_human": int(joined["human"].is_not_null().sum()),
+        "human_target": target,
+        "human_lower_is_better": human_lower,
+        "sign_convention": "both sides oriented higher-is-better before correlating"
+        + (" (human error counts negated)" if human_lower else ""),
+        "metrics": metrics,
+        "paired_reference": reference,
+        "n_boot": cfg.n_boot,
+        "seed": cfg.seed,
+        "caveat": cfg.caveat,
+    }
+    return MetaevalResult(corr, paired, prf_frame, ens, info)
+
+
+def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
+    """correlations.csv, table_gema.{md,csv,tex}, table_srrg.{md,tex}, paired_tests.csv,
+    category_prf.csv, ensembles.csv and info.json, each written atomically."""
+    out = Path(out_dir)
+    info = result.info
+    note = f"{info['caveat']}\n\n" if info["caveat"] else ""
+    what = f"Correlation with human {info['human_target']} ({info['sign_convention']}); n = {info['n_with_human']} pairs, {info['n_boot']} bootstrap resamples (seed {info['seed']})."
+    write_text(out / "correlations.csv", result.correlations.write_csv())
+    header, rows = tables.gema_table(result.correlations)
+    write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))
+    write_text(out / "table_gema.csv", pl.DataFrame(rows, schema=list(tables.GEMA_CSV_COLUMNS), orient="row").write_csv())
+    write_text(out / "table_gema.tex", tables.latex(header, rows, what))
+    header, rows = tables.srrg_table(result.correlations)
+    write_text(out / "table_srrg.md", note + tables.markdown(header, rows, what))
+    write_text(out / "table_srrg.tex", tables.latex(header, rows, what))
+    for name, frame in (("paired_tests", result.paired), ("category_prf", result.category_prf), ("ensembles", result.ensembles)):
+        write_text(out / f"{name}.csv", frame.write_csv())
+    write_text(out / "info.json", json.dumps(info, indent=2) + "\n")

@@ -1,0 +1,94 @@
+"""LLM-proxy rating (S-RRG Table 3): a judge rates a candidate against the reference on Disease
+Prediction and Detailed Descriptions; the mean of the two, scaled to [0, 1], stands in for a human
+rating when no expert ratings exist (meta-evaluation then correlates the metrics with it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from srrg.metrics.base import Metric, MetricResult, nanmean, register
+from srrg.metrics.judge_common import (
+    NO_RESPONSE,
+    OK,
+    UNPARSEABLE,
+    JudgeConfig,
+    answers,
+    client_for,
+    decode_json_object,
+    pair_requests,
+)
+
+NAME = "proxy_rating"
+DIMENSIONS = ("disease_prediction", "detailed_descriptions")
+KEYS = ("proxy_rating", "proxy_disease_prediction", "proxy_detailed_descriptions", "proxy_status", "proxy_explanation")
+
+
+@dataclass(frozen=True)
+class ProxyRatingConfig(JudgeConfig):
+    """scale_max: each dimension is an integer 0..scale_max."""
+
+    scale_max: int = 10
+
+    def __post_init__(self) -> None:
+        if self.scale_max < 1:
+            raise ValueError(f"proxy_rating scale_max must be >= 1, got {self.scale_max}")
+
+
+def parse_rating(text: str | None, scale_max: int) -> tuple[dict[str, float] | None, str, str]:
+    """(dimension ratings, explanation, status); a rating outside 0..scale_max is a parse failure."""
+    if text is None:
+        return None, "", NO_RESPONSE
+    obj = decode_json_object(text)
+    if obj is None:
+        return None, "", UNPARSEABLE
+    ratings: dict[str, float] = {}
+    for dim in DIMENSIONS:
+        value = obj.get(dim)
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                return None, "", UNPARSEABLE
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= scale_max:
+            return None, "", UNPARSEABLE
+        ratings[dim] = float(value)
+    explanation = obj.get("explanation")
+    return ratings, explanation.strip() if isinstance(explanation, str) else "", OK
+
+
+def score_responses(responses: Sequence[str | None], cfg: ProxyRatingConfig = ProxyRatingConfig()) -> MetricResult:
+    """Per-report dimension ratings (raw scale) and their mean scaled to [0, 1]."""
+    per: dict[str, list[Any]] = {k: [] for k in KEYS}
+    for text in responses:
+        ratings, explanation, status = parse_rating(text, cfg.scale_max)
+        per["proxy_rating"].append(sum(ratings.values()) / (len(DIMENSIONS) * cfg.scale_max) if ratings else math.nan)
+        per["proxy_disease_prediction"].append(ratings["disease_prediction"] if ratings else math.nan)
+        per["proxy_detailed_descriptions"].append(ratings["detailed_descriptions"] if ratings else math.nan)
+        per["proxy_status"].append(status)
+        per["proxy_explanation"].append(explanation)
+    summary = {k: nanmean(per[k]) for k in ("proxy_rating", "proxy_disease_prediction", "proxy_detailed_descriptions")}
+    summary["proxy_failures"] = float(sum(s != OK for s in per["proxy_status"]))
+    return MetricResult(per, summary)
+
+
+def proxy_requests(refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingConfig) -> list[Any]:
+    return pair_requests(NAME, refs, hyps, cfg, json_mode=True, scale_max=str(cfg.scale_max))
+
+
+@register
+class ProxyRating(Metric):
+    """The two-dimension rating prompt; options: ProxyRatingConfig fields or a shared `client`."""
+
+    name = NAME
+    keys = KEYS
+
+    def __init__(self, client: Any = None, **options: Any) -> None:
+        self.cfg = ProxyRatingConfig.from_dict(options)
+        self.client = client
+
+    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        texts = answers(client_for(self.client, self.cfg), proxy_requests(refs, hyps, self.cfg))
+        return score_responses(texts, self.cfg)

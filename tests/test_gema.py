@@ -1,0 +1,127 @@
+"""GEMA-Score: agent JSON parsing and the objective/subjective arithmetic, hand-computed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from srrg.metrics.gema import (
+    GemaConfig,
+    gema_requests,
+    objective_scores,
+    parse_entities,
+    parse_subjective,
+    score_answers,
+    subjective_score,
+)
+from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
+
+W = GemaConfig().dimension_weights
+A = GemaConfig().aspect_weights
+
+
+def entities(*items):
+    return json.dumps({"entities": [dict(zip(("disease", "location", "severity", "uncertainty"), i)) for i in items]})
+
+
+REF = entities(("pleural effusion", "left", "small", "certain"), ("atelectasis", "left lower lobe", None, "probable"))
+HYP = entities(("Pleural Effusion", "right", "small", "certain"), ("cardiomegaly", None, "mild", "certain"))
+
+
+def test_objective_hand_computed():
+    ref, _ = parse_entities(REF)
+    hyp, _ = parse_entities(HYP)
+    s = objective_scores(ref, hyp, W)
+    # disease: {effusion, atelectasis} vs {effusion, cardiomegaly}: rates 1/2 and 1/2 -> 0.5
+    assert s["disease"] == pytest.approx(0.5)
+    assert s["location"] == 0.0  # (effusion, left) vs (effusion, right)
+    assert s["severity"] == pytest.approx(0.5)  # (effusion, small) shared
+    assert s["uncertainty"] == pytest.approx(0.5)  # (effusion, certain) shared
+    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 0.5 + 0.5))
+
+
+def test_asymmetric_rates_harmonic_mean():
+    ref, _ = parse_entities(entities(("a", None, None, "certain")))
+    hyp, _ = parse_entities(entities(("a", None, None, "certain"), ("b", None, None, "certain"), ("c", None, None, "certain")))
+    # S(x, x^) = 1, S(x^, x) = 1/3 -> harmonic mean 0.5
+    assert objective_scores(ref, hyp, W)["disease"] == pytest.approx(0.5)
+    assert objective_scores((), (), W)["obj"] == 1.0 and objective_scores(ref, (), W)["obj"] == 0.0
+
+
+def test_subjective_rounding():
+    assert subjective_score({"fluency": 0, "grammar": 0, "terminology": 0}, A) == 1.0
+    # (1 + 0.9 + 0.5) / 3 = 0.8
+    assert subjective_score({"fluency": 0, "grammar": 2, "terminology": 10}, A) == 0.8
+    # (0.95 + 0.95 + 0.95) / 3 = 0.95 -> nearest 0.2 step is 1.0
+    assert subjective_score({"fluency": 1, "grammar": 1, "terminology": 1}, A) == 1.0
+    # (0 + 0 + 0.65)/3 = 0.2167 -> 0.2
+    assert subjective_score({"fluency": 30, "grammar": 20, "terminology": 7}, A) == 0.2
+
+
+def test_gema_blend_and_explanations_kept():
+    sub = '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
+    res = score_answers([REF], [HYP], [sub])
+    s_obj = 0.25 * 1.5
+    assert res.per_report["gema_sub"] == [0.8]
+    assert res.per_report["gema"] == [pytest.approx(0.8 * s_obj + 0.2 * 0.8)]
+    assert res.per_report["gema_status"] == [OK]
+    assert "missing: atelectasis" in res.per_report["gema_explanation"][0]
+    assert res.per_report["gema_explanation"][0].endswith("terse")
+    assert json.loads(res.per_report["gema_hyp_entities"][0])[0]["disease"] == "pleural effusion"
+
+
+def test_failures_are_recorded_not_scored():
+    res = score_answers([REF, "not json", REF], [HYP, HYP, HYP], ['{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}', None, "{}"])
+    assert res.per_report["gema_status"][0] == OK
+    assert res.per_report["gema_status"][1] == "failed:ref_entities,subjective"
+    assert res.per_report["gema_status"][2] == "failed:subjective"
+    assert math.isnan(res.per_report["gema"][1]) and math.isnan(res.per_report["gema"][2])
+    assert res.summary["gema_failures"] == 2
+    assert parse_subjective(None)[2] == NO_RESPONSE and parse_subjective("[1, 2]")[2] == UNPARSEABLE
+
+
+def test_entity_parsing_tolerates_noise():
+    text = 'Here you go: {"entities": [{"disease": "Edema", "uncertainty": "possible"}, {"location": "x"}, "junk", {"disease": "edema"}]}'
+    ents, status = parse_entities(text)
+    assert status == OK and ents == (("edema", None, None, "uncertain"),)
+    assert parse_entities('{"entities": []}') == ((), OK)
+    assert parse_entities("nothing")[1] == UNPARSEABLE
+
+
+def test_requests_deduplicate_report_texts():
+    entity, texts, subjective = gema_requests(["same", "same"], ["other", "same"], GemaConfig())
+    assert texts == ["same", "other"] and len(entity) == 2 and len(subjective) == 2
+    assert all(r.json_mode for r in entity)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="dimension_weights"):
+        GemaConfig(dimension_weights={"disease": 1.0})
+    with pytest.raises(ValueError, match="alpha"):
+        GemaConfig(alpha=1.5)
+
+
+def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
+    from openai_stub import OpenAIStub, Reply, last_user_message
+
+    from judge_responses import stub_llm_config
+    from srrg.metrics import evaluate
+
+    monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
+
+    def responder(body):
+        prompt = last_user_message(body)
+        if "Count the candidate's problems" in prompt:
+            return Reply('{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0, "explanation": "clear"}')
+        return Reply(REF if "Small left effusion" in prompt else HYP)
+
+    with OpenAIStub(responder=responder) as stub:
+        options = {"gema": {"llm": stub_llm_config(stub.base_url, str(tmp_path / "cache"))}}
+        refs, hyps = ["Small left effusion."] * 2, ["Right effusion, mild cardiomegaly."] * 2
+        out = evaluate(refs, hyps, ["gema"], per_report=True, options=options)
+        assert out["gema"] == pytest.approx([0.8 * 0.375 + 0.2 * 1.0] * 2)
+        assert len(stub.requests) == 3  # two distinct report texts + one distinct pair
+        evaluate(refs, hyps, ["gema"], options=options)
+        assert len(stub.requests) == 3

@@ -1,0 +1,85 @@
+# LLM judges (GREEN, VERT, GEMA-Score, proxy rating) on a small subset of one run's predictions,
+# scored together with cheap metrics so that metaeval.smk can correlate them with the proxy rating.
+# All LLM calls go through srrg.llm with its persistent cache: a rerun with a warm cache sends
+# no request. The embedded default uses the local SmolLM2-135M model, which runs anywhere but is
+# NOT a meaningful judge of radiology reports (see docs/judges.md).
+
+JUDGE_DEFAULTS = {
+    "run": None,  # run whose predictions are judged; None = the first configured run
+    "limit": 4,  # pairs judged (first N by study id); 0 = all
+    "max_tokens": 128,  # answer length per judge request (raise to 512 for a real judge model)
+    "metrics": ["green", "vert", "gema", "proxy_rating"],
+    "extra_metrics": [
+        "bleu",
+        "rouge_l",
+        "s_score_text",
+    ],  # non-LLM metrics on the same pairs
+    "llm": {
+        "backend": "local",
+        "max_new_tokens": 256,
+        "batch_size": 4,
+    },  # over the top-level llm slice
+    "options": {},  # per-metric options, e.g. {"green": {"max_words": 300}}
+}
+JUDGE = {**JUDGE_DEFAULTS, **config.get("judge", {})}
+JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
+
+
+def judge_options():
+    """Per-metric options for `srrg score`: every judge gets the merged llm slice (no secrets:
+    keys stay in the environment variable named by api_key_env)."""
+    llm = {
+        "cache_dir": str(Path(config["cache_dir"], "llm")),
+        **config.get("llm", {}),
+        **JUDGE["llm"],
+    }
+    options = {m: dict(o) for m, o in JUDGE["options"].items()}
+    for metric in JUDGE["metrics"]:
+        options.setdefault(metric, {})["llm"] = llm
+        options[metric].setdefault("max_tokens", JUDGE["max_tokens"])
+    return as_json(options)
+
+
+if JUDGE_RUN is not None:
+
+    rule judge_subset:
+        """The first `judge.limit` predictions (by study id) of the judged run."""
+        input:
+            pairs=results("runs", JUDGE_RUN, "pairs.parquet"),
+            code=srrg_code("metaeval", "io"),
+        output:
+            refs=results("judge", JUDGE_RUN, "subset", "refs.parquet"),
+            hyps=results("judge", JUDGE_RUN, "subset", "hyps.parquet"),
+        log:
+            logs("judge", f"{JUDGE_RUN}_subset.log"),
+        params:
+            limit=JUDGE["limit"],
+            out_dir=results("judge", JUDGE_RUN, "subset"),
+        shell:
+            "{SRRG} correlate prepare --predictions {input.pairs:q} --limit {params.limit}"
+            " --ref-col reference --hyp-col report --out-dir {params.out_dir:q} > {log:q} 2>&1"
+
+    rule judge:
+        """Judges and cheap metrics on the subset: per_report.parquet keeps every judge's counts,
+        statuses and explanations."""
+        input:
+            refs=rules.judge_subset.output.refs,
+            hyps=rules.judge_subset.output.hyps,
+            code=srrg_code(
+                "metrics", "llm", "prompts", "extract", "vocab", "report", "io"
+            ),
+        output:
+            per_report=results("judge", JUDGE_RUN, "per_report.parquet"),
+            summary=results("judge", JUDGE_RUN, "summary.csv"),
+        log:
+            logs("judge", f"{JUDGE_RUN}.log"),
+        threads: 1
+        params:
+            metrics=",".join(JUDGE["metrics"] + JUDGE["extra_metrics"]),
+            options=judge_options(),
+            out_dir=results("judge", JUDGE_RUN),
+        shell:
+            "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+            " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
+
+    add_targets(rules.judge.output.summary)

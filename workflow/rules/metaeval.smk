@@ -1,0 +1,126 @@
+# Meta-evaluation (DESIGN §4.7): correlation of metrics with human ratings (datasets configured
+# under metaeval.datasets, read in their published layouts) and with the LLM-proxy rating of the
+# judge subset (S-RRG Table 3). Tables: GEMA Table 1 and S-RRG Table 3 layouts.
+
+METAEVAL_DEFAULTS = {
+    "datasets": {},  # name -> {"adapter": rexval|radpref|rate_eval|radevalx, "path": ..., "options": {...}}
+    "metrics": [
+        "bleu",
+        "rouge_l",
+        "s_score_text",
+        "green",
+        "vert",
+        "gema",
+    ],  # scored on rating datasets
+    "correlate": {"n_boot": 1000, "seed": 0},  # srrg.metaeval.run.MetaevalConfig fields
+    "proxy": True,  # correlate the judge subset's metrics with its proxy_rating
+    "caveat": (
+        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a "
+        "meaningful judge of radiology reports; these numbers only show that the pipeline runs."
+    ),
+}
+METAEVAL = {**METAEVAL_DEFAULTS, **config.get("metaeval", {})}
+METAEVAL_DATASETS = METAEVAL["datasets"]
+
+
+def metaeval_dataset_options():
+    """Judges on rating datasets use the same llm slice as the judge stage."""
+    return judge_options()
+
+
+rule metaeval_prepare:
+    """A ratings dataset in its published layout -> refs/hyps for `srrg score` + long ratings table."""
+    input:
+        data=lambda wc: METAEVAL_DATASETS[wc.dataset]["path"],
+        code=srrg_code("metaeval", "io"),
+    output:
+        refs=results("metaeval", "{dataset}", "pairs", "refs.parquet"),
+        hyps=results("metaeval", "{dataset}", "pairs", "hyps.parquet"),
+        ratings=results("metaeval", "{dataset}", "pairs", "ratings.parquet"),
+    log:
+        logs("metaeval", "{dataset}_prepare.log"),
+    wildcard_constraints:
+        dataset="|".join(METAEVAL_DATASETS) or "^$",
+    params:
+        adapter=lambda wc: METAEVAL_DATASETS[wc.dataset]["adapter"],
+        options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "pairs"),
+    shell:
+        "{SRRG} correlate prepare --adapter {params.adapter} --data {input.data:q}"
+        " --options {params.options:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+
+
+rule metaeval_score:
+    """Every configured metric on the rated pairs."""
+    input:
+        refs=rules.metaeval_prepare.output.refs,
+        hyps=rules.metaeval_prepare.output.hyps,
+        code=srrg_code("metrics", "llm", "prompts", "extract", "vocab", "report", "io"),
+    output:
+        per_report=results("metaeval", "{dataset}", "scores", "per_report.parquet"),
+    log:
+        logs("metaeval", "{dataset}_score.log"),
+    wildcard_constraints:
+        dataset="|".join(METAEVAL_DATASETS) or "^$",
+    params:
+        metrics=",".join(METAEVAL["metrics"]),
+        options=metaeval_dataset_options(),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "scores"),
+    shell:
+        "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
+
+
+rule metaeval_correlate:
+    """Kendall/Spearman with bootstrap CIs, paired tests, count-level P/R/F1, ensembles."""
+    input:
+        scores=rules.metaeval_score.output.per_report,
+        ratings=rules.metaeval_prepare.output.ratings,
+        code=srrg_code("metaeval", "io"),
+    output:
+        gema=results("metaeval", "{dataset}", "tables", "table_gema.md"),
+        srrg=results("metaeval", "{dataset}", "tables", "table_srrg.md"),
+        correlations=results("metaeval", "{dataset}", "tables", "correlations.csv"),
+    log:
+        logs("metaeval", "{dataset}_correlate.log"),
+    wildcard_constraints:
+        dataset="|".join(METAEVAL_DATASETS) or "^$",
+    params:
+        cfg=as_json(METAEVAL["correlate"]),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "tables"),
+    shell:
+        "{SRRG} correlate run --scores {input.scores:q} --ratings {input.ratings:q}"
+        " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+add_targets(
+    *expand(rules.metaeval_correlate.output.gema, dataset=list(METAEVAL_DATASETS))
+)
+
+
+if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metrics"]:
+
+    rule metaeval_proxy:
+        """S-RRG Table 3: metrics vs the LLM-proxy rating on the judge subset."""
+        input:
+            scores=rules.judge.output.per_report,
+            code=srrg_code("metaeval", "io"),
+        output:
+            gema=results("metaeval", "proxy", JUDGE_RUN, "table_gema.md"),
+            srrg=results("metaeval", "proxy", JUDGE_RUN, "table_srrg.md"),
+        log:
+            logs("metaeval", f"proxy_{JUDGE_RUN}.log"),
+        params:
+            cfg=as_json(
+                {
+                    **METAEVAL["correlate"],
+                    "human_column": "proxy_rating",
+                    "caveat": METAEVAL["caveat"],
+                }
+            ),
+            out_dir=results("metaeval", "proxy", JUDGE_RUN),
+        shell:
+            "{SRRG} correlate run --scores {input.scores:q} --out {params.out_dir:q}"
+            " --config {params.cfg:q} > {log:q} 2>&1"
+
+    add_targets(rules.metaeval_proxy.output.srrg)
