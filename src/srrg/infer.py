@@ -1,0 +1,143 @@
+"""`srrg infer`: batched beam search over a dataset split; one predictions row per study.
+
+Structured-First outputs are parsed (valid / repaired / unparseable, never raising) and rendered to
+sentences for the NLG metrics; Sentence-Direct outputs are the sentences themselves. Studies outside
+the view filter are kept with infer_status `view_filtered`; the scoring pairs file holds the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import polars as pl
+import torch
+from tqdm import tqdm
+
+from srrg.config import ConfigError, from_dict
+from srrg.io import load_config_arg, write_parquet
+from srrg.model.config import DataConfig, ModelConfig
+from srrg.model.datamodule import ReportDataset, collate, log_image_source, read_split, reference_text, view_mask
+from srrg.model.images import ImageError
+from srrg.model.network import ReportGenerator
+from srrg.report import parse_report, render_sentences
+
+log = logging.getLogger("srrg.infer")
+
+OK, VIEW_FILTERED = "ok", "view_filtered"
+
+
+@dataclass(frozen=True)
+class InferConfig:
+    """Beam search and subset settings (the `infer` config slice)."""
+
+    num_beams: int = 3
+    num_return_sequences: int = 1
+    max_new_tokens: int = 256
+    batch_size: int = 4
+    split: str = "test"
+    max_studies: int | None = None
+    device: str = "auto"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> InferConfig:
+        return from_dict(cls, data, "infer")
+
+
+def resolve_device(name: str) -> torch.device:
+    return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name)
+
+
+def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator, DataConfig]:
+    """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source)."""
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"))
+    net.load_exported(blob["state_dict"])
+    return net.to(device).eval(), from_dict(DataConfig, blob["data_config"], "data")
+
+
+def prediction_fields(raw: str, target: str) -> dict[str, Any]:
+    """raw text -> parse_status, structured JSON, sentences, and the text to score (`report`)."""
+    if target == "json":
+        report, status = parse_report(raw)
+        structured = report.to_json()
+        return {"parse_status": status, "structured": structured, "sentences": render_sentences(report), "report": structured}
+    return {"parse_status": None, "structured": None, "sentences": raw, "report": raw}
+
+
+def run_infer(
+    model_path: str | Path, dataset_dir: str | Path, out: str | Path, pairs_out: str | Path | None, cfg: InferConfig
+) -> dict[str, Any]:
+    """Write predictions (every selected study) and, if asked, the scoring pairs (study_id,
+    reference, report) of the predicted studies. Returns a summary."""
+    start = time.perf_counter()
+    device = resolve_device(cfg.device)
+    net, data_cfg = load_model(model_path, device)
+    target = net.cfg.target
+    rows = read_split(dataset_dir, cfg.split)
+    total = rows.height
+    if cfg.max_studies is not None:
+        rows = rows.head(cfg.max_studies)
+    rows = rows.with_columns(view_mask(rows, data_cfg.views).alias("_keep"))
+    todo = rows.filter(pl.col("_keep")).to_dicts()
+    log.info("predicting %d of %d %s studies (%d outside the view filter)", len(todo), total, cfg.split, rows.height - len(todo))
+    log_image_source(data_cfg.image_root)
+    dataset = ReportDataset(todo, target, data_cfg.image_root, net.cfg.encoder.image_size)
+    results: dict[str, dict[str, Any]] = {}
+    for i in tqdm(range(0, len(dataset), cfg.batch_size), desc="infer", unit="batch"):
+        batch = collate([dataset[j] for j in range(i, min(i + cfg.batch_size, len(dataset)))])
+        texts = net.generate(batch["images"].to(device), cfg.num_beams, cfg.num_return_sequences, cfg.max_new_tokens)
+        for sid, cands in zip(batch["study_ids"], texts):
+            results[sid] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
+    records = []
+    for row in rows.iter_rows(named=True):
+        pred = results.get(row["study_id"], {})
+        records.append({
+            "study_id": row["study_id"],
+            "target": target,
+            "infer_status": OK if row["_keep"] else VIEW_FILTERED,
+            "reference": reference_text(row, target),
+            "raw": pred.get("raw"),
+            "candidates": pred.get("candidates"),
+            "parse_status": pred.get("parse_status"),
+            "structured": pred.get("structured"),
+            "sentences": pred.get("sentences"),
+            "report": pred.get("report"),
+        })
+    schema = {"candidates": pl.List(pl.String), "raw": pl.String, "parse_status": pl.String,
+              "structured": pl.String, "sentences": pl.String, "report": pl.String}
+    preds = pl.DataFrame(records, schema_overrides=schema)
+    write_parquet(preds, out)
+    if pairs_out is not None:
+        write_parquet(preds.filter(pl.col("infer_status") == OK).select("study_id", "reference", "report"), pairs_out)
+    statuses = preds["parse_status"].drop_nulls().value_counts().to_dicts()
+    summary = {
+        "studies": preds.height,
+        "predicted": len(results),
+        "parse_status": {d["parse_status"]: d["count"] for d in statuses},
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    log.info("infer: %s", summary)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="srrg infer", description=__doc__)
+    parser.add_argument("--model", required=True, help="model file written by `srrg train`")
+    parser.add_argument("--dataset", required=True, help="dataset folder with <split>/ Parquet shards")
+    parser.add_argument("--out", required=True, help="predictions Parquet")
+    parser.add_argument("--pairs", help="scoring pairs Parquet (study_id, reference, report) of predicted studies")
+    parser.add_argument("--config", help="infer config slice: inline JSON or a .json/.yaml path")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        run_infer(args.model, args.dataset, args.out, args.pairs, InferConfig.from_dict(load_config_arg(args.config)))
+    except (ConfigError, FileNotFoundError, ImageError) as err:
+        print(f"srrg infer: error: {err}", file=sys.stderr)
+        return 1
+    return 0

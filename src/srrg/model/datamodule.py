@@ -1,0 +1,173 @@
+"""Dataset over the Parquet shards (DESIGN §5.4) and the LightningDataModule."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import lightning as L
+import polars as pl
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+from srrg.model.config import DataConfig
+from srrg.model.images import study_image
+from srrg.report import StructuredReport, from_obj, render_sentences
+
+log = logging.getLogger(__name__)
+
+
+def read_split(dataset_dir: str | Path, split: str) -> pl.DataFrame:
+    """All shards of one split, sorted by study_id (a stable order for subsets and sharding)."""
+    files = sorted((Path(dataset_dir) / split).glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"no Parquet shards in {Path(dataset_dir) / split}")
+    df = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
+    return df.with_columns(pl.col("study_id").cast(pl.String)).sort("study_id")
+
+
+def view_mask(df: pl.DataFrame, views: Sequence[str] | None) -> pl.Series:
+    """True for rows whose view is allowed (all rows when no filter is set)."""
+    if views is None:
+        return pl.Series([True] * df.height, dtype=pl.Boolean)
+    return df["view"].is_in(list(views)).fill_null(False)
+
+
+def select_rows(df: pl.DataFrame, views: Sequence[str] | None, limit: int | None) -> pl.DataFrame:
+    kept = df.filter(view_mask(df, views))
+    return kept if limit is None else kept.head(limit)
+
+
+def dataset_report(structured: str | None) -> StructuredReport:
+    """A dataset row's report, already canonical (the extract stage made it): decoded, not re-canonicalized."""
+    try:
+        return from_obj(json.loads(structured or ""))[0]
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"dataset row has no valid structured report: {structured!r:.80}") from exc
+
+
+def target_text(structured: str | None, sentences: str | None, target: str) -> str:
+    """The training target: compact MIMIC-STRUC JSON, or the DESIGN §3 sentence rendering."""
+    report = dataset_report(structured)
+    if target == "json":
+        return report.to_json()
+    return sentences if sentences else render_sentences(report)
+
+
+def reference_text(row: dict[str, Any], target: str) -> str:
+    return target_text(row.get("structured"), row.get("sentences"), target)
+
+
+class ReportDataset(Dataset):
+    """One item per study: normalized image tensor and target text."""
+
+    def __init__(self, rows: list[dict[str, Any]], target: str, image_root: str | None, image_size: int) -> None:
+        self.rows, self.target, self.image_root, self.image_size = rows, target, image_root, image_size
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        row = self.rows[i]
+        return {
+            "study_id": row["study_id"],
+            "image": study_image(row["study_id"], row.get("image_paths"), self.image_root, self.image_size),
+            "target": reference_text(row, self.target),
+        }
+
+
+def collate(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "study_ids": [it["study_id"] for it in items],
+        "images": torch.stack([it["image"] for it in items]),
+        "targets": [it["target"] for it in items],
+    }
+
+
+class SkippingSampler(DistributedSampler):
+    """The seeded per-epoch order of DistributedSampler (one replica without DDP), minus the first
+    `skip` indices once: what a restored run has already trained on in this epoch."""
+
+    skip = 0
+
+    def __iter__(self) -> Iterator[int]:
+        indices = list(super().__iter__())
+        start, self.skip = self.skip, 0
+        return iter(indices[start:])
+
+
+class ResumableLoader(DataLoader):
+    """A DataLoader that Lightning checkpoints (its state_dict / load_state_dict interface): the
+    state is the number of batches of the current epoch already trained, read from the trainer's
+    progress (not from the loader, which prefetches ahead), so a run resumed mid-epoch sees exactly
+    the batches an uninterrupted run would."""
+
+    def __init__(self, *args: Any, progress: Callable[[], int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.progress = progress
+
+    def state_dict(self) -> dict[str, int]:
+        return {"batches_done": int(self.progress())}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        done = int(state.get("batches_done", 0))
+        assert isinstance(self.sampler, SkippingSampler)
+        # a checkpoint taken on an epoch's last batch resumes at the start of the next epoch
+        self.sampler.skip = 0 if done >= len(self) else done * int(self.batch_size or 1)
+
+
+def log_image_source(image_root: str | None) -> None:
+    if image_root is None:
+        log.warning("data.image_root is not set: using deterministic PLACEHOLDER images per study (no image understanding)")
+    else:
+        log.info("reading images under %s", image_root)
+
+
+class ReportDataModule(L.LightningDataModule):
+    def __init__(self, dataset_dir: str | Path, cfg: DataConfig, target: str, image_size: int, seed: int) -> None:
+        super().__init__()
+        self.dataset_dir, self.cfg, self.target, self.image_size, self.seed = dataset_dir, cfg, target, image_size, seed
+        self.train_set: ReportDataset | None = None
+        self.val_set: ReportDataset | None = None
+
+    def _dataset(self, split: str, limit: int | None) -> ReportDataset:
+        rows = select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
+        return ReportDataset(rows, self.target, self.cfg.image_root, self.image_size)
+
+    def setup(self, stage: str | None = None) -> None:
+        log_image_source(self.cfg.image_root)
+        self.train_set = self._dataset("train", self.cfg.max_train_studies)
+        if not len(self.train_set):
+            raise ValueError(f"no training studies in {self.dataset_dir}/train after the view filter {self.cfg.views}")
+        val_dir = Path(self.dataset_dir) / "validate"
+        self.val_set = self._dataset("validate", self.cfg.max_val_studies) if any(val_dir.glob("*.parquet")) else None
+
+    def _sampler(self, ds: ReportDataset, shuffle: bool) -> SkippingSampler:
+        """Seeded per epoch (Lightning calls set_epoch), sharded over the DDP ranks."""
+        world = self.trainer.world_size if self.trainer else 1
+        rank = self.trainer.global_rank if self.trainer else 0
+        return SkippingSampler(ds, num_replicas=world, rank=rank, shuffle=shuffle, seed=self.seed)
+
+    def _generator(self) -> torch.Generator:
+        """Each DataLoader iterator draws a base seed; from its own generator it leaves the global
+        RNG (dropout, drop-path) untouched, so restored RNG states stay in step."""
+        return torch.Generator().manual_seed(self.seed)
+
+    def _trained_batches(self) -> int:
+        return self.trainer.fit_loop.epoch_loop.batch_progress.current.processed if self.trainer else 0
+
+    def train_dataloader(self) -> ResumableLoader:
+        assert self.train_set is not None
+        return ResumableLoader(
+            self.train_set, batch_size=self.cfg.batch_size, sampler=self._sampler(self.train_set, True),
+            num_workers=self.cfg.num_workers, collate_fn=collate, persistent_workers=self.cfg.num_workers > 0,
+            progress=self._trained_batches, generator=self._generator(),
+        )
+
+    def val_dataloader(self) -> list[DataLoader]:
+        if self.val_set is None or not len(self.val_set):
+            return []
+        sampler = self._sampler(self.val_set, False)
+        return [DataLoader(self.val_set, batch_size=self.cfg.batch_size, sampler=sampler, num_workers=self.cfg.num_workers, collate_fn=collate, generator=self._generator())]

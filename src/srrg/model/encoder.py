@@ -1,0 +1,55 @@
+"""The visual encoder: any timm backbone, returning a sequence of patch tokens (B, N, C)."""
+
+from __future__ import annotations
+
+import logging
+
+import timm
+import torch
+from torch import nn
+
+from srrg.model.config import EncoderConfig
+
+log = logging.getLogger(__name__)
+
+
+def _create(cfg: EncoderConfig, pretrained: bool) -> nn.Module:
+    """Transformers with a fixed grid (Swin, ViT) need img_size; CNNs reject it and take any size."""
+    kwargs = {"num_classes": 0, **cfg.kwargs}
+    try:
+        return timm.create_model(cfg.name, pretrained=pretrained, img_size=cfg.image_size, **kwargs)
+    except TypeError:
+        return timm.create_model(cfg.name, pretrained=pretrained, **kwargs)
+
+
+def create_backbone(cfg: EncoderConfig) -> nn.Module:
+    """Pretrained weights when requested and obtainable (hub or cache), otherwise random init, logged."""
+    if cfg.pretrained:
+        try:
+            model = _create(cfg, pretrained=True)
+            log.info("encoder %s: pretrained weights loaded", cfg.name)
+            return model
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.warning("encoder %s: pretrained weights unavailable (%s); using RANDOM initialization", cfg.name, exc)
+    else:
+        log.info("encoder %s: random initialization (encoder.pretrained is false)", cfg.name)
+    return _create(cfg, pretrained=False)
+
+
+def feature_tokens(feats: torch.Tensor, dim: int) -> torch.Tensor:
+    """(B, N, C) from timm's forward_features: ViT gives (B, N, C), Swin NHWC, CNNs NCHW."""
+    if feats.ndim == 3:
+        return feats
+    if feats.ndim == 4:
+        return feats.flatten(1, 2) if feats.shape[-1] == dim else feats.flatten(2).transpose(1, 2)
+    raise ValueError(f"unsupported encoder feature shape {tuple(feats.shape)}")
+
+
+class ImageEncoder(nn.Module):
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        self.backbone = create_backbone(cfg)
+        self.out_dim = int(self.backbone.num_features)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return feature_tokens(self.backbone.forward_features(images), self.out_dim)

@@ -1,0 +1,99 @@
+"""The LightningModule: optimizer, schedule, logging, and checkpoints without the frozen LLM."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import asdict
+from typing import Any, Mapping
+
+import lightning as L
+import numpy as np
+import torch
+
+from srrg.config import from_dict
+from srrg.model.config import ModelConfig, OptimConfig
+from srrg.model.network import ReportGenerator
+
+
+def cosine_with_warmup(step: int, warmup: int, total: int) -> float:
+    """LR multiplier: linear warmup to 1, then cosine decay to 0 at `total` steps."""
+    if warmup > 0 and step < warmup:
+        return (step + 1) / warmup
+    span = max(1, total - warmup)
+    progress = min(1.0, (step - warmup) / span)
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+RNG_KEY = "srrg_rng_state"
+
+
+def rng_state() -> dict[str, Any]:
+    """Random generator states: stochastic layers (Swin drop-path, decoder dropout) then continue
+    after a resume exactly as they would have without the interruption."""
+    version, internal, gauss = random.getstate()
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    # plain lists and tensors only: Lightning loads checkpoints with torch.load(weights_only=True)
+    state = {
+        "python": [version, list(internal), gauss],
+        "numpy": [name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: Mapping[str, Any]) -> None:
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+class ReportModule(L.LightningModule):
+    def __init__(self, model: Mapping[str, Any], optim: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.model_cfg = from_dict(ModelConfig, model, "model")
+        self.optim_cfg = from_dict(OptimConfig, optim, "optim")
+        self.net = ReportGenerator(self.model_cfg)
+        # checkpoints omit a reloadable frozen LLM; on_load_checkpoint checks the rest is complete
+        self.strict_loading = False
+
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
+        loss = self.net.loss(batch["images"], batch["targets"])
+        self.log("train_loss", loss, prog_bar=True, batch_size=len(batch["targets"]))
+        return loss
+
+    def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        loss = self.net.loss(batch["images"], batch["targets"])
+        self.log("val_loss", loss, prog_bar=True, batch_size=len(batch["targets"]), sync_dist=True)
+
+    def configure_optimizers(self) -> dict[str, Any]:
+        params = [p for p in self.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=self.optim_cfg.lr, weight_decay=self.optim_cfg.weight_decay)
+        total = int(self.trainer.estimated_stepping_batches)
+        warmup = self.optim_cfg.warmup_steps
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_with_warmup(s, warmup, total))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        keep = {f"net.{k}" for k in self.net.export_state_dict()}
+        checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
+        checkpoint[RNG_KEY] = rng_state()
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        expected = {f"net.{k}" for k in self.net.export_state_dict()}
+        missing = sorted(expected - set(checkpoint["state_dict"]))
+        if missing:
+            raise ValueError(f"checkpoint lacks {len(missing)} trainable weights, e.g. {missing[:3]}")
+        if RNG_KEY in checkpoint:
+            set_rng_state(checkpoint[RNG_KEY])
+
+    def export(self) -> dict[str, Any]:
+        """What inference needs: the model config and the non-reloadable weights."""
+        return {"model_config": asdict(self.model_cfg), "state_dict": self.net.export_state_dict()}

@@ -1,0 +1,158 @@
+"""The image-to-report network: encoder -> projector -> frozen LLM (prompted) or baseline decoder.
+
+Both architectures expose the same two operations, `loss` (teacher forcing, loss on target tokens
+only) and `generate` (batched beam search), so training and inference do not care which one runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from srrg.model.baseline import build_baseline
+from srrg.model.config import ModelConfig
+from srrg.model.encoder import ImageEncoder
+from srrg.model.llm import freeze, load_llm, load_tokenizer
+from srrg.model.projector import Projector
+from srrg.model.prompt import build_prompt, target_token_ids
+
+log = logging.getLogger(__name__)
+
+IGNORE = -100  # label id that transformers' causal LM loss skips
+LLM_PREFIX = "llm."
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids (B, T) and their 0/1 mask."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long, device=device)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long, device=device)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long, device=device)
+        mask[i, : len(s)] = 1
+    return ids, mask
+
+
+class ReportGenerator(nn.Module):
+    def __init__(
+        self, cfg: ModelConfig, tokenizer: PreTrainedTokenizerBase | None = None, llm: PreTrainedModel | None = None
+    ) -> None:
+        """tokenizer/llm: prebuilt ones (the throughput benchmark's random same-sized LLM); by
+        default both are loaded from cfg.llm."""
+        super().__init__()
+        self.cfg = cfg
+        self.tokenizer = tokenizer if tokenizer is not None else load_tokenizer(cfg.llm)
+        self.encoder = ImageEncoder(cfg.encoder)
+        self.llm: PreTrainedModel | None = None
+        self.decoder: PreTrainedModel | None = None
+        if cfg.arch == "llm":
+            self.llm = freeze(llm) if llm is not None else load_llm(cfg.llm, self.tokenizer)
+            width = self.llm.get_input_embeddings().embedding_dim
+            self.prompt = build_prompt(self.tokenizer, cfg.target)
+        else:
+            self.decoder = build_baseline(cfg.baseline, self.tokenizer, cfg.max_target_tokens)
+            width = cfg.baseline.d_model
+        self.projector = Projector(self.encoder.out_dim, cfg.projector_hidden or width, width)
+
+    @property
+    def stores_llm(self) -> bool:
+        """A random `tiny` LLM cannot be reloaded from anywhere, so its weights travel in checkpoints;
+        real LLMs are reloaded from their source and kept out (checkpoints stay small)."""
+        return self.llm is not None and self.cfg.llm.name == "tiny"
+
+    def train(self, mode: bool = True) -> ReportGenerator:
+        """The frozen LLM stays in eval mode (no dropout) while the rest trains."""
+        super().train(mode)
+        if self.llm is not None:
+            self.llm.eval()
+        return self
+
+    def export_state_dict(self) -> dict[str, torch.Tensor]:
+        """Weights a checkpoint must carry (everything but a reloadable frozen LLM)."""
+        state = self.state_dict()
+        if self.stores_llm:
+            return state
+        return {k: v for k, v in state.items() if not k.startswith(LLM_PREFIX)}
+
+    def load_exported(self, state: dict[str, Any]) -> None:
+        """Inverse of export_state_dict; any missing trainable weight is an error."""
+        expected = set(self.export_state_dict())
+        missing = sorted(expected - set(state))
+        unexpected = sorted(set(state) - set(self.state_dict()))
+        if missing or unexpected:
+            raise ValueError(f"checkpoint does not match the model: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        self.load_state_dict(state, strict=False)
+
+    def image_tokens(self, images: torch.Tensor) -> torch.Tensor:
+        return self.projector(self.encoder(images))
+
+    def _prompt_embeds(self, img: torch.Tensor) -> torch.Tensor:
+        """[prefix | image tokens | suffix] embeddings (identical lengths: no prompt padding)."""
+        assert self.llm is not None
+        embed = self.llm.get_input_embeddings()
+        n = img.shape[0]
+        prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=img.device).expand(n, -1)
+        suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
+        return torch.cat([embed(prefix), img.to(embed.weight.dtype), embed(suffix)], dim=1)
+
+    def loss(self, images: torch.Tensor, targets: list[str]) -> torch.Tensor:
+        """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
+        img = self.image_tokens(images)
+        seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
+        ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
+        labels = ids.masked_fill(mask == 0, IGNORE)
+        if self.llm is not None:
+            prompt = self._prompt_embeds(img)
+            embeds = torch.cat([prompt, self.llm.get_input_embeddings()(ids)], dim=1)
+            n, p = prompt.shape[:2]
+            prompt_mask = torch.ones((n, p), dtype=torch.long, device=img.device)
+            attention = torch.cat([prompt_mask, mask], dim=1)
+            labels = torch.cat([torch.full_like(prompt_mask, IGNORE), labels], dim=1)
+            return self.llm(inputs_embeds=embeds, attention_mask=attention, labels=labels).loss
+        assert self.decoder is not None
+        bos = torch.full((ids.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
+        ones = torch.ones_like(bos)
+        return self.decoder(
+            input_ids=torch.cat([bos, ids], dim=1),
+            attention_mask=torch.cat([ones, mask], dim=1),
+            encoder_hidden_states=img,
+            labels=torch.cat([torch.full_like(bos, IGNORE), labels], dim=1),
+        ).loss
+
+    @torch.no_grad()
+    def generate(
+        self, images: torch.Tensor, num_beams: int = 3, num_return_sequences: int = 1, max_new_tokens: int = 256
+    ) -> list[list[str]]:
+        """Beam search; per image its `num_return_sequences` best texts, best first."""
+        if num_return_sequences > num_beams:
+            raise ValueError(f"num_return_sequences ({num_return_sequences}) cannot exceed num_beams ({num_beams})")
+        img = self.image_tokens(images)
+        tok = self.tokenizer
+        search: dict[str, Any] = {
+            "num_beams": num_beams,
+            "num_return_sequences": num_return_sequences,
+            "do_sample": False,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+        }
+        if self.llm is not None:
+            embeds = self._prompt_embeds(img)
+            attention = torch.ones(embeds.shape[:2], dtype=torch.long, device=img.device)
+            out = self.llm.generate(
+                inputs_embeds=embeds, attention_mask=attention, max_new_tokens=max_new_tokens, **search
+            )
+        else:
+            assert self.decoder is not None
+            steps = min(max_new_tokens, self.cfg.max_target_tokens)
+            bos = torch.full((img.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
+            out = self.decoder.generate(
+                input_ids=bos, attention_mask=torch.ones_like(bos), encoder_hidden_states=img,
+                max_new_tokens=steps, **search,
+            )[:, 1:]
+        texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
+        k = num_return_sequences
+        return [texts[i * k : (i + 1) * k] for i in range(img.shape[0])]

@@ -1,0 +1,57 @@
+"""Shared fixtures of the model/infer/tables tests: a toy dataset folder and tiny configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from srrg.report import Finding, StructuredReport, render_sentences
+
+REPORTS = [
+    StructuredReport((Finding("pleural effusion", 3, "small", "in the right costophrenic angle"),), ("pneumothorax",)),
+    StructuredReport((), ("pneumothorax", "consolidation")),
+    StructuredReport((Finding("atelectasis", 2, None, "in the lower zone of the left lung"),), ()),
+    StructuredReport((Finding("cardiomegaly", 3, "mild", None),), ("pleural effusion",)),
+]
+
+
+def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int = 3) -> Path:
+    """DIR/{train,validate,test}/part-00000.parquet with the dataset stage's columns."""
+    for split, n in (("train", n_train), ("validate", n_val), ("test", n_test)):
+        rows: list[dict[str, Any]] = []
+        for i in range(n):
+            rep = REPORTS[i % len(REPORTS)]
+            rows.append({
+                "study_id": f"{split[:2]}{i:03d}",
+                "subject_id": f"p{i}",
+                "split": split,
+                "image_paths": [f"{split}/{i}.png"],
+                "view": "PA" if i % 3 else "LATERAL",
+                "findings": "toy",
+                "impression": None,
+                "structured": rep.to_json(),
+                "sentences": render_sentences(rep),
+                "provenance": "{}",
+            })
+        (root / split).mkdir(parents=True, exist_ok=True)
+        pl.DataFrame(rows).write_parquet(root / split / "part-00000.parquet")
+    return root
+
+
+def tiny_train_config(**trainer: Any) -> dict[str, Any]:
+    """A train slice that builds in milliseconds: 32 px tiny Swin, 2-layer hidden-32 Llama."""
+    return {
+        "model": {
+            "arch": "llm",
+            "target": "json",
+            "encoder": {"name": "swin_tiny_patch4_window7_224", "pretrained": False, "image_size": 32,
+                        "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}},
+            "llm": {"name": "tiny"},
+            "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0},
+            "max_target_tokens": 48,
+        },
+        "data": {"batch_size": 2},
+        "trainer": {"max_steps": 2, "accelerator": "cpu", "devices": 1, "checkpoint_every_n_steps": 1, **trainer},
+    }

@@ -1,0 +1,155 @@
+"""Unit tests of the model pieces: images, encoder tokens, prompt, schedule, network step and search."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from srrg.config import ConfigError
+from srrg.model.config import EncoderConfig, LLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
+from srrg.model.encoder import feature_tokens
+from srrg.model.images import ImageError, load_image, placeholder_image, study_image
+from srrg.model.llm import ensure_pad_token
+from srrg.model.module import cosine_with_warmup
+from srrg.model.network import ReportGenerator, pad_batch
+from srrg.model.prompt import IMAGE_SLOT, build_prompt, prompt_text, target_token_ids
+from srrg.model.tiny import tiny_tokenizer
+
+torch.set_num_threads(1)
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+TINY_ENCODER = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
+
+
+def tiny_model(arch: str = "llm", target: str = "json") -> ReportGenerator:
+    torch.manual_seed(0)
+    cfg = ModelConfig(arch=arch, target=target, encoder=TINY_ENCODER, llm=LLMConfig(name="tiny"),
+                      baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0), max_target_tokens=48)
+    return ReportGenerator(cfg)
+
+
+def test_cosine_schedule_hand_values() -> None:
+    assert cosine_with_warmup(0, 2, 10) == 0.5  # (0 + 1) / 2
+    assert cosine_with_warmup(1, 2, 10) == 1.0
+    assert cosine_with_warmup(2, 2, 10) == 1.0  # cos(0)
+    assert math.isclose(cosine_with_warmup(6, 2, 10), 0.5)  # halfway through the 8 decay steps
+    assert math.isclose(cosine_with_warmup(10, 2, 10), 0.0, abs_tol=1e-12)
+    assert cosine_with_warmup(0, 0, 4) == 1.0
+
+
+def test_feature_tokens_layouts() -> None:
+    assert feature_tokens(torch.zeros(2, 4, 4, 8), 8).shape == (2, 16, 8)  # Swin NHWC
+    assert feature_tokens(torch.zeros(2, 8, 4, 4), 8).shape == (2, 16, 8)  # CNN NCHW
+    assert feature_tokens(torch.zeros(2, 5, 8), 8).shape == (2, 5, 8)  # ViT
+    with pytest.raises(ValueError, match="unsupported"):
+        feature_tokens(torch.zeros(2, 8), 8)
+
+
+def test_placeholder_is_deterministic_per_study() -> None:
+    a, b = placeholder_image("s1", 32), placeholder_image("s1", 32)
+    assert a.shape == (3, 32, 32) and torch.equal(a, b)
+    assert not torch.equal(a, placeholder_image("s2", 32))
+    assert torch.equal(study_image("s1", ["x.png"], None, 32), a)  # no image root -> placeholder
+
+
+def test_missing_and_corrupt_images_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ImageError, match="nope.png"):
+        load_image(tmp_path / "nope.png", 32)
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"not an image")
+    with pytest.raises(ImageError, match="bad.jpg"):
+        load_image(bad, 32)
+    with pytest.raises(ImageError, match="study s9"):
+        study_image("s9", [], str(tmp_path), 32)
+
+
+def test_real_png_loads() -> None:
+    folder = SHARED / "iu_xray_images"
+    pngs = sorted(folder.glob("**/*.png")) if folder.is_dir() else []
+    if not pngs:
+        pytest.skip(f"{folder} absent")
+    img = study_image("x", [pngs[0].name], str(pngs[0].parent), 64)
+    assert img.shape == (3, 64, 64) and torch.isfinite(img).all()
+
+
+def test_pad_token_falls_back_to_eos() -> None:
+    tok = tiny_tokenizer()
+    assert tok.pad_token is None
+    assert ensure_pad_token(tok).pad_token_id == tok.eos_token_id
+
+
+def test_prompt_wraps_image_slot_in_chat_template() -> None:
+    tok = ensure_pad_token(tiny_tokenizer())
+    text = prompt_text(tok, "json")
+    assert text.startswith("<|im_start|>user\n<Img>" + IMAGE_SLOT + "</Img> Generate a structure report")
+    assert text.endswith("<|im_start|>assistant\n")
+    p = build_prompt(tok, "json")
+    assert tok.decode(list(p.prefix_ids)) + IMAGE_SLOT + tok.decode(list(p.suffix_ids)) == text
+    assert target_token_ids(tok, ["ab"], 10) == [[tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b"), tok.eos_token_id]]
+    assert len(target_token_ids(tok, ["abcdef"], 3)[0]) == 3
+
+
+def test_pad_batch_masks() -> None:
+    ids, mask = pad_batch([[5, 6, 7], [8]], 0, torch.device("cpu"))
+    assert ids.tolist() == [[5, 6, 7], [8, 0, 0]] and mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+
+
+@pytest.mark.parametrize("arch", ["llm", "baseline"])
+def test_forward_backward_trains_encoder_and_projector(arch: str) -> None:
+    net = tiny_model(arch).train()
+    loss = net.loss(torch.randn(2, 3, 32, 32), ['{"positive": [], "negative": ["pneumothorax"]}', "no"])
+    assert torch.isfinite(loss) and loss.item() > 0
+    loss.backward()
+    assert all(p.grad is not None for p in net.projector.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in net.encoder.parameters())
+
+
+def test_llm_stays_frozen_after_a_step() -> None:
+    net = tiny_model("llm").train()
+    assert not net.llm.training  # eval mode kept while the rest trains
+    before = {k: v.clone() for k, v in net.llm.state_dict().items()}
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-2)
+    net.loss(torch.randn(2, 3, 32, 32), ["abc", "de"]).backward()
+    opt.step()
+    assert all(not p.requires_grad and p.grad is None for p in net.llm.parameters())
+    assert all(torch.equal(v, net.llm.state_dict()[k]) for k, v in before.items())
+    proj_trainable = [p.requires_grad for p in net.projector.parameters()]
+    assert all(proj_trainable)
+
+
+@pytest.mark.parametrize("arch", ["llm", "baseline"])
+def test_beam_search_returns_configured_sequences(arch: str) -> None:
+    net = tiny_model(arch).eval()
+    out = net.generate(torch.randn(3, 3, 32, 32), num_beams=3, num_return_sequences=2, max_new_tokens=5)
+    assert len(out) == 3 and all(len(c) == 2 for c in out) and all(isinstance(t, str) for c in out for t in c)
+    with pytest.raises(ValueError, match="cannot exceed"):
+        net.generate(torch.randn(1, 3, 32, 32), num_beams=2, num_return_sequences=3)
+
+
+def test_export_round_trip_and_mismatch() -> None:
+    net = tiny_model("baseline")
+    state = net.export_state_dict()
+    other = tiny_model("baseline")
+    other.load_exported(state)
+    assert all(torch.equal(v, other.state_dict()[k]) for k, v in state.items())
+    with pytest.raises(ValueError, match="missing"):
+        other.load_exported({k: v for k, v in state.items() if not k.startswith("projector.")})
+
+
+def test_run_config_merges_overrides() -> None:
+    slice_ = {"optim": {"lr": 1e-4}, "runs": [
+        {"name": "a", "label": "A", "arch": "baseline", "target": "sentences", "overrides": {"optim": {"lr": 5e-4}}},
+        {"name": "b", "label": "B"},
+    ]}
+    cfg = run_config(slice_, "a")
+    assert cfg["optim"]["lr"] == 5e-4 and cfg["model"] == {"arch": "baseline", "target": "sentences"}
+    assert "runs" not in cfg and run_config(slice_, "b")["optim"]["lr"] == 1e-4
+    with pytest.raises(ConfigError, match="unknown run"):
+        run_config(slice_, "zzz")
+    with pytest.raises(ConfigError, match="unique"):
+        run_specs({"runs": [{"name": "a", "label": "A"}, {"name": "a", "label": "B"}]})
+    with pytest.raises(ConfigError, match="model.target"):
+        run_config({"runs": [{"name": "a", "label": "A", "target": "xml"}]}, "a")
+    assert [s.name for s in run_specs({})] == ["smollm2_json", "smollm2_sentences", "transformer_json"]

@@ -1,0 +1,22 @@
+rule infer:
+    """Beam-search predictions of one run on the test split (plus the pairs file that is scored)."""
+    input:
+        model=rules.train.output.model,
+        manifest=rules.dataset_manifest.output.manifest,
+        shards=dataset_shards,
+        code=srrg_code("infer", "model", "report", "config", "io"),
+    output:
+        predictions=results("runs", "{run}", "predictions.parquet"),
+        pairs=results("runs", "{run}", "pairs.parquet"),
+    log:
+        logs("infer", "{run}.log"),
+    wildcard_constraints:
+        run="|".join(RUNS) or "^$",
+    conda:
+        "../../envs/train.yaml"
+    params:
+        cfg=section("infer"),
+        dataset=DATASET,
+    shell:
+        "{SRRG} infer --model {input.model:q} --dataset {params.dataset:q} --out {output.predictions:q}"
+        " --pairs {output.pairs:q} --config {params.cfg:q} > {log:q} 2>&1"

@@ -1,0 +1,33 @@
+# Metrics that need structured reports on both sides; Sentence-Direct runs skip them.
+STRUCTURED_METRICS = {"s_score"}
+DEFAULT_SCORE_METRICS = ["bleu", "meteor", "rouge_l", "cider", "s_score"]
+
+
+def run_metrics(name):
+    metrics = config["score"].get("metrics", DEFAULT_SCORE_METRICS)
+    if RUNS[name].target != "json":
+        metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
+    return ",".join(metrics)
+
+
+rule score:
+    """Every configured metric on one run's predictions (NLG metrics read sentence renderings)."""
+    input:
+        pairs=rules.infer.output.pairs,
+        code=srrg_code("metrics", "report", "config", "io"),
+    output:
+        summary=results("runs", "{run}", "score", "summary.csv"),
+        per_report=results("runs", "{run}", "score", "per_report.parquet"),
+    log:
+        logs("score", "{run}.log"),
+    wildcard_constraints:
+        run="|".join(RUNS) or "^$",
+    conda:
+        "../../envs/score.yaml"
+    params:
+        metrics=lambda wc: run_metrics(wc.run),
+        options=as_json(config["score"].get("options", {})),
+        out_dir=lambda wc: results("runs", wc.run, "score"),
+    shell:
+        "{SRRG} score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col report"
+        " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"

@@ -1,0 +1,41 @@
+TABLE_FILES = [
+    results("tables", f"{t}.{ext}")
+    for t in ("table1", "table2")
+    for ext in ("csv", "md", "tex")
+]
+
+
+def table_runs():
+    """The run entries `srrg tables` reads (labels and targets from train.runs, files per run)."""
+    return [
+        {
+            "name": s.name,
+            "label": s.label,
+            "target": s.target,
+            "summary": results("runs", s.name, "score", "summary.csv"),
+            "predictions": results("runs", s.name, "predictions.parquet"),
+        }
+        for s in RUNS.values()
+    ]
+
+
+rule tables:
+    """S-RRG Table 1 (methods) and Table 2 (Structured-First vs Sentence-Direct) with parse rates."""
+    input:
+        summaries=[results("runs", r, "score", "summary.csv") for r in RUNS],
+        predictions=[results("runs", r, "predictions.parquet") for r in RUNS],
+        code=srrg_code("tables", "report", "config", "io"),
+    output:
+        TABLE_FILES,
+    log:
+        logs("tables.log"),
+    conda:
+        "../../envs/score.yaml"
+    params:
+        runs=as_json(table_runs()),
+        out_dir=results("tables"),
+    shell:
+        "{SRRG} tables --runs {params.runs:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+
+
+add_targets(*TABLE_FILES)
