@@ -17,7 +17,7 @@ from workflow_helpers import copy_workflow, mtimes, planned_jobs, snakemake, wri
 pytestmark = pytest.mark.slow
 
 UPSTREAM = ("ingest", "extract")
-DOWNSTREAM_OF_NORMALIZE = {"normalize", "dataset_plan", "dataset_shard", "dataset_manifest", "stats", "all"}
+DOWNSTREAM_OF_NORMALIZE = {"normalize", "dataset_plan", "dataset_shard", "dataset_manifest", "stats", "data"}
 
 
 def _config(source: str, tmp: Path) -> dict:
@@ -36,7 +36,7 @@ def run(request, tmp_path_factory):
     workdir = copy_workflow(tmp / "repo")
     cfg = _config(request.param, tmp)
     cfg_file = write_config(workdir, cfg)
-    snakemake(workdir, "--configfile", str(cfg_file))
+    snakemake(workdir, "data", "--configfile", str(cfg_file))
     return request.param, workdir, cfg, cfg_file
 
 
@@ -72,7 +72,7 @@ def test_outputs_account_for_every_study(run):
 
 def test_complete_run_has_nothing_to_do(run):
     _, workdir, _, cfg_file = run
-    assert planned_jobs(snakemake(workdir, "-n", "--configfile", str(cfg_file))) == {}
+    assert planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file))) == {}
 
 
 def test_normalization_setting_reruns_only_normalize_and_downstream(run):
@@ -80,25 +80,25 @@ def test_normalization_setting_reruns_only_normalize_and_downstream(run):
     out = _outputs(workdir)
     before = mtimes([out["ingest"], out["extract"]])
     changed = write_config(workdir, {**cfg, "normalize": {"method": "rules", "max_words": 9}}, "changed.yaml")
-    jobs = planned_jobs(snakemake(workdir, "-n", "--configfile", str(changed)))
+    jobs = planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(changed)))
     assert "normalize" in jobs and set(jobs) <= DOWNSTREAM_OF_NORMALIZE
-    snakemake(workdir, "--configfile", str(changed))
+    snakemake(workdir, "data", "--configfile", str(changed))
     assert mtimes([out["ingest"], out["extract"]]) == before
-    assert planned_jobs(snakemake(workdir, "-n", "--configfile", str(changed))) == {}
+    assert planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(changed))) == {}
     # an LLM setting does not matter to the rules normalizer
     llm = write_config(workdir, {**cfg, "normalize": {"max_words": 9}, "llm": {"concurrency": 2}}, "llm.yaml")
-    assert planned_jobs(snakemake(workdir, "-n", "--configfile", str(llm))) == {}
-    snakemake(workdir, "--configfile", str(cfg_file))  # back to the original settings
+    assert planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(llm))) == {}
+    snakemake(workdir, "data", "--configfile", str(cfg_file))  # back to the original settings
 
 
 def test_editing_extraction_code_reruns_extraction_and_downstream(run):
     _, workdir, _, cfg_file = run
     module = workdir / "src" / "srrg" / "extract" / "context.py"
     module.write_text(module.read_text() + "\n# edited by a test\n")
-    jobs = planned_jobs(snakemake(workdir, "-n", "--configfile", str(cfg_file)))
+    jobs = planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file)))
     assert "extract" in jobs and "ingest" not in jobs
     before = mtimes([_outputs(workdir)["ingest"]])
-    snakemake(workdir, "--configfile", str(cfg_file))
+    snakemake(workdir, "data", "--configfile", str(cfg_file))
     assert mtimes([_outputs(workdir)["ingest"]]) == before
 
 
@@ -111,9 +111,9 @@ def test_deleting_one_shard_regenerates_only_its_dependents(run):
     content = shard.read_bytes()
     before = mtimes([out["ingest"], out["extract"], out["normalize"], *others])
     shard.unlink()
-    jobs = planned_jobs(snakemake(workdir, "-n", "--configfile", str(cfg_file)))
-    assert jobs == {"dataset_shard": 1, "dataset_manifest": 1, "stats": 1, "all": 1}
-    snakemake(workdir, "--configfile", str(cfg_file))
+    jobs = planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file)))
+    assert jobs == {"dataset_shard": 1, "dataset_manifest": 1, "stats": 1, "data": 1}
+    snakemake(workdir, "data", "--configfile", str(cfg_file))
     assert shard.read_bytes() == content
     assert mtimes([out["ingest"], out["extract"], out["normalize"], *others]) == before
     assert json.loads(out["manifest"].read_text()) == manifest
@@ -122,11 +122,11 @@ def test_deleting_one_shard_regenerates_only_its_dependents(run):
 def test_config_typo_fails_validation(run):
     _, workdir, cfg, _ = run
     bad = write_config(workdir, {**cfg, "ingest": {**cfg["ingest"], "limt": 3}}, "typo.yaml")
-    proc = snakemake(workdir, "-n", "--configfile", str(bad), check=False)
+    proc = snakemake(workdir, "data", "-n", "--configfile", str(bad), check=False)
     assert proc.returncode != 0
     assert "unknown key ingest.limt" in proc.stderr + proc.stdout
     wrong_type = write_config(workdir, {**cfg, "dataset": {"rows_per_shard": "many"}}, "type.yaml")
-    proc = snakemake(workdir, "-n", "--configfile", str(wrong_type), check=False)
+    proc = snakemake(workdir, "data", "-n", "--configfile", str(wrong_type), check=False)
     assert proc.returncode != 0 and "dataset.rows_per_shard: 'many' is not of type 'integer'" in proc.stderr + proc.stdout
 
 
@@ -134,6 +134,6 @@ def test_report_html(run):
     source, workdir, _, cfg_file = run
     if source != "iu_xray":
         pytest.skip("one report is enough")
-    snakemake(workdir, "--configfile", str(cfg_file), "--report", "report.html")
+    snakemake(workdir, "data", "--configfile", str(cfg_file), "--report", "report.html")
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Dataset statistics" in html and "findings.png" in html

@@ -14,7 +14,7 @@ from workflow_helpers import copy_workflow, snakemake, write_config
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 CONFIG = {"ingest": {"source": "iu_xray", "limit": 40}, "dataset": {"rows_per_shard": 15}}
-TARGETS = ("results/dataset/manifest.json", "results/stats/findings.csv")
+TARGETS = ("data",)
 
 
 @pytest.fixture(scope="module")

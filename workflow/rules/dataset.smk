@@ -117,4 +117,14 @@ rule stats:
         " --config {params.cfg:q} > {log:q} 2>&1"
 
 
-add_targets(rules.dataset_manifest.output.manifest, *rules.stats.output)
+# The shards are targets themselves: Snakemake does not rebuild a missing intermediate file whose
+# downstream outputs exist, so a deleted shard is regenerated only when it is requested.
+add_targets(dataset_shards, rules.dataset_manifest.output.manifest, *rules.stats.output)
+
+
+rule data:
+    """Target for the data half alone (snakemake data): shards, manifest and statistics."""
+    input:
+        dataset_shards,
+        rules.dataset_manifest.output.manifest,
+        rules.stats.output,
