@@ -4,24 +4,7 @@
 # no request. The embedded default uses the local SmolLM2-135M model, which runs anywhere but is
 # NOT a meaningful judge of radiology reports (see docs/judges.md).
 
-JUDGE_DEFAULTS = {
-    "run": None,  # run whose predictions are judged; None = the first configured run
-    "limit": 4,  # pairs judged (first N by study id); 0 = all
-    "max_tokens": 128,  # answer length per judge request (raise to 512 for a real judge model)
-    "metrics": ["green", "vert", "gema", "proxy_rating"],
-    "extra_metrics": [
-        "bleu",
-        "rouge_l",
-        "s_score_text",
-    ],  # non-LLM metrics on the same pairs
-    "llm": {
-        "backend": "local",
-        "max_new_tokens": 256,
-        "batch_size": 4,
-    },  # over the top-level llm slice
-    "options": {},  # per-metric options, e.g. {"green": {"max_words": 300}}
-}
-JUDGE = {**JUDGE_DEFAULTS, **config.get("judge", {})}
+JUDGE = config["judge"]  # defaults filled by the config schema
 JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
 
 

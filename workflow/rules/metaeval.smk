@@ -2,24 +2,7 @@
 # under metaeval.datasets, read in their published layouts) and with the LLM-proxy rating of the
 # judge subset (S-RRG Table 3). Tables: GEMA Table 1 and S-RRG Table 3 layouts.
 
-METAEVAL_DEFAULTS = {
-    "datasets": {},  # name -> {"adapter": rexval|radpref|rate_eval|radevalx, "path": ..., "options": {...}}
-    "metrics": [
-        "bleu",
-        "rouge_l",
-        "s_score_text",
-        "green",
-        "vert",
-        "gema",
-    ],  # scored on rating datasets
-    "correlate": {"n_boot": 1000, "seed": 0},  # srrg.metaeval.run.MetaevalConfig fields
-    "proxy": True,  # correlate the judge subset's metrics with its proxy_rating
-    "caveat": (
-        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a "
-        "meaningful judge of radiology reports; these numbers only show that the pipeline runs."
-    ),
-}
-METAEVAL = {**METAEVAL_DEFAULTS, **config.get("metaeval", {})}
+METAEVAL = config["metaeval"]  # defaults filled by the config schema
 METAEVAL_DATASETS = METAEVAL["datasets"]
 
 

@@ -1,10 +1,9 @@
 # Metrics that need structured reports on both sides; Sentence-Direct runs skip them.
 STRUCTURED_METRICS = {"s_score"}
-DEFAULT_SCORE_METRICS = ["bleu", "meteor", "rouge_l", "cider", "s_score"]
 
 
 def run_metrics(name):
-    metrics = config["score"].get("metrics", DEFAULT_SCORE_METRICS)
+    metrics = config["score"]["metrics"]
     if RUNS[name].target != "json":
         metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
     return ",".join(metrics)
@@ -26,7 +25,7 @@ rule score:
         "../../envs/score.yaml"
     params:
         metrics=lambda wc: run_metrics(wc.run),
-        options=as_json(config["score"].get("options", {})),
+        options=as_json(config["score"]["options"]),
         out_dir=lambda wc: results("runs", wc.run, "score"),
     shell:
         "{SRRG} score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col report"
