@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dataset": ("srrg.dataset", "write Parquet shards per split and manifest.json"),
     "stats": ("srrg.stats", "dataset statistics (S-RRG Fig. 5) as CSV and PNG"),
     "correlate": ("srrg.metaeval.cli", "meta-evaluate metrics against human or LLM-proxy ratings"),
+    "judge-train": ("srrg.judge_train.cli", "fine-tune an LLM judge (LoRA/QLoRA) on expert ratings; compare it with zero-shot judges"),
 }
 
 

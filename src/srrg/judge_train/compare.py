@@ -1,0 +1,40 @@
+"""The tuned judge next to the zero-shot judges on the held-out split: one scores table (the tuned
+judge's columns carry a suffix) and the meta-evaluation tables of srrg.metaeval over it."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import polars as pl
+
+from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval
+
+
+def side_by_side(finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix: str) -> tuple[pl.DataFrame, list[str]]:
+    """Held-out pairs (the tuned judge's rows) with the zero-shot scores joined on, and the headline
+    columns to correlate: zero-shot ones as named, tuned ones with the suffix."""
+    if ID not in finetuned.columns:
+        raise ValueError(f"fine-tuned scores need a {ID!r} column; found {finetuned.columns}")
+    tuned = finetuned.rename({c: f"{c}{suffix}" for c in finetuned.columns if c != ID})
+    metrics = [f"{c}{suffix}" for c in HEADLINE if c in finetuned.columns]
+    if zero_shot is None:
+        return tuned, metrics
+    if ID not in zero_shot.columns:
+        raise ValueError(f"zero-shot scores need a {ID!r} column; found {zero_shot.columns}")
+    clash = sorted(set(zero_shot.columns) & set(tuned.columns) - {ID})
+    if clash:
+        raise ValueError(f"column(s) {clash} exist in both tables; choose another --suffix")
+    joined = tuned.join(zero_shot, on=ID, how="left")
+    return joined, [c for c in HEADLINE if c in zero_shot.columns] + metrics
+
+
+def compare(
+    finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, ratings: pl.DataFrame, options: Mapping[str, Any], suffix: str = "_ft"
+) -> tuple[pl.DataFrame, MetaevalResult]:
+    """Joined scores and the correlation of every headline column with the human ratings (options:
+    srrg.metaeval.run.MetaevalConfig fields; `metrics` is filled in here)."""
+    joined, metrics = side_by_side(finetuned, zero_shot, suffix)
+    if not metrics:
+        raise ValueError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")
+    cfg = MetaevalConfig.from_dict({**options, "metrics": metrics})
+    return joined, run_metaeval(joined, ratings, cfg)

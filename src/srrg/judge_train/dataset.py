@@ -1,0 +1,159 @@
+"""Supervised judge-training data from a ratings table (srrg.metaeval.adapters): one example per
+rated pair, split by case so that no reference study appears in two splits.
+
+Targets: VERT-style `[Score]:\n0.7` (the human judgement scaled to [0, 1], rounded as VERT does), or
+GREEN-style analysis text when analyses are given. Prompts are the packaged judge prompts rendered
+exactly as the `vert` / `green` metrics render them, so the tuned judge sees at inference what it
+saw in training.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import polars as pl
+
+from srrg.io import write_parquet, write_text
+from srrg.judge_train.config import JudgeTrainConfig
+from srrg.metaeval.adapters import RatingsDataset
+from srrg.metaeval.run import ID, MetaevalConfig, resolve_human
+from srrg.metrics.judge_common import JudgeConfig, pair_requests
+from srrg.report import normalize_text
+
+SPLITS = ("train", "validate", "test")
+# example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |
+# empty_text (reference or candidate missing); training adds too_long
+OK, NO_TARGET, EMPTY_TEXT, TOO_LONG = "ok", "no_target", "empty_text", "too_long"
+PROMPTS = {"score": "vert", "analysis": "green"}
+EXAMPLE_SCHEMA = {
+    "pair_id": pl.String, "case_id": pl.String, "split": pl.String, "reference": pl.String,
+    "candidate": pl.String, "human": pl.Float64, "target": pl.String, "messages": pl.String, "status": pl.String,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a human judgement maps to [0, 1]: (value - low) / (high - low), flipped when lower is better."""
+
+    target: str
+    low: float
+    high: float
+    lower_is_better: bool
+
+    def apply(self, value: float, decimals: int) -> float:
+        unit = min(1.0, max(0.0, (value - self.low) / (self.high - self.low))) if self.high > self.low else 1.0
+        return round(1.0 - unit if self.lower_is_better else unit, decimals)
+
+
+def case_key(pair_id: str, reference: str | None, case_by: str) -> str:
+    """The case a pair belongs to: its normalized reference text (pairs judged against the same
+    report are one case), or the pair id before its first ':' (`study:candidate` ids)."""
+    if case_by == "pair_prefix":
+        return pair_id.split(":", 1)[0]
+    return normalize_text(reference or "")
+
+
+def split_cases(cases: Sequence[str], validate_fraction: float, test_fraction: float, seed: int) -> dict[str, str]:
+    """case -> split from a seeded permutation of the sorted unique cases (independent of row order).
+    A non-zero fraction gets at least one case when three or more cases exist; train keeps the rest."""
+    unique = sorted(set(cases))
+    n = len(unique)
+
+    def count(fraction: float) -> int:
+        k = round(fraction * n)
+        return max(k, 1) if fraction > 0 and n >= 3 else k
+
+    n_test, n_val = count(test_fraction), count(validate_fraction)
+    if n - n_test - n_val < 1:
+        raise ValueError(f"{n} case(s) cannot fill train/validate/test with fractions {validate_fraction}/{test_fraction}")
+    order = np.random.default_rng(seed).permutation(n)
+    labels = ["test"] * n_test + ["validate"] * n_val + ["train"] * (n - n_test - n_val)
+    return {unique[i]: label for i, label in zip(order, labels)}
+
+
+def human_scale(ratings: pl.DataFrame, cfg: JudgeTrainConfig) -> tuple[dict[str, float], Scale]:
+    """pair_id -> mean human judgement (the metaeval target rules) and the scale to [0, 1]."""
+    human, target, lower = resolve_human(pl.DataFrame(), ratings, MetaevalConfig(human_target=cfg.human_target))
+    values = dict(zip(human[ID].to_list(), human["human"].to_list()))
+    observed = [v for v in values.values() if v is not None and not math.isnan(v)]
+    low = cfg.score_min if cfg.score_min is not None else (min(observed) if observed else 0.0)
+    high = cfg.score_max if cfg.score_max is not None else (max(observed) if observed else 1.0)
+    return values, Scale(target, float(low), float(high), lower)
+
+
+def score_target(value: float, decimals: int) -> str:
+    """The VERT answer the judge learns: the section the `vert` metric's direct-score parser reads."""
+    return f"[Score]:\n{value:.{decimals}f}"
+
+
+def target_mode(cfg: JudgeTrainConfig, analyses: pl.DataFrame | None) -> str:
+    if cfg.target == "auto":
+        return "analysis" if analyses is not None else "score"
+    if cfg.target == "analysis" and analyses is None:
+        raise ValueError("judge_train.target 'analysis' needs an analyses table (--analyses with pair_id, analysis)")
+    return cfg.target
+
+
+def build_examples(ds: RatingsDataset, cfg: JudgeTrainConfig, analyses: pl.DataFrame | None = None) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """One row per rated pair (EXAMPLE_SCHEMA) and a summary (target, scale, counts per split)."""
+    mode = target_mode(cfg, analyses)
+    values, scale = human_scale(ds.ratings, cfg) if not ds.ratings.is_empty() else ({}, Scale("none", 0.0, 1.0, False))
+    texts: Mapping[str, str] = {}
+    if analyses is not None:
+        missing = [c for c in ("pair_id", "analysis") if c not in analyses.columns]
+        if missing:
+            raise ValueError(f"analyses table: missing column(s) {missing}; found {analyses.columns}")
+        texts = {str(p): a for p, a in zip(analyses["pair_id"], analyses["analysis"]) if a and str(a).strip()}
+    pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
+    ids, refs, hyps = pairs["pair_id"].to_list(), pairs["reference"].to_list(), pairs["candidate"].to_list()
+    cases = [case_key(p, r, cfg.case_by) for p, r in zip(ids, refs)]
+    split_of = split_cases(cases, cfg.validate_fraction, cfg.test_fraction, cfg.split_seed)
+    requests = pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
+    rows = []
+    for pid, ref, hyp, case, request in zip(ids, refs, hyps, cases, requests, strict=True):
+        human = values.get(pid)
+        human = None if human is None or math.isnan(human) else float(human)
+        if mode == "analysis":
+            target = texts.get(pid)
+        else:
+            target = score_target(scale.apply(human, cfg.decimals), cfg.decimals) if human is not None else None
+        status = EMPTY_TEXT if not ref.strip() or not hyp.strip() else OK if target is not None else NO_TARGET
+        rows.append({
+            "pair_id": pid, "case_id": case, "split": split_of[case], "reference": ref, "candidate": hyp,
+            "human": human, "target": target, "messages": json.dumps(list(request.messages), ensure_ascii=False), "status": status,
+        })  # fmt: skip
+    examples = pl.DataFrame(rows, schema=EXAMPLE_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EXAMPLE_SCHEMA)
+    summary = {
+        "dataset": ds.name,
+        "target": mode,
+        "prompt": PROMPTS[mode],
+        "scale": {"human_target": scale.target, "low": scale.low, "high": scale.high, "lower_is_better": scale.lower_is_better, "decimals": cfg.decimals},
+        "cases": {s: sum(1 for v in split_of.values() if v == s) for s in SPLITS},
+        "pairs": {f"{r['split']}:{r['status']}": c for r, c in _count(examples)},
+        "n_pairs": examples.height,
+        "split_seed": cfg.split_seed,
+        "case_by": cfg.case_by,
+    }
+    return examples, summary
+
+
+def _count(examples: pl.DataFrame) -> list[tuple[dict[str, Any], int]]:
+    grouped = examples.group_by("split", "status").len().sort("split", "status")
+    return [({"split": s, "status": t}, n) for s, t, n in grouped.iter_rows()]
+
+
+def write_prepared(examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mapping[str, Any], out_dir: str | Path) -> None:
+    """examples.parquet (every pair), heldout/{refs,hyps,ratings}.parquet (the test split in the
+    `srrg score` / `srrg correlate run` formats) and prepare.json."""
+    out = Path(out_dir)
+    write_parquet(examples, out / "examples.parquet")
+    test = examples.filter(pl.col("split") == "test")
+    write_parquet(test.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out / "heldout" / "refs.parquet")
+    write_parquet(test.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out / "heldout" / "hyps.parquet")
+    write_parquet(ratings.filter(pl.col("pair_id").is_in(test["pair_id"].implode())), out / "heldout" / "ratings.parquet")
+    write_text(out / "prepare.json", json.dumps(dict(summary), indent=2) + "\n")

@@ -1,0 +1,161 @@
+# Fine-tuned LLM judges (VERT LoRA recipe; DESIGN §4.4, docs/judge_train.md): for each rating
+# dataset named in judge_train.datasets (entries of metaeval.datasets), split the rated pairs by
+# case, LoRA/QLoRA-tune a base model on the train split, score the held-out split with the tuned
+# judge through the unchanged `vert` (or `green`) metric, and correlate it with the human ratings
+# next to the zero-shot metrics of metaeval.smk on the same held-out pairs.
+# Off by default (judge_train.datasets = []): training needs a GPU for any useful model.
+
+from srrg.judge_train.config import JudgeTrainConfig
+
+JUDGE_TRAIN = config["judge_train"]  # defaults filled by the config schema
+JT_DATASETS = list(JUDGE_TRAIN["datasets"])
+_unknown = [d for d in JT_DATASETS if d not in METAEVAL_DATASETS]
+if _unknown:
+    raise WorkflowError(
+        f"judge_train.datasets {_unknown} are not in metaeval.datasets {sorted(METAEVAL_DATASETS)}"
+    )
+JT_CFG = JudgeTrainConfig.from_dict(
+    JUDGE_TRAIN["train"]
+).to_dict()  # validated before any job
+JT_CODE = srrg_code(
+    "judge_train", "metaeval", "metrics", "llm", "prompts", "report", "io"
+)
+JT_CONSTRAINT = "|".join(JT_DATASETS) or "^$"
+
+
+def jt(*parts):
+    return results("judge_train", *parts)
+
+
+def jt_llm_cache(dataset):
+    """Answers of one tuned model: emptied when the model is retrained, so a new model at the same
+    path never reuses the old model's cached answers."""
+    return str(Path(config["cache_dir"], "judge_train", dataset, "llm"))
+
+
+def jt_score_options(wc):
+    llm = {
+        **JUDGE_TRAIN["llm"],
+        "backend": "local",
+        "model": jt(wc.dataset, "model", "merged"),
+        "cache_dir": jt_llm_cache(wc.dataset),
+    }
+    return as_json(
+        {
+            m: {"llm": llm, "max_tokens": JUDGE_TRAIN["max_tokens"]}
+            for m in JUDGE_TRAIN["metrics"]
+        }
+    )
+
+
+rule judge_train_prepare:
+    """Rated pairs -> examples split by case (no case in two splits) + the held-out split files."""
+    input:
+        data=lambda wc: METAEVAL_DATASETS[wc.dataset]["path"],
+        analyses=lambda wc: JUDGE_TRAIN["analyses"].get(wc.dataset, []),
+        code=JT_CODE,
+    output:
+        examples=jt("{dataset}", "prepared", "examples.parquet"),
+        refs=jt("{dataset}", "prepared", "heldout", "refs.parquet"),
+        hyps=jt("{dataset}", "prepared", "heldout", "hyps.parquet"),
+        ratings=jt("{dataset}", "prepared", "heldout", "ratings.parquet"),
+        summary=jt("{dataset}", "prepared", "prepare.json"),
+    log:
+        logs("judge_train", "{dataset}_prepare.log"),
+    wildcard_constraints:
+        dataset=JT_CONSTRAINT,
+    params:
+        adapter=lambda wc: METAEVAL_DATASETS[wc.dataset]["adapter"],
+        options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
+        analyses=lambda wc, input: (
+            f"--analyses {shlex.quote(input.analyses)}" if input.analyses else ""
+        ),
+        cfg=as_json(JT_CFG),
+        out_dir=lambda wc: jt(wc.dataset, "prepared"),
+    shell:
+        "{SRRG} judge-train prepare --adapter {params.adapter} --data {input.data:q}"
+        " --options {params.options:q} {params.analyses} --out-dir {params.out_dir:q}"
+        " --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule judge_train_fit:
+    """LoRA (QLoRA 4-bit NF4 on a CUDA GPU with bitsandbytes) on the train split; checkpoints in
+    cache_dir (outside the outputs), so a killed job resumes; writes the adapter and merged model.
+    """
+    input:
+        examples=rules.judge_train_prepare.output.examples,
+        code=JT_CODE,
+    output:
+        adapter=directory(jt("{dataset}", "model", "adapter")),
+        merged=directory(jt("{dataset}", "model", "merged")),
+        summary=jt("{dataset}", "model", "fit.json"),
+        encoded=jt("{dataset}", "model", "encoded.parquet"),
+        history=jt("{dataset}", "model", "train_log.jsonl"),
+    log:
+        logs("judge_train", "{dataset}_fit.log"),
+    wildcard_constraints:
+        dataset=JT_CONSTRAINT,
+    conda:
+        "../../envs/train.yaml"
+    threads: 4
+    params:
+        cfg=as_json({**JT_CFG, "merge": True}),
+        prepared=lambda wc: jt(wc.dataset, "prepared"),
+        out_dir=lambda wc: jt(wc.dataset, "model"),
+        work_dir=lambda wc: str(Path(config["cache_dir"], "judge_train", wc.dataset)),
+        llm_cache=lambda wc: jt_llm_cache(wc.dataset),
+    shell:
+        "rm -rf {params.llm_cache:q} && {SRRG} judge-train fit --prepared {params.prepared:q}"
+        " --out-dir {params.out_dir:q} --work-dir {params.work_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule judge_train_score:
+    """The tuned judge on the held-out pairs through the unchanged judge metrics (local backend)."""
+    input:
+        refs=rules.judge_train_prepare.output.refs,
+        hyps=rules.judge_train_prepare.output.hyps,
+        model=rules.judge_train_fit.output.merged,
+        code=JT_CODE,
+    output:
+        per_report=jt("{dataset}", "scores", "per_report.parquet"),
+    log:
+        logs("judge_train", "{dataset}_score.log"),
+    wildcard_constraints:
+        dataset=JT_CONSTRAINT,
+    params:
+        metrics=",".join(JUDGE_TRAIN["metrics"]),
+        options=jt_score_options,
+        out_dir=lambda wc: jt(wc.dataset, "scores"),
+    shell:
+        "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
+
+
+rule judge_train_compare:
+    """Correlation tables (GEMA / S-RRG layouts) of the tuned judge next to the zero-shot metrics
+    of metaeval_score, on the held-out pairs only."""
+    input:
+        finetuned=rules.judge_train_score.output.per_report,
+        zero_shot=results("metaeval", "{dataset}", "scores", "per_report.parquet"),
+        ratings=rules.judge_train_prepare.output.ratings,
+        code=JT_CODE,
+    output:
+        gema=jt("{dataset}", "tables", "table_gema.md"),
+        srrg=jt("{dataset}", "tables", "table_srrg.md"),
+        correlations=jt("{dataset}", "tables", "correlations.csv"),
+        per_report=jt("{dataset}", "tables", "per_report.parquet"),
+    log:
+        logs("judge_train", "{dataset}_compare.log"),
+    wildcard_constraints:
+        dataset=JT_CONSTRAINT,
+    params:
+        cfg=as_json(METAEVAL["correlate"]),
+        suffix=JUDGE_TRAIN["suffix"],
+        out_dir=lambda wc: jt(wc.dataset, "tables"),
+    shell:
+        "{SRRG} judge-train compare --finetuned {input.finetuned:q} --zero-shot {input.zero_shot:q}"
+        " --ratings {input.ratings:q} --suffix {params.suffix:q} --out {params.out_dir:q}"
+        " --config {params.cfg:q} > {log:q} 2>&1"
+
+
+add_targets(*expand(rules.judge_train_compare.output.gema, dataset=JT_DATASETS))
