@@ -36,8 +36,6 @@ shell.prefix(
     + shlex.quote(str(SRC))
     + "${{PYTHONPATH:+:$PYTHONPATH}}; "
 )
-# kept for rule files that spell the command through this name; new rules write `python -m srrg`
-SRRG = "python -m srrg"
 
 SPLITS = ("train", "validate", "test")
 _CODE_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".csv", ".txt", ".tsv"}
@@ -137,11 +135,110 @@ def normalize_slice():
     return cfg
 
 
-DATASET = results("dataset")
-
-
 def dataset_shards(wildcards):
     """The shard files of the current dataset plan (known once the dataset_plan checkpoint ran)."""
     plan = Path(checkpoints.dataset_plan.get().output.plan)
     root = plan.parent
     return [str(root / f) for f in json.loads(plan.read_text())["files"]]
+
+
+# Helpers of the stage files (kept here so that those files hold only rules). They refer to
+# names a stage file defines (RUNS, STRUCTURED_METRICS, run_config, JUDGE, JUDGE_TRAIN): Python
+# looks them up when a helper is called, which happens only after that stage file was included.
+
+
+# train.smk
+
+
+def train_run_config(name):
+    """One run's train config (slice + its overrides); checkpoints default under cache_dir."""
+    cfg = run_config(config["train"], name)
+    cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
+    return cfg
+
+
+def ddp_tasks_per_node(name):
+    """SLURM launches one task per device; 0 (unset) unless the run uses several devices."""
+    devices = train_run_config(name).get("trainer", {}).get("devices", "auto")
+    return devices if isinstance(devices, int) and devices > 1 else 0
+
+
+# score.smk
+
+
+def run_metrics(name):
+    metrics = config["score"]["metrics"]
+    if RUNS[name].target != "json":
+        metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
+    return ",".join(metrics)
+
+
+# tables.smk
+
+
+def table_runs():
+    """The run entries `srrg tables` reads (labels and targets from train.runs, files per run)."""
+    return [
+        {
+            "name": s.name,
+            "label": s.label,
+            "target": s.target,
+            "summary": results("runs", s.name, "score", "summary.csv"),
+            "predictions": results("runs", s.name, "predictions.parquet"),
+        }
+        for s in RUNS.values()
+    ]
+
+
+# judge.smk
+
+
+def judge_options():
+    """Per-metric options for `srrg score`: every judge gets the merged llm slice (no secrets:
+    keys stay in the environment variable named by api_key_env)."""
+    llm = {
+        "cache_dir": str(Path(config["cache_dir"], "llm")),
+        **config.get("llm", {}),
+        **JUDGE["llm"],
+    }
+    options = {m: dict(o) for m, o in JUDGE["options"].items()}
+    for metric in JUDGE["metrics"]:
+        options.setdefault(metric, {})["llm"] = llm
+        options[metric].setdefault("max_tokens", JUDGE["max_tokens"])
+    return as_json(options)
+
+
+# metaeval.smk
+
+
+def metaeval_dataset_options():
+    """Judges on rating datasets use the same llm slice as the judge stage."""
+    return judge_options()
+
+
+# judge_train.smk
+
+
+def jt(*parts):
+    return results("judge_train", *parts)
+
+
+def jt_llm_cache(dataset):
+    """Answers of one tuned model: emptied when the model is retrained, so a new model at the same
+    path never reuses the old model's cached answers."""
+    return str(Path(config["cache_dir"], "judge_train", dataset, "llm"))
+
+
+def jt_score_options(wc):
+    llm = {
+        **JUDGE_TRAIN["llm"],
+        "backend": "local",
+        "model": jt(wc.dataset, "model", "merged"),
+        "cache_dir": jt_llm_cache(wc.dataset),
+    }
+    return as_json(
+        {
+            m: {"llm": llm, "max_tokens": JUDGE_TRAIN["max_tokens"]}
+            for m in JUDGE_TRAIN["metrics"]
+        }
+    )

@@ -16,7 +16,7 @@ rule infer:
         "../../envs/train.yaml"
     params:
         cfg=section("infer"),
-        dataset=DATASET,
+        dataset=lambda w, input: Path(input.manifest).parent,
     shell:
-        "{SRRG} infer --model {input.model:q} --dataset {params.dataset:q} --out {output.predictions:q}"
+        "python -m srrg infer --model {input.model:q} --dataset {params.dataset:q} --out {output.predictions:q}"
         " --pairs {output.pairs:q} --config {params.cfg:q} > {log:q} 2>&1"

@@ -8,21 +8,6 @@ JUDGE = config["judge"]  # defaults filled by the config schema
 JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
 
 
-def judge_options():
-    """Per-metric options for `srrg score`: every judge gets the merged llm slice (no secrets:
-    keys stay in the environment variable named by api_key_env)."""
-    llm = {
-        "cache_dir": str(Path(config["cache_dir"], "llm")),
-        **config.get("llm", {}),
-        **JUDGE["llm"],
-    }
-    options = {m: dict(o) for m, o in JUDGE["options"].items()}
-    for metric in JUDGE["metrics"]:
-        options.setdefault(metric, {})["llm"] = llm
-        options[metric].setdefault("max_tokens", JUDGE["max_tokens"])
-    return as_json(options)
-
-
 if JUDGE_RUN is not None:
 
     rule judge_subset:
@@ -35,11 +20,13 @@ if JUDGE_RUN is not None:
             hyps=results("judge", JUDGE_RUN, "subset", "hyps.parquet"),
         log:
             logs("judge", f"{JUDGE_RUN}_subset.log"),
+        conda:
+            "../../envs/score.yaml"
         params:
             limit=JUDGE["limit"],
-            out_dir=results("judge", JUDGE_RUN, "subset"),
+            out_dir=lambda w, output: Path(output.refs).parent,
         shell:
-            "{SRRG} correlate prepare --predictions {input.pairs:q} --limit {params.limit}"
+            "python -m srrg correlate prepare --predictions {input.pairs:q} --limit {params.limit}"
             " --ref-col reference --hyp-col report --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
     rule judge:
@@ -56,13 +43,15 @@ if JUDGE_RUN is not None:
             summary=results("judge", JUDGE_RUN, "summary.csv"),
         log:
             logs("judge", f"{JUDGE_RUN}.log"),
+        conda:
+            "../../envs/llm.yaml"
         threads: 1
         params:
             metrics=",".join(JUDGE["metrics"] + JUDGE["extra_metrics"]),
             options=judge_options(),
-            out_dir=results("judge", JUDGE_RUN),
+            out_dir=lambda w, output: Path(output.summary).parent,
         shell:
-            "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+            "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
             " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
     add_targets(rules.judge.output.summary)

@@ -23,31 +23,6 @@ JT_CODE = srrg_code(
 JT_CONSTRAINT = "|".join(JT_DATASETS) or "^$"
 
 
-def jt(*parts):
-    return results("judge_train", *parts)
-
-
-def jt_llm_cache(dataset):
-    """Answers of one tuned model: emptied when the model is retrained, so a new model at the same
-    path never reuses the old model's cached answers."""
-    return str(Path(config["cache_dir"], "judge_train", dataset, "llm"))
-
-
-def jt_score_options(wc):
-    llm = {
-        **JUDGE_TRAIN["llm"],
-        "backend": "local",
-        "model": jt(wc.dataset, "model", "merged"),
-        "cache_dir": jt_llm_cache(wc.dataset),
-    }
-    return as_json(
-        {
-            m: {"llm": llm, "max_tokens": JUDGE_TRAIN["max_tokens"]}
-            for m in JUDGE_TRAIN["metrics"]
-        }
-    )
-
-
 rule judge_train_prepare:
     """Rated pairs -> examples split by case (no case in two splits) + the held-out split files."""
     input:
@@ -64,6 +39,8 @@ rule judge_train_prepare:
         logs("judge_train", "{dataset}_prepare.log"),
     wildcard_constraints:
         dataset=JT_CONSTRAINT,
+    conda:
+        "../../envs/score.yaml"
     params:
         adapter=lambda wc: METAEVAL_DATASETS[wc.dataset]["adapter"],
         options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
@@ -73,7 +50,7 @@ rule judge_train_prepare:
         cfg=as_json(JT_CFG),
         out_dir=lambda wc: jt(wc.dataset, "prepared"),
     shell:
-        "{SRRG} judge-train prepare --adapter {params.adapter} --data {input.data:q}"
+        "python -m srrg judge-train prepare --adapter {params.adapter} --data {input.data:q}"
         " --options {params.options:q} {params.analyses} --out-dir {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 
@@ -105,7 +82,7 @@ rule judge_train_fit:
         work_dir=lambda wc: str(Path(config["cache_dir"], "judge_train", wc.dataset)),
         llm_cache=lambda wc: jt_llm_cache(wc.dataset),
     shell:
-        "rm -rf {params.llm_cache:q} && {SRRG} judge-train fit --prepared {params.prepared:q}"
+        "rm -rf {params.llm_cache:q} && python -m srrg judge-train fit --prepared {params.prepared:q}"
         " --out-dir {params.out_dir:q} --work-dir {params.work_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
@@ -122,12 +99,14 @@ rule judge_train_score:
         logs("judge_train", "{dataset}_score.log"),
     wildcard_constraints:
         dataset=JT_CONSTRAINT,
+    conda:
+        "../../envs/llm.yaml"
     params:
         metrics=",".join(JUDGE_TRAIN["metrics"]),
         options=jt_score_options,
         out_dir=lambda wc: jt(wc.dataset, "scores"),
     shell:
-        "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
         " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 
@@ -148,12 +127,14 @@ rule judge_train_compare:
         logs("judge_train", "{dataset}_compare.log"),
     wildcard_constraints:
         dataset=JT_CONSTRAINT,
+    conda:
+        "../../envs/score.yaml"
     params:
         cfg=as_json(METAEVAL["correlate"]),
         suffix=JUDGE_TRAIN["suffix"],
         out_dir=lambda wc: jt(wc.dataset, "tables"),
     shell:
-        "{SRRG} judge-train compare --finetuned {input.finetuned:q} --zero-shot {input.zero_shot:q}"
+        "python -m srrg judge-train compare --finetuned {input.finetuned:q} --zero-shot {input.zero_shot:q}"
         " --ratings {input.ratings:q} --suffix {params.suffix:q} --out {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 

@@ -6,11 +6,6 @@ METAEVAL = config["metaeval"]  # defaults filled by the config schema
 METAEVAL_DATASETS = METAEVAL["datasets"]
 
 
-def metaeval_dataset_options():
-    """Judges on rating datasets use the same llm slice as the judge stage."""
-    return judge_options()
-
-
 rule metaeval_prepare:
     """A ratings dataset in its published layout -> refs/hyps for `srrg score` + long ratings table."""
     input:
@@ -24,12 +19,14 @@ rule metaeval_prepare:
         logs("metaeval", "{dataset}_prepare.log"),
     wildcard_constraints:
         dataset="|".join(METAEVAL_DATASETS) or "^$",
+    conda:
+        "../../envs/score.yaml"
     params:
         adapter=lambda wc: METAEVAL_DATASETS[wc.dataset]["adapter"],
         options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
         out_dir=lambda wc: results("metaeval", wc.dataset, "pairs"),
     shell:
-        "{SRRG} correlate prepare --adapter {params.adapter} --data {input.data:q}"
+        "python -m srrg correlate prepare --adapter {params.adapter} --data {input.data:q}"
         " --options {params.options:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
@@ -45,12 +42,14 @@ rule metaeval_score:
         logs("metaeval", "{dataset}_score.log"),
     wildcard_constraints:
         dataset="|".join(METAEVAL_DATASETS) or "^$",
+    conda:
+        "../../envs/llm.yaml"
     params:
         metrics=",".join(METAEVAL["metrics"]),
         options=metaeval_dataset_options(),
         out_dir=lambda wc: results("metaeval", wc.dataset, "scores"),
     shell:
-        "{SRRG} score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
         " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 
@@ -68,11 +67,13 @@ rule metaeval_correlate:
         logs("metaeval", "{dataset}_correlate.log"),
     wildcard_constraints:
         dataset="|".join(METAEVAL_DATASETS) or "^$",
+    conda:
+        "../../envs/score.yaml"
     params:
         cfg=as_json(METAEVAL["correlate"]),
         out_dir=lambda wc: results("metaeval", wc.dataset, "tables"),
     shell:
-        "{SRRG} correlate run --scores {input.scores:q} --ratings {input.ratings:q}"
+        "python -m srrg correlate run --scores {input.scores:q} --ratings {input.ratings:q}"
         " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
@@ -93,6 +94,8 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
             srrg=results("metaeval", "proxy", JUDGE_RUN, "table_srrg.md"),
         log:
             logs("metaeval", f"proxy_{JUDGE_RUN}.log"),
+        conda:
+            "../../envs/score.yaml"
         params:
             cfg=as_json(
                 {
@@ -101,9 +104,9 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
                     "caveat": METAEVAL["caveat"],
                 }
             ),
-            out_dir=results("metaeval", "proxy", JUDGE_RUN),
+            out_dir=lambda w, output: Path(output.gema).parent,
         shell:
-            "{SRRG} correlate run --scores {input.scores:q} --out {params.out_dir:q}"
+            "python -m srrg correlate run --scores {input.scores:q} --out {params.out_dir:q}"
             " --config {params.cfg:q} > {log:q} 2>&1"
 
     add_targets(rules.metaeval_proxy.output.srrg)

@@ -2,13 +2,6 @@
 STRUCTURED_METRICS = {"s_score"}
 
 
-def run_metrics(name):
-    metrics = config["score"]["metrics"]
-    if RUNS[name].target != "json":
-        metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
-    return ",".join(metrics)
-
-
 rule score:
     """Every configured metric on one run's predictions (NLG metrics read sentence renderings)."""
     input:
@@ -28,5 +21,5 @@ rule score:
         options=as_json(config["score"]["options"]),
         out_dir=lambda wc: results("runs", wc.run, "score"),
     shell:
-        "{SRRG} score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col report"
+        "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col report"
         " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"

@@ -5,20 +5,6 @@ TABLE_FILES = [
 ]
 
 
-def table_runs():
-    """The run entries `srrg tables` reads (labels and targets from train.runs, files per run)."""
-    return [
-        {
-            "name": s.name,
-            "label": s.label,
-            "target": s.target,
-            "summary": results("runs", s.name, "score", "summary.csv"),
-            "predictions": results("runs", s.name, "predictions.parquet"),
-        }
-        for s in RUNS.values()
-    ]
-
-
 rule tables:
     """S-RRG Table 1 (methods) and Table 2 (Structured-First vs Sentence-Direct) with parse rates."""
     input:
@@ -33,9 +19,9 @@ rule tables:
         "../../envs/score.yaml"
     params:
         runs=as_json(table_runs()),
-        out_dir=results("tables"),
+        out_dir=lambda w, output: Path(output[0]).parent,
     shell:
-        "{SRRG} tables --runs {params.runs:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        "python -m srrg tables --runs {params.runs:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 add_targets(*TABLE_FILES)

@@ -4,19 +4,6 @@ RUNS = {spec.name: spec for spec in run_specs(config["train"])}
 MODEL_CODE = srrg_code("model", "report", "config", "io")
 
 
-def train_run_config(name):
-    """One run's train config (slice + its overrides); checkpoints default under cache_dir."""
-    cfg = run_config(config["train"], name)
-    cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
-    return cfg
-
-
-def ddp_tasks_per_node(name):
-    """SLURM launches one task per device; 0 (unset) unless the run uses several devices."""
-    devices = train_run_config(name).get("trainer", {}).get("devices", "auto")
-    return devices if isinstance(devices, int) and devices > 1 else 0
-
-
 rule train:
     """Fit one run (model x target). Checkpoints live outside the outputs and a rerun resumes from
     the last one. On SLURM the profile sets `mpi: srun` for this rule, so each of the
@@ -43,7 +30,7 @@ rule train:
         tasks_per_node=lambda wc: ddp_tasks_per_node(wc.run),
     params:
         cfg=lambda wc: as_json(train_run_config(wc.run)),
-        dataset=DATASET,
+        dataset=lambda w, input: Path(input.manifest).parent,
     shell:
-        "{resources.mpi} env {SRRG} train --dataset {params.dataset:q} --out {output.model:q}"
+        "{resources.mpi} env python -m srrg train --dataset {params.dataset:q} --out {output.model:q}"
         " --run {wildcards.run} --config {params.cfg:q} > {log:q} 2>&1"
