@@ -1,0 +1,58 @@
+"""Extraction throughput on one core over the IU X-ray collection, next to the bare spaCy tokenizer.
+
+Prints reports per second of (a) spaCy's blank English tokenizer alone and (b) the full srrg
+extraction (sections findings + impression, merged), each as the best of --repeat runs after a
+warm-up. Both wall-clock and process-CPU rates are printed: on a shared machine the CPU rate is
+what one dedicated core would do.
+
+    .venv/bin/python benchmarks/extract_speed.py [--archive NLMCXR_reports.tgz] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from srrg.extract.evaluation import default_archive  # noqa: E402
+from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor  # noqa: E402
+from srrg.sources.iu_xray import read_reports  # noqa: E402
+
+
+def best_rate(fn, n: int, repeat: int) -> tuple[float, float]:
+    """Best (wall, cpu) reports/s over `repeat` runs."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return n / min(walls), n / min(cpus)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archive", default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    records = list(read_reports(args.archive or default_archive()))
+    extractor = get_extractor(ExtractConfig())
+    reports = [column_sections({"findings": r.findings, "impression": r.impression}, extractor.config.sections) for r in records]
+    texts = [s.text for secs in reports for s in secs]
+    n = len(records)
+    tokenizer = extractor.nlp.tokenizer
+    extractor.run(reports[:200])  # warm-up: tokenizer cache, lazy vocab loading
+    list(tokenizer.pipe(texts))
+    tok_wall, tok_cpu = best_rate(lambda: list(tokenizer.pipe(texts)), n, args.repeat)
+    ext_wall, ext_cpu = best_rate(lambda: extractor.run(reports), n, args.repeat)
+    words = sum(len(t.split()) for t in texts)
+    print(f"IU X-ray: {n} reports, {len(texts)} section texts, {words / n:.1f} words per report")
+    print(f"spaCy blank tokenizer : {tok_wall:8.0f} reports/s wall, {tok_cpu:8.0f} reports/s CPU")
+    print(f"srrg extraction       : {ext_wall:8.0f} reports/s wall, {ext_cpu:8.0f} reports/s CPU")
+    print(f"extraction / tokenizer: {ext_cpu / tok_cpu:.2f} (CPU rates)")
+
+
+if __name__ == "__main__":
+    main()

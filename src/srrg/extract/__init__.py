@@ -1,0 +1,32 @@
+"""Free-text radiology report -> MIMIC-STRUC structured report (DESIGN §3, §5.2).
+
+`extract(text)` and `extract_many(texts)` return plain dicts {"positive": [...], "negative": [...]};
+they never raise on input text (None, empty or garbage text gives the empty report). The pieces:
+sections (header parsing), mentions (vocabulary matching), context (negation / hedging),
+linking (severity / location), pipeline (the spaCy pipeline), cli, evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from srrg.extract.pipeline import ExtractConfig, Extraction, Extractor, run_reports, text_sections
+
+__all__ = ["ExtractConfig", "Extraction", "Extractor", "extract", "extract_detailed", "extract_many"]
+
+
+def extract_detailed(texts: Iterable[Any], config: ExtractConfig | None = None, n_process: int = 1) -> list[Extraction]:
+    """Reports, provenance and status for free-text reports, in input order."""
+    wanted = (config or ExtractConfig()).sections
+    return run_reports([text_sections(t, wanted) for t in texts], config, n_process)
+
+
+def extract(text: Any, config: ExtractConfig | None = None) -> dict[str, Any]:
+    """The structured report of one free-text report as a plain dict."""
+    return extract_detailed([text], config)[0].to_dict()
+
+
+def extract_many(texts: Iterable[Any], n_process: int = 1, config: ExtractConfig | None = None) -> list[dict[str, Any]]:
+    """Structured reports of many texts, same order, one per input; n_process > 1 splits the
+    texts into contiguous chunks handled by worker processes."""
+    return [e.to_dict() for e in extract_detailed(texts, config, n_process)]

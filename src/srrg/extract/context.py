@@ -1,0 +1,90 @@
+"""ConText-style assertion of finding mentions: negated, hedged (probability 1/2), ignored, or stated.
+
+A pre-trigger ("no", "possible") reaches forward, a post-trigger ("is not seen", "cannot be
+excluded") backward, each until the sentence ends or a termination ("but", "there is"); a
+post-trigger's reach also stops at a comma, so "Atelectasis, pneumonia unlikely" keeps the
+atelectasis. When several triggers reach a mention the nearest wins (ties: the pre-trigger).
+Double negations and pseudo-negations need no rule here: the longer phrase already won in matching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from srrg.extract.mentions import FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
+
+POSITIVE, NEGATIVE, IGNORED = "positive", "negative", "ignored"
+STATED = 3
+
+
+@dataclass(slots=True)
+class Mention:
+    """One finding mention with its assertion and (after linking) its attributes, in token spans."""
+
+    item: Item
+    name: str
+    sentence: int
+    status: str = POSITIVE
+    probability: int | None = STATED
+    trigger: Item | None = None
+    level: tuple[str, int, int] | None = None  # (level, token start, token end)
+    locations: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _pre_trigger(
+    group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False
+) -> Item | None:
+    """Nearest pre-trigger that ends before `anchor` with no termination in between. A trigger that
+    also reaches backwards ("resolved", "versus") reaches forwards only up to a comma, so in
+    "Effusion resolved, atelectasis persists" it leaves the atelectasis alone. Optionally looks
+    through hedges that a negation cancels."""
+    comma = False
+    for item in reversed([i for i in group if i.end <= anchor]):
+        if item.kind == TERMINATION:
+            return None
+        if item.kind == SEPARATOR and lowers[item.start] == ",":
+            comma = True
+        if item.kind in TRIGGERS and item.entry.pre and not (skip_negatable and item.entry.negatable):
+            if comma and item.entry.post:
+                continue
+            return item
+    return None
+
+
+def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Item | None:
+    """Nearest post-trigger after `end` with no termination or comma in between."""
+    for item in (i for i in group if i.start >= end):
+        if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] == ","):
+            return None
+        if item.kind in TRIGGERS and item.entry.post:
+            return item
+    return None
+
+
+def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sentence: int) -> Mention:
+    """The assertion of one finding item from the items of its sentence."""
+    pre = _pre_trigger(group, item.anchor, lowers)
+    post = _post_trigger(group, item.end, lowers)
+    trigger = pre
+    if post is not None and (pre is None or post.start - item.end < item.anchor - pre.end):
+        trigger = post
+    if trigger is not None and trigger is pre and trigger.kind == HEDGE and trigger.entry.negatable:
+        outer = _pre_trigger(group, trigger.start, lowers, skip_negatable=True)
+        if outer is not None and outer.kind == NEGATION:
+            trigger = outer
+    mention = Mention(item, str(item.entry.value), sentence, trigger=trigger)
+    if trigger is None:
+        return mention
+    if trigger.kind == NEGATION:
+        mention.status, mention.probability = NEGATIVE, None
+    elif trigger.kind == IGNORE:
+        mention.status, mention.probability = IGNORED, None
+    elif trigger.kind == HEDGE:
+        mention.probability = int(trigger.entry.value)  # type: ignore[arg-type]
+    return mention
+
+
+def assert_sentence(group: Sequence[Item], lowers: Sequence[str], sentence: int) -> list[Mention]:
+    """Mentions of every finding item of one sentence, in text order."""
+    return [assert_mention(i, group, lowers, sentence) for i in group if i.kind == FINDING]

@@ -1,0 +1,388 @@
+"""The extraction pipeline: free text -> MIMIC-STRUC structured report with provenance (DESIGN §5.2).
+
+spaCy does the text work: a tokenizer (blank English, or a configured installed model) and four
+components registered here: `srrg_sentences` (sentence ids; the model's own boundaries when it has
+them), `srrg_mentions` (one PhraseMatcher over the whole vocabulary), `srrg_context` (negation /
+hedging) and `srrg_linking` (severity and location). Sections are extracted separately and merged with `srrg.report.merge`, so the
+"one entry per finding, most certain mention wins, positive wins" rule lives in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import spacy
+from spacy.attrs import IDX, LENGTH, LOWER, SENT_START
+from spacy.language import Language
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc
+
+from srrg import vocab
+from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
+from srrg.extract.linking import link_sentence
+from srrg.extract.mentions import Entry, Item, drop_descriptive, pair_compositions, phrase_table, resolve_overlaps
+from srrg.extract.sections import Section, select_sections, split_sections
+from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
+
+OK, EMPTY_TEXT, TRUNCATED, ERROR = "ok", "empty_text", "truncated", "error"
+_BLANK_LINES = re.compile(r"\r?\n[ \t\r]*\n")
+SENTENCE_ENDS = frozenset(".!?")
+_LINE_BREAK = re.compile(r"[\r\n\t]")
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """The `extract` config section. sections: which report sections feed extraction (merged);
+    spacy_model: an installed spaCy/scispaCy pipeline to tokenize and split sentences (None = blank
+    English); batch_size: texts per nlp.pipe batch; n_process: worker processes for a table;
+    max_chars: a longer section text is cut to this length and its report gets status `truncated`."""
+
+    sections: tuple[str, ...] = ("findings", "impression")
+    spacy_model: str | None = None
+    batch_size: int = 512
+    n_process: int = 1
+    max_chars: int = 100_000
+
+    def __post_init__(self) -> None:
+        # a list would make the config unhashable (extractors are cached per config)
+        object.__setattr__(self, "sections", tuple(self.sections))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str | None) -> ExtractConfig:
+        """Validate against the `extract` schema section (defaults filled), then type it."""
+        from srrg.config import from_dict, load_section
+
+        return from_dict(cls, load_section(data, "extract"), "extract")
+
+
+class Lowers(Sequence[str]):
+    """Lower-cased token texts looked up on demand: the rules read a few tokens per document, and
+    building every Token object would cost more than all the rules together."""
+
+    __slots__ = ("_ids", "_strings", "_cache")
+
+    def __init__(self, ids: Sequence[int], strings: Any):
+        self._ids = ids
+        self._strings = strings
+        self._cache: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        text = self._cache.get(i)
+        if text is None:
+            text = self._cache[i] = self._strings[self._ids[i]]
+        return text
+
+
+@dataclass
+class DocState:
+    """Per-document scratch shared by the rule components."""
+
+    items: list[Item]
+    sent_of: list[int]
+    lowers: Lowers
+    mentions: list[Mention] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Result for one report: the structured report, provenance records and a status."""
+
+    report: StructuredReport
+    provenance: list[dict[str, Any]]
+    status: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.report.to_dict()
+
+
+if not Doc.has_extension("srrg"):
+    Doc.set_extension("srrg", default=None)
+
+
+class SentenceComponent:
+    """Sentence ids per token: from the model's sentence boundaries when it has a parser, senter or
+    sentencizer, else a split after tokens made of ".", "!" and "?" ("..", "?!"); blank lines
+    already became "." in prepare_text."""
+
+    def __init__(self, nlp: Language, use_model: bool):
+        self.use_model = use_model
+        self.strings = nlp.vocab.strings
+        self.is_end: dict[int, bool] = {}  # lower-cased token id -> ends a sentence ("." "?!" "..")
+
+    def __call__(self, doc: Doc) -> Doc:
+        n = len(doc)
+        if not n:
+            doc._.srrg = DocState([], [], Lowers([], doc.vocab.strings))
+            return doc
+        lower = doc.to_array(LOWER).tolist()
+        if self.use_model:
+            sent_of = (np.cumsum(doc.to_array([SENT_START]).reshape(-1) == 1) - 1).clip(0).tolist()
+        else:
+            sent_of, k = [], 0
+            for o in lower:
+                sent_of.append(k)
+                end = self.is_end.get(o)
+                if end is None:
+                    text = self.strings[o]
+                    end = self.is_end[o] = bool(text) and set(text) <= SENTENCE_ENDS
+                if end:
+                    k += 1
+        doc._.srrg = DocState([], sent_of, Lowers(lower, doc.vocab.strings))
+        return doc
+
+
+class MentionComponent:
+    """Vocabulary phrases -> resolved items (longest match, unmentions, compositions)."""
+
+    def __init__(self, nlp: Language):
+        table = phrase_table()
+        self.matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
+        self.entries: dict[int, Entry] = {}
+        phrases = list(table)
+        for phrase, pattern in zip(phrases, nlp.tokenizer.pipe(phrases)):
+            key = nlp.vocab.strings.add(phrase)
+            self.entries[key] = table[phrase]
+            self.matcher.add(phrase, [pattern])
+        self.compositions = vocab.compositions()
+
+    def __call__(self, doc: Doc) -> Doc:
+        state: DocState = doc._.srrg
+        spans = [(s, e, self.entries[k]) for k, s, e in self.matcher(doc)]
+        items = resolve_overlaps(spans, len(doc))
+        items = pair_compositions(items, state.sent_of, state.lowers, self.compositions)
+        state.items = drop_descriptive(items, state.lowers)
+        return doc
+
+
+def _groups(state: DocState) -> dict[int, list[Item]]:
+    groups: dict[int, list[Item]] = {}
+    for item in state.items:
+        groups.setdefault(state.sent_of[item.start], []).append(item)
+    return groups
+
+
+class ContextComponent:
+    """Assert every finding item (stated, hedged, negated, ignored) within its sentence."""
+
+    def __call__(self, doc: Doc) -> Doc:
+        state: DocState = doc._.srrg
+        for sentence, group in _groups(state).items():
+            state.mentions.extend(assert_sentence(group, state.lowers, sentence))
+        return doc
+
+
+class LinkingComponent:
+    """Attach severity and location phrases to their own finding."""
+
+    def __init__(self) -> None:
+        words = vocab.location_words()
+        self.joiners = words.joiners
+        self.links = frozenset(w for phrase in vocab.context_triggers().links for w in phrase.split())
+
+    def __call__(self, doc: Doc) -> Doc:
+        state: DocState = doc._.srrg
+        by_sentence: dict[int, list[Mention]] = {}
+        for m in state.mentions:
+            by_sentence.setdefault(m.sentence, []).append(m)
+        for sentence, group in _groups(state).items():
+            link_sentence(group, by_sentence.get(sentence, []), state.lowers, self.joiners, self.links)
+        return doc
+
+
+@Language.factory("srrg_sentences", default_config={"use_model": False})
+def _make_sentences(nlp: Language, name: str, use_model: bool) -> SentenceComponent:
+    return SentenceComponent(nlp, use_model)
+
+
+@Language.factory("srrg_mentions")
+def _make_mentions(nlp: Language, name: str) -> MentionComponent:
+    return MentionComponent(nlp)
+
+
+@Language.factory("srrg_context")
+def _make_context(nlp: Language, name: str) -> ContextComponent:
+    return ContextComponent()
+
+
+@Language.factory("srrg_linking")
+def _make_linking(nlp: Language, name: str) -> LinkingComponent:
+    return LinkingComponent()
+
+
+def _is_installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def build_nlp(spacy_model: str | None = None) -> Language:
+    """Blank English + the srrg sentence splitter and rule components; a configured model (an
+    installed package name or a pipeline folder) supplies the tokenizer and, when it has a parser,
+    senter or sentencizer, the sentence boundaries (its entity/lemma/text components are not loaded)."""
+    if spacy_model:
+        if not Path(spacy_model).is_dir() and not _is_installed(spacy_model):
+            raise ValueError(f"extract.spacy_model {spacy_model!r} is neither an installed package nor a folder (or set null)")
+        nlp = spacy.load(spacy_model, exclude=["ner", "lemmatizer", "textcat", "entity_linker", "attribute_ruler"])
+        use_model = any(nlp.has_pipe(p) for p in ("parser", "senter", "sentencizer"))
+    else:
+        nlp = spacy.blank("en")
+        use_model = False
+    nlp.add_pipe("srrg_sentences", config={"use_model": use_model})
+    nlp.add_pipe("srrg_mentions")
+    nlp.add_pipe("srrg_context")
+    nlp.add_pipe("srrg_linking")
+    return nlp
+
+
+def prepare_text(text: str) -> str:
+    """Blank lines end a sentence and line breaks are spaces, keeping every character offset."""
+    if "\n" not in text and "\r" not in text and "\t" not in text:
+        return text
+    text = _BLANK_LINES.sub(lambda m: "." + " " * (len(m.group()) - 1), text)
+    return _LINE_BREAK.sub(" ", text)
+
+
+def doc_report(doc: Doc, section: str = "findings", offset: int = 0) -> tuple[StructuredReport, list[dict[str, Any]]]:
+    """The structured report of one processed text and one provenance record per kept mention."""
+    positive: list[Finding] = []
+    negative: list[str] = []
+    provenance: list[dict[str, Any]] = []
+    mentions = [m for m in doc._.srrg.mentions if m.status in (POSITIVE, NEGATIVE)]
+    if not mentions:
+        return StructuredReport(), provenance
+    arr = doc.to_array([IDX, LENGTH]).reshape(len(doc), 2).tolist()
+
+    def span(start: int, end: int) -> list[int]:
+        """Character offsets of tokens [start, end) in the section's source text."""
+        return [arr[start][0] + offset, arr[end - 1][0] + arr[end - 1][1] + offset]
+
+    for m in mentions:
+        level = m.level[0] if m.level and m.status == POSITIVE else None
+        locations = m.locations if m.status == POSITIVE else []
+        location = ", ".join(normalize_text(doc[s:e].text) for s, e in locations) or None
+        if m.status == POSITIVE:
+            positive.append(Finding(m.name, m.probability, level, location))
+        else:
+            negative.append(m.name)
+        trigger = m.trigger
+        provenance.append(
+            {
+                "name": m.name,
+                "section": section,
+                "status": m.status,
+                "probability": m.probability,
+                "level": level,
+                "location": location,
+                "spans": {
+                    "name": span(m.item.start, m.item.end),
+                    "trigger": span(trigger.start, trigger.end) if trigger else None,
+                    "level": span(m.level[1], m.level[2]) if level else None,
+                    "location": [span(s, e) for s, e in locations],
+                },
+            }
+        )
+    return canonicalize(StructuredReport(tuple(positive), tuple(negative))), provenance
+
+
+class Extractor:
+    """A built pipeline plus the section selection of one config."""
+
+    def __init__(self, config: ExtractConfig | None = None):
+        self.config = config or ExtractConfig()
+        self.nlp = build_nlp(self.config.spacy_model)
+
+    def _texts(self, sections: Sequence[Section]) -> list[str]:
+        return [prepare_text(s.text[: self.config.max_chars]) for s in sections]
+
+    def run(self, reports: Iterable[Sequence[Section]]) -> list[Extraction]:
+        """One Extraction per report (a report = its selected sections); never raises on text."""
+        reports = [list(r) for r in reports]
+        flat = [(i, s) for i, secs in enumerate(reports) for s in secs if s.text.strip()]
+        texts = self._texts([s for _, s in flat])
+        docs = self._pipe(texts)
+        parts: list[list[tuple[StructuredReport, list[dict[str, Any]]]]] = [[] for _ in reports]
+        failed: set[int] = set()
+        truncated = {i for i, s in flat if len(s.text) > self.config.max_chars}
+        for (i, sec), doc in zip(flat, docs):
+            if doc is None:
+                failed.add(i)
+            else:
+                parts[i].append(doc_report(doc, sec.name, sec.offset))
+        out = []
+        for i, got in enumerate(parts):
+            if i in failed:
+                out.append(Extraction(StructuredReport(), [], ERROR))
+            elif not got:
+                out.append(Extraction(StructuredReport(), [], EMPTY_TEXT))
+            else:
+                report = merge(r for r, _ in got)
+                status = TRUNCATED if i in truncated else OK
+                out.append(Extraction(report, [p for _, prov in got for p in prov], status))
+        return out
+
+    def _pipe(self, texts: list[str]) -> list[Doc | None]:
+        """nlp.pipe in batches; a batch that fails is redone text by text so one bad text costs one row."""
+        try:
+            return list(self.nlp.pipe(texts, batch_size=self.config.batch_size))
+        except Exception:  # a rule bug must not take down a whole corpus: isolate the text
+            docs: list[Doc | None] = []
+            for text in texts:
+                try:
+                    docs.append(self.nlp(text))
+                except Exception:
+                    docs.append(None)
+            return docs
+
+
+def _as_text(value: Any) -> str | None:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def text_sections(text: Any, wanted: Sequence[str]) -> list[Section]:
+    """The wanted sections of one free-text report (see sections.select_sections); bad input -> []."""
+    text = _as_text(text)
+    return select_sections(split_sections(text), wanted) if text else []
+
+
+def column_sections(row: Mapping[str, Any], wanted: Sequence[str]) -> list[Section]:
+    """Sections from a table row whose columns are named after the sections (findings, impression)."""
+    out = []
+    for name in wanted:
+        value = _as_text(row.get(name))
+        if value:
+            out.append(Section(name, name.upper(), value, 0))
+    return out
+
+
+@lru_cache(maxsize=4)
+def get_extractor(config: ExtractConfig | None = None) -> Extractor:
+    """One built pipeline per config and process (building it takes about a second)."""
+    return Extractor(config)
+
+
+def _run_chunk(config: ExtractConfig | None, reports: list[list[Section]]) -> list[Extraction]:
+    return get_extractor(config).run(reports)
+
+
+def run_reports(reports: Sequence[Sequence[Section]], config: ExtractConfig | None = None, n_process: int = 1) -> list[Extraction]:
+    """Extract many reports in order; n_process > 1 hands contiguous chunks to worker processes."""
+    reports = [list(r) for r in reports]
+    if n_process <= 1 or len(reports) < 2 * n_process:
+        return _run_chunk(config, reports)
+    size = -(-len(reports) // n_process)
+    chunks = [reports[i : i + size] for i in range(0, len(reports), size)]
+    with ProcessPoolExecutor(max_workers=n_process) as pool:
+        return [e for part in pool.map(_run_chunk, [config] * len(chunks), chunks) for e in part]

@@ -1,0 +1,183 @@
+"""The project's vocabulary: findings with synonyms, severity, location, context triggers, sections.
+
+The word lists are data files in this package (YAML), written for srrg, so a user can extend them
+without touching code. Loaders validate the files once (a surface form that means two findings is
+an error) and return immutable views; `synonym_map()` is what `srrg.report.canonical_name` uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping
+
+import yaml
+
+from srrg.report import normalize_text
+
+
+class VocabularyError(ValueError):
+    """A vocabulary file is inconsistent; the message names the file and the phrase."""
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A finding stated as subject + state in one clause ("the heart is enlarged")."""
+
+    finding: str
+    subjects: tuple[str, ...]
+    states: tuple[str, ...]
+    standalone: bool = False
+
+
+@dataclass(frozen=True)
+class LocationWords:
+    """Specific words form a location phrase; generic words only extend one; joiners may sit between."""
+
+    specific: tuple[str, ...]
+    generic: tuple[str, ...]
+    joiners: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ContextTriggers:
+    """ConText trigger phrases; hedges carry their probability (2 probable, 1 uncertain)."""
+
+    negation_pre: tuple[str, ...]
+    negation_post: tuple[str, ...]
+    hedge_pre: Mapping[str, int]
+    hedge_post: Mapping[str, int]
+    ignore_pre: tuple[str, ...]
+    ignore_post: tuple[str, ...]
+    pseudo: tuple[str, ...]
+    termination: tuple[str, ...]
+    separators: tuple[str, ...]
+    links: frozenset[str]
+    negated_hedges: frozenset[str]
+
+
+@lru_cache(maxsize=None)
+def load_data(name: str) -> Any:
+    """Parse one packaged YAML file (cached; callers must not mutate the result)."""
+    text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def _phrases(values: Any, where: str) -> tuple[str, ...]:
+    """Normalized, de-duplicated phrases in file order; anything but a list of strings is an error."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        # YAML reads a bare no / yes / on as a boolean: such words must be quoted
+        raise VocabularyError(f"{where}: expected a list of strings (quote words like \"no\")")
+    return tuple(dict.fromkeys(normalize_text(v) for v in values if v.strip()))
+
+
+@lru_cache(maxsize=1)
+def findings() -> Mapping[str, tuple[str, ...]]:
+    """Canonical finding name -> its surface forms (the canonical name first)."""
+    table: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for entry in load_data("findings.yaml")["findings"]:
+        name = normalize_text(entry["name"])
+        if name in table:
+            raise VocabularyError(f"findings.yaml: finding {name!r} is listed twice")
+        forms = tuple(dict.fromkeys((name, *_phrases(entry.get("synonyms", []), f"findings.yaml:{name}"))))
+        for form in forms:
+            if owner.setdefault(form, name) != name:
+                raise VocabularyError(f"findings.yaml: {form!r} means both {owner[form]!r} and {name!r}")
+        table[name] = forms
+    return table
+
+
+def synonym_map() -> dict[str, str]:
+    """Every lower-cased surface form (canonical names included) -> canonical finding name."""
+    return {form: name for name, forms in findings().items() for form in forms}
+
+
+@lru_cache(maxsize=1)
+def compositions() -> tuple[Composition, ...]:
+    known = findings()
+    out = []
+    for entry in load_data("findings.yaml").get("compositions", []):
+        finding = normalize_text(entry["finding"])
+        if finding not in known:
+            raise VocabularyError(f"findings.yaml: composition for unknown finding {finding!r}")
+        where = f"findings.yaml:compositions:{finding}"
+        out.append(
+            Composition(
+                finding,
+                _phrases(entry["subjects"], where),
+                _phrases(entry["states"], where),
+                bool(entry.get("standalone", False)),
+            )
+        )
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def descriptive() -> frozenset[str]:
+    """Finding surface forms that only describe a finding following them in the same noun phrase."""
+    forms = frozenset(_phrases(load_data("findings.yaml").get("descriptive", []), "findings.yaml:descriptive"))
+    unknown = forms - set(synonym_map())
+    if unknown:
+        raise VocabularyError(f"findings.yaml: descriptive forms must be finding synonyms: {sorted(unknown)}")
+    return forms
+
+
+@lru_cache(maxsize=1)
+def unmentions() -> tuple[str, ...]:
+    return _phrases(load_data("findings.yaml").get("unmentions", []), "findings.yaml:unmentions")
+
+
+@lru_cache(maxsize=1)
+def severity_map() -> Mapping[str, str]:
+    """Severity surface form -> level written into the report."""
+    raw = load_data("attributes.yaml")["severity"]
+    return {normalize_text(str(k)): normalize_text(str(v)) for k, v in raw.items()}
+
+
+@lru_cache(maxsize=1)
+def location_words() -> LocationWords:
+    raw = load_data("attributes.yaml")["location"]
+    specific = _phrases(raw["specific"], "attributes.yaml:location.specific")
+    generic = tuple(p for p in _phrases(raw["generic"], "attributes.yaml:location.generic") if p not in specific)
+    return LocationWords(specific, generic, frozenset(_phrases(raw["joiners"], "attributes.yaml:location.joiners")))
+
+
+def _hedges(raw: Mapping[Any, Any], where: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for prob, phrases in raw.items():
+        if int(prob) not in (1, 2):
+            raise VocabularyError(f"{where}: hedge probability must be 1 or 2, got {prob!r}")
+        for phrase in _phrases(phrases, where):
+            out[phrase] = int(prob)
+    return out
+
+
+@lru_cache(maxsize=1)
+def context_triggers() -> ContextTriggers:
+    raw = load_data("context.yaml")
+    return ContextTriggers(
+        negation_pre=_phrases(raw["negation"]["pre"], "context.yaml:negation.pre"),
+        negation_post=_phrases(raw["negation"]["post"], "context.yaml:negation.post"),
+        hedge_pre=_hedges(raw["hedge"]["pre"], "context.yaml:hedge.pre"),
+        hedge_post=_hedges(raw["hedge"]["post"], "context.yaml:hedge.post"),
+        ignore_pre=_phrases(raw["ignore"]["pre"], "context.yaml:ignore.pre"),
+        ignore_post=_phrases(raw["ignore"]["post"], "context.yaml:ignore.post"),
+        pseudo=_phrases(raw["pseudo"], "context.yaml:pseudo"),
+        termination=_phrases(raw["termination"], "context.yaml:termination"),
+        separators=_phrases(raw["separators"], "context.yaml:separators"),
+        links=frozenset(_phrases(raw["links"], "context.yaml:links")),
+        negated_hedges=frozenset(_phrases(raw["negated_hedges"], "context.yaml:negated_hedges")),
+    )
+
+
+@lru_cache(maxsize=1)
+def section_headers() -> Mapping[str, str]:
+    """Lower-cased header spelling -> canonical section name (findings, impression, ...)."""
+    out: dict[str, str] = {}
+    for section, spellings in load_data("sections.yaml").items():
+        for header in _phrases(spellings, f"sections.yaml:{section}"):
+            if out.setdefault(header, section) != section:
+                raise VocabularyError(f"sections.yaml: header {header!r} is in {out[header]!r} and {section!r}")
+    return out
