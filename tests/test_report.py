@@ -104,6 +104,11 @@ def test_canonicalize_synonyms_duplicates_and_positive_wins():
     assert canon.negative == ("cardiomegaly", "pneumothorax")  # positive wins, one entry each
 
 
+def test_equally_certain_mentions_keep_the_detailed_one():
+    raw = StructuredReport((Finding("atelectasis", 3), Finding("atelectasis", 3, None, "left base"), Finding("atelectasis", 3, "mild")))
+    assert canonicalize(raw, SYN).positive == (Finding("atelectasis", 3, None, "left base"),)
+
+
 def test_merge_sections():
     findings = StructuredReport((Finding("atelectasis", 2),), ("pneumothorax",))
     impression = StructuredReport((Finding("atelectasis", 3, "mild"), Finding("pneumothorax", 1)), ())

@@ -164,6 +164,12 @@ def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
     return StructuredReport(tuple(positive), tuple(negative)), exact
 
 
+def _certainty(f: Finding) -> tuple[int, int]:
+    """Which mention of a finding wins: the most certain; among equally certain ones, the one that
+    says more (a level or a location), since sections often repeat a finding without attributes."""
+    return (f.probability or 0, (f.level is not None) + (f.location is not None))
+
+
 def _canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None) -> tuple[StructuredReport, bool]:
     """canonicalize() plus whether anything changed (parse_report's valid/repaired decision)."""
     best: dict[str, Finding] = {}
@@ -172,7 +178,7 @@ def _canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None) 
         name = canonical_name(f.name, synonyms)
         current = best.get(name)
         changed = changed or name != f.name or current is not None
-        if current is None or (f.probability or 0) > (current.probability or 0):
+        if current is None or _certainty(f) > _certainty(current):
             best[name] = f if name == f.name else Finding(name, f.probability, f.level, f.location)
     negative: dict[str, None] = {}
     for n in report.negative:
@@ -186,7 +192,8 @@ def _canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None) 
 
 
 def canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None = None) -> StructuredReport:
-    """Canonical names, one entry per finding (most certain mention wins), positive wins over negative."""
+    """Canonical names, one entry per finding (most certain, then most detailed mention wins),
+    positive wins over negative."""
     return _canonicalize(report, synonyms)[0]
 
 
