@@ -10,7 +10,7 @@ import time
 import pytest
 from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message
 
-from srrg.llm import LLMClient, LLMConfig, LLMRequest, PrivacyError, PromptTemplate
+from srrg.llm import LLMClient, LLMConfig, PrivacyError, PromptTemplate
 
 SECRET = "sk-test-DO-NOT-LEAK-4242"
 ECHO = PromptTemplate("echo", "1", (("system", "Repeat the phrase."), ("user", "{phrase}")), ("phrase",))

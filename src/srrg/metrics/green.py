@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from srrg.metrics.base import Metric, MetricResult, nanmean, register
+from srrg.llm.base import LLMRequest
+from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     CATEGORIES,
     NO_RESPONSE,
@@ -20,8 +21,7 @@ from srrg.metrics.judge_common import (
     UNPARSEABLE,
     ErrorReport,
     JudgeConfig,
-    answers,
-    client_for,
+    PairJudge,
     parse_error_report,
     population_std,
     pair_requests,
@@ -87,17 +87,15 @@ def score_responses(responses: Sequence[str | None], cfg: GreenConfig = GreenCon
 
 
 @register
-class Green(Metric):
-    """GREEN through the project's LLM client; options: GreenConfig fields, or `client` (any object
-    with complete(requests)) to share one client between metrics."""
+class Green(PairJudge):
+    """GREEN through the project's LLM client; options: GreenConfig fields or a shared `client`."""
 
     name = NAME
     keys = KEYS
+    config_class = GreenConfig
 
-    def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = GreenConfig.from_dict(options)
-        self.client = client
+    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
+        return green_requests(refs, hyps, self.cfg)
 
-    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        texts = answers(client_for(self.client, self.cfg), green_requests(refs, hyps, self.cfg))
+    def score(self, texts: Sequence[str | None]) -> MetricResult:
         return score_responses(texts, self.cfg)

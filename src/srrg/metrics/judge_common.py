@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from abc import abstractmethod
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from srrg.llm.base import LLMRequest, PromptTemplate
+from srrg.metrics.base import Metric, MetricResult
 from srrg.report import decode_json
 
 CATEGORIES = ("a", "b", "c", "d", "e", "f")
@@ -247,6 +249,29 @@ def client_for(client: Any, cfg: JudgeConfig) -> Any:
     if llm_cfg.backend == "rules":
         raise ValueError("LLM-judge metrics need llm.backend 'openai' or 'local'; 'rules' has no model")
     return LLMClient(llm_cfg)
+
+
+class PairJudge(Metric):
+    """A judge that sends one request per pair and scores the answer texts: subclasses name their
+    config class, build the requests and parse the answers. `client` (any object with
+    complete(requests)) lets several metrics share one client."""
+
+    config_class: ClassVar[type[JudgeConfig]]
+
+    def __init__(self, client: Any = None, **options: Any) -> None:
+        self.cfg = self.config_class.from_dict(options)
+        self.client = client
+
+    @abstractmethod
+    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
+        """One request per (reference, hypothesis) pair."""
+
+    @abstractmethod
+    def score(self, texts: Sequence[str | None]) -> MetricResult:
+        """Per-report values and summary from the answers (None = no answer)."""
+
+    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        return self.score(answers(client_for(self.client, self.cfg), self.requests(refs, hyps)))
 
 
 def pair_requests(

@@ -9,14 +9,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from srrg.metrics.base import Metric, MetricResult, nanmean, register
+from srrg.llm.base import LLMRequest
+from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     NO_RESPONSE,
     OK,
     UNPARSEABLE,
     JudgeConfig,
-    answers,
-    client_for,
+    PairJudge,
     decode_json_object,
     pair_requests,
 )
@@ -79,16 +79,15 @@ def proxy_requests(refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingCon
 
 
 @register
-class ProxyRating(Metric):
+class ProxyRating(PairJudge):
     """The two-dimension rating prompt; options: ProxyRatingConfig fields or a shared `client`."""
 
     name = NAME
     keys = KEYS
+    config_class = ProxyRatingConfig
 
-    def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = ProxyRatingConfig.from_dict(options)
-        self.client = client
+    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
+        return proxy_requests(refs, hyps, self.cfg)
 
-    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        texts = answers(client_for(self.client, self.cfg), proxy_requests(refs, hyps, self.cfg))
+    def score(self, texts: Sequence[str | None]) -> MetricResult:
         return score_responses(texts, self.cfg)

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from srrg.metrics.base import Metric, MetricResult, nanmean, register
+from srrg.llm.base import LLMRequest
+from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     CATEGORIES,
     NO_RESPONSE,
@@ -20,8 +21,7 @@ from srrg.metrics.judge_common import (
     UNPARSEABLE,
     ErrorReport,
     JudgeConfig,
-    answers,
-    client_for,
+    PairJudge,
     parse_error_report,
     population_std,
     pair_requests,
@@ -94,16 +94,15 @@ def score_responses(responses: Sequence[str | None], cfg: VertConfig = VertConfi
 
 
 @register
-class Vert(Metric):
+class Vert(PairJudge):
     """VERT through the project's LLM client; options: VertConfig fields or a shared `client`."""
 
     name = NAME
     keys = KEYS
+    config_class = VertConfig
 
-    def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = VertConfig.from_dict(options)
-        self.client = client
+    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
+        return vert_requests(refs, hyps, self.cfg)
 
-    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        texts = answers(client_for(self.client, self.cfg), vert_requests(refs, hyps, self.cfg))
+    def score(self, texts: Sequence[str | None]) -> MetricResult:
         return score_responses(texts, self.cfg)
