@@ -60,6 +60,18 @@ def test_subjective_rounding():
     assert subjective_score({"fluency": 30, "grammar": 20, "terminology": 7}, A) == 0.2
 
 
+def test_subjective_rounding_midpoints_round_up():
+    # exact midpoints of the 0.2 grid: (0.9 * 3) / 3 = 0.9 -> 1.0; (0.7 * 3) / 3 = 0.7 -> 0.8;
+    # (0.5 * 3) / 3 = 0.5 -> 0.6; (0.3 * 3) / 3 = 0.3 -> 0.4 (the float sum is 0.29999999999999993)
+    assert subjective_score({"fluency": 2, "grammar": 2, "terminology": 2}, A) == 1.0
+    assert subjective_score({"fluency": 6, "grammar": 0, "terminology": 0}, A) == 1.0
+    assert subjective_score({"fluency": 6, "grammar": 6, "terminology": 6}, A) == 0.8
+    assert subjective_score({"fluency": 10, "grammar": 10, "terminology": 10}, A) == 0.6
+    assert subjective_score({"fluency": 14, "grammar": 14, "terminology": 14}, A) == 0.4
+    # just off a midpoint still goes to the nearest step: (1 + 1 + 0.65) / 3 = 0.8833 -> 0.8
+    assert subjective_score({"fluency": 0, "grammar": 0, "terminology": 7}, A) == 0.8
+
+
 def test_gema_blend_and_explanations_kept():
     sub = '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
     res = score_answers([REF], [HYP], [sub])

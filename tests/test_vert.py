@@ -64,6 +64,20 @@ def test_unparseable_answer_gives_nan_everywhere_and_is_counted():
     assert res.summary["vert_count_failures"] == 2 and math.isnan(res.summary["vert"])
 
 
+def test_echoed_answer_template_is_a_parse_failure_not_a_zero():
+    # a (small) judge that repeats the prompt's answer format: "<number>." reads as 0 and
+    # "<score between 0.00 and 1.00>" as 0.00 unless the template text is recognised
+    from srrg.metrics.judge_common import load_prompt
+
+    prompt = load_prompt("vert")
+    echoed = prompt[prompt.index("[Clinically Significant Errors]:") :]
+    res = score_responses([echoed])
+    assert res.per_report["vert_status"] == [UNPARSEABLE]
+    assert res.per_report["vert_score_status"] == [UNPARSEABLE]
+    assert math.isnan(res.per_report["vert"][0]) and math.isnan(res.per_report["green_formula"][0])
+    assert res.summary["vert_count_failures"] == 1 and res.summary["vert_score_failures"] == 1
+
+
 def test_summary_means_over_scored_answers():
     res = score_responses([green_answer((0,) * 6, 2, score="0.9"), green_answer((1,) + (0,) * 5, 1, score="0.3"), None])
     assert res.summary["vert"] == pytest.approx(0.6)

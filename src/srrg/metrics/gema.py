@@ -137,9 +137,11 @@ def parse_subjective(text: str | None) -> tuple[dict[str, int] | None, str, str]
 
 
 def subjective_score(counts: Mapping[str, int], weights: Mapping[str, float], penalty: float = 0.05) -> float:
-    """Σ w_a · max(0, 1 - penalty · errors_a), rounded to the nearest multiple of 0.2."""
+    """Σ w_a · max(0, 1 - penalty · errors_a), rounded to the nearest multiple of 0.2; an exact
+    midpoint rounds up (0.9 -> 1.0, 0.3 -> 0.4) whatever the float noise of the weighted sum
+    (Python's round() would round half to even and let 1e-16 errors pick the side)."""
     raw = sum(weights[a] * max(0.0, 1.0 - penalty * counts[a]) for a in ASPECTS)
-    return round(round(raw * 5) / 5, 1)
+    return round(math.floor(raw * 5 + 0.5 + 1e-9) / 5, 1)
 
 
 def _entities_json(entities: Sequence[Entity]) -> str:

@@ -46,7 +46,8 @@ _WORD_NUMBERS = {
 }
 _NUMBER_WORDS = "|".join(_WORD_NUMBERS)
 _CHAT_MARKERS = ("<|assistant|>", "<|im_start|>assistant")
-_PLACEHOLDER = "<The number of"  # text of the prompt's answer template, never of a real answer
+# text of the prompts' answer templates (GREEN, VERT), never of a real answer
+_PLACEHOLDERS = ("<The number of", "<number>")
 
 
 @lru_cache(maxsize=None)
@@ -155,7 +156,7 @@ def parse_error_report(text: str | None, number_words: bool = True) -> ErrorRepo
     sig, insig, matched = (section(cleaned, s) for s in (SIGNIFICANT, INSIGNIFICANT, MATCHED))
     if sig is None and matched is None:
         return ErrorReport(status=UNPARSEABLE)
-    if any(body is not None and _PLACEHOLDER in body for body in (sig, matched)):
+    if any(body is not None and p in body for body in (sig, matched) for p in _PLACEHOLDERS):
         return ErrorReport(status=UNPARSEABLE)  # the model echoed the answer template
     n_matched, names = matched_count(matched, number_words) if matched is not None else (0, ())
     return ErrorReport(

@@ -49,7 +49,7 @@ def parse_direct_score(text: str | None) -> float:
     if not text:
         return math.nan
     body = section(text, "Score")
-    if body is None:
+    if body is None or "<score" in body:  # "<score between 0.00 and 1.00>": the template echoed
         return math.nan
     match = _NUMBER.search(body)
     if not match:
