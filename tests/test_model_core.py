@@ -153,3 +153,35 @@ def test_run_config_merges_overrides() -> None:
     with pytest.raises(ConfigError, match="model.target"):
         run_config({"runs": [{"name": "a", "label": "A", "target": "xml"}]}, "a")
     assert [s.name for s in run_specs({})] == ["smollm2_json", "smollm2_sentences", "transformer_json"]
+
+
+@pytest.mark.parametrize("arch", ["llm", "baseline"])
+def test_batched_beam_search_matches_one_by_one(arch: str) -> None:
+    """Guard against padding/attention bugs in batched search: each study's beams are independent."""
+    net = tiny_model(arch).eval()
+    images = torch.randn(3, 3, 32, 32)
+    batched = net.generate(images, num_beams=3, num_return_sequences=2, max_new_tokens=12)
+    assert batched == [net.generate(images[i : i + 1], num_beams=3, num_return_sequences=2, max_new_tokens=12)[0] for i in range(3)]
+
+
+@pytest.mark.parametrize("arch", ["llm", "baseline"])
+def test_loss_is_token_mean_over_targets_and_eos_only(arch: str) -> None:
+    """Prompt/image positions and right padding carry no loss; every target token and EOS does."""
+    net = tiny_model(arch).eval()
+    images, targets = torch.randn(2, 3, 32, 32), ["ab", "abcdef"]
+    tok, total, count = net.tokenizer, torch.tensor(0.0), 0
+    with torch.no_grad():
+        for i, text in enumerate(targets):
+            ids = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+            img = net.image_tokens(images[i : i + 1])
+            if arch == "llm":
+                prompt = net._prompt_embeds(img)
+                embeds = torch.cat([prompt, net.llm.get_input_embeddings()(torch.tensor([ids]))], dim=1)
+                p = prompt.shape[1]
+                logits = net.llm(inputs_embeds=embeds).logits[0, p - 1 : p - 1 + len(ids)]
+            else:
+                inp = torch.tensor([[net.decoder.config.bos_token_id, *ids]])
+                logits = net.decoder(input_ids=inp, encoder_hidden_states=img).logits[0, : len(ids)]
+            total += torch.nn.functional.cross_entropy(logits, torch.tensor(ids), reduction="sum")
+            count += len(ids)
+        assert net.loss(images, targets).item() == pytest.approx((total / count).item(), rel=1e-5)

@@ -38,7 +38,7 @@ class InferConfig:
 
     num_beams: int = 3
     num_return_sequences: int = 1
-    max_new_tokens: int = 256
+    max_new_tokens: int = 512  # as long as the longest training target (model.max_target_tokens)
     batch_size: int = 4
     split: str = "test"
     max_studies: int | None = None
