@@ -114,7 +114,7 @@ def test_section_runs_to_the_first_blank_line():
 
 
 def test_metric_rejects_unknown_options():
-    with pytest.raises(ValueError, match="unknown GreenConfig"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) temperature in GreenConfig options"):
         Green(temperature=3)
 
 

@@ -92,7 +92,7 @@ def test_analysis_targets_use_the_green_prompt():
 
 
 def test_config_rejects_unknown_keys_and_bad_values():
-    with pytest.raises(ValueError, match="unknown judge_train"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) lr in judge_train.train"):
         JudgeTrainConfig.from_dict({"lr": 1})
     with pytest.raises(ValueError, match="quantization"):
         JudgeTrainConfig.from_dict({"quantization": "8bit"})

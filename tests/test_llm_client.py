@@ -65,7 +65,7 @@ def test_parse_retry_after():
 def test_config_defaults_and_errors():
     cfg = LLMConfig.from_dict(None)
     assert cfg.backend == "rules" and cfg.concurrency == 8 and cfg.temperature == 0.0 and not cfg.allow_remote
-    with pytest.raises(ValueError, match="unknown llm config"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) concurency in llm"):
         LLMConfig.from_dict({"concurency": 3})
     with pytest.raises(ValueError, match="backend"):
         LLMConfig.from_dict({"backend": "gpt"})

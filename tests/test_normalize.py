@@ -191,7 +191,7 @@ def test_llm_method_with_rules_backend_uses_rules_without_a_cache(tmp_path):
 def test_config_errors_are_clear():
     with pytest.raises(ValueError, match="method"):
         NormalizeConfig.from_dict({"method": "gpt"})
-    with pytest.raises(ValueError, match="unknown normalize config"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) methd in normalize"):
         NormalizeConfig.from_dict({"methd": "rules"})
     with pytest.raises(ValueError, match="environment variable"):
         NormalizeConfig.from_dict({"llm": {"api_key": "sk-123"}})

@@ -139,7 +139,9 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         if value is None:
             return None
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _convert(inner[0], value, where) if len(inner) == 1 else value
+        if len(inner) > 1:  # e.g. str | tuple[str, ...]: the member that fits a YAML list
+            inner = [a for a in inner if typing.get_origin(a) is tuple] if isinstance(value, (list, tuple)) else []
+        return _convert(inner[0], value, where) if inner else value
     if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
         return from_dict(tp, value, where)
     if origin is tuple and isinstance(value, (list, tuple)):

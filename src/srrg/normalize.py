@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import polars as pl
 
+from srrg.config import from_dict
 from srrg.io import load_config_arg, read_table, write_parquet, write_text
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PromptTemplate
 from srrg.report import StructuredReport, from_obj, normalize_text
@@ -438,11 +439,8 @@ class NormalizeConfig:
     def from_dict(cls, data: Mapping[str, Any] | None) -> NormalizeConfig:
         """The normalize slice; its `llm` key holds the llm slice (the rule passes both)."""
         data = dict(data or {})
-        llm = LLMConfig.from_dict(data.pop("llm", None))
-        unknown = sorted(set(data) - {"method", "max_words", "max_tokens"})
-        if unknown:
-            raise ValueError(f"unknown normalize config key(s) {unknown}; known: method, max_words, max_tokens, llm")
-        return cls(llm=llm, **data)
+        llm = LLMConfig.from_dict(data.pop("llm", None))  # refuses inline secrets too
+        return replace(from_dict(cls, data, "normalize"), llm=llm)
 
 
 @dataclass(frozen=True)

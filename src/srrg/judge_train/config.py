@@ -4,8 +4,10 @@ targets = the expert score scaled to [0, 1] and rounded to one decimal)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping
+
+from srrg.config import from_dict
 
 TARGETS = ("auto", "score", "analysis")
 CASE_KEYS = ("reference", "pair_prefix")
@@ -89,14 +91,7 @@ class JudgeTrainConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> JudgeTrainConfig:
-        data = dict(data or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown judge_train config key(s) {unknown}; known: {sorted(known)}")
-        if isinstance(data.get("lora_target_modules"), list):
-            data["lora_target_modules"] = tuple(data["lora_target_modules"])
-        return cls(**data)
+        return from_dict(cls, data, "judge_train.train")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,9 +7,11 @@ config dump, Snakemake params or a log line cannot leak it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
+
+from srrg.config import from_dict
 
 BACKENDS = ("rules", "openai", "local")
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
@@ -64,11 +66,7 @@ class LLMConfig:
                 f"llm config must not hold secrets ({secret}): put the key in an environment variable "
                 f"and name that variable in llm.api_key_env"
             )
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown llm config key(s) {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_dict(cls, data, "llm")
 
     def to_dict(self) -> dict[str, Any]:
         """Safe to log or dump: holds the key's variable name, never the key."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import polars as pl
 
+from srrg.config import from_dict
 from srrg.io import write_text
 from srrg.metaeval import tables
 from srrg.metaeval.adapters import SIG, human_category_counts, human_scores
@@ -57,11 +58,7 @@ class MetaevalConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MetaevalConfig:
-        data = dict(data or {})
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown metaeval config key(s) {unknown}; known: {sorted(f.name for f in fields(cls))}")
-        return cls(**data)
+        return from_dict(cls, data, "metaeval.correlate")
 
 
 @dataclass

@@ -12,11 +12,12 @@ import hashlib
 import math
 import re
 from abc import abstractmethod
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any, ClassVar, Mapping, Sequence
 
+from srrg.config import from_dict
 from srrg.llm.base import LLMRequest, PromptTemplate
 from srrg.metrics.base import Metric, MetricResult
 from srrg.report import decode_json
@@ -214,12 +215,7 @@ class JudgeConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
-        data = dict(data or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown {cls.__name__} key(s) {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_dict(cls, data, f"{cls.__name__} options")
 
 
 def template(name: str, fields_: Sequence[str]) -> PromptTemplate:
