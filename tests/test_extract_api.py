@@ -11,7 +11,7 @@ import pytest
 from srrg.cli import main as srrg_main
 from srrg.extract import ExtractConfig, extract, extract_detailed, extract_many
 from srrg.extract.evaluation import evaluate, expected_findings, format_result, map_code, mesh_mapping, side_of, zones_of
-from srrg.extract.sections import select_sections, split_sections
+from srrg.text.sections import select_sections, split_sections
 from srrg.report import parse_report
 
 MIMIC_STYLE = (

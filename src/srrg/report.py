@@ -17,11 +17,12 @@ from typing import Any, Iterable, Mapping
 import json_repair
 import simplejson
 
+from srrg.text.normalize import normalize_text
+
 VALID, REPAIRED, UNPARSEABLE = "valid", "repaired", "unparseable"
 STATUSES = (VALID, REPAIRED, UNPARSEABLE)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "structured_report.schema.json"
 
-_WS = re.compile(r"\s+")
 _FINDING_KEYS = frozenset({"name", "probability", "level", "location"})
 _PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
 
@@ -66,13 +67,6 @@ def default_synonyms() -> Mapping[str, str]:
     from srrg.vocab import synonym_map
 
     return synonym_map()
-
-
-@lru_cache(maxsize=1 << 16)
-def normalize_text(value: str) -> str:
-    """Lower-case and collapse whitespace: the one spelling rule shared by names, levels, locations.
-    Cached: the same few thousand phrases recur across a corpus."""
-    return _WS.sub(" ", value).strip().lower()
 
 
 @lru_cache(maxsize=1 << 16)

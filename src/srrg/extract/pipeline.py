@@ -28,7 +28,7 @@ from srrg import vocab
 from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
 from srrg.extract.linking import link_sentence
 from srrg.extract.mentions import Entry, Item, drop_descriptive, pair_compositions, phrase_table, resolve_overlaps
-from srrg.extract.sections import Section, select_sections, split_sections
+from srrg.text.sections import Section, select_sections, split_sections
 from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
 
 OK, EMPTY_TEXT, TRUNCATED, ERROR = "ok", "empty_text", "truncated", "error"

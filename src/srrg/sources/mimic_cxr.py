@@ -4,7 +4,7 @@ Reads the free-text reports (`files/pXX/pXXXXXXXX/sXXXXXXXX.txt` in a folder or 
 zip), the official split and metadata CSVs, and the MIMIC-CXR-JPG image tree. Every study named by
 any of these sources becomes a record, so a study with a missing report or missing images is
 reported, not dropped. FINDINGS / IMPRESSION are cut from the free text by the section splitter that extraction uses
-(srrg.extract.sections, header spellings in srrg/vocab/sections.yaml).
+(srrg.text.sections, header spellings in srrg/vocab/sections.yaml).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Iterator, Mapping
 import polars as pl
 from tqdm import tqdm
 
-from srrg.extract.sections import split_sections
+from srrg.text.sections import split_sections
 
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
 _REPORT_NAME = re.compile(r"(?:^|/)p\d{2}/p(\d+)/s(\d+)\.txt$")

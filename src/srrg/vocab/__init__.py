@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from srrg.report import normalize_text
+from srrg.text.normalize import normalize_text
 
 
 class VocabularyError(ValueError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from srrg import vocab
-from srrg.report import normalize_text
+from srrg.text.normalize import normalize_text
 
 # a header: at the start of a line (or text), words then a colon; MIMIC writes them upper case
 _HEADER = re.compile(r"(?:^|\n)[ \t]*([A-Za-z][A-Za-z /&()-]{0,60}?)[ \t]*:", re.MULTILINE)
