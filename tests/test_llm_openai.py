@@ -50,7 +50,7 @@ def test_recovers_from_every_fault_and_caches_only_the_good_answer(stub, tmp_pat
         Malformed(),
         Reply("in the right lung", prompt_tokens=7, completion_tokens=3),
     )
-    client = LLMClient(config(stub, tmp_path))
+    client = LLMClient(config(stub, tmp_path, retry_max_delay_s=2.0))  # the cap also bounds Retry-After
     t0 = time.monotonic()
     [resp] = client.complete([ECHO.render("normalize", phrase="right lung")])
     elapsed = time.monotonic() - t0

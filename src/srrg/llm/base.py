@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Protocol, Sequence
 
-OK, ERROR = "ok", "error"
+OK, ERROR, TRUNCATED = "ok", "error", "truncated"
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
@@ -51,7 +51,9 @@ class Decoding:
 
 @dataclass(frozen=True, slots=True)
 class LLMResponse:
-    """status ok: `text` is the answer; status error: `error` says why (never cached)."""
+    """status ok: `text` is the complete answer; status truncated: `text` was cut off by the
+    max_tokens limit (finish_reason "length", or a local model that used every new token without a
+    stop token); status error: `error` says why. Only complete, non-empty answers are cached."""
 
     text: str = ""
     status: str = OK
@@ -68,6 +70,16 @@ class LLMResponse:
 
 def failed(error: str, attempts: int = 0) -> LLMResponse:
     return LLMResponse(status=ERROR, error=error, attempts=attempts)
+
+
+def cut_off(max_tokens: int) -> str:
+    """The error text of a truncated answer (its text is kept; callers decide what to do with it)."""
+    return f"answer cut off at max_tokens={max_tokens}"
+
+
+def cacheable(response: LLMResponse) -> bool:
+    """Complete and non-empty: an error, a cut-off answer or a blank one is asked again next run."""
+    return response.ok and bool(response.text.strip())
 
 
 def request_key(backend: str, model: str, request: LLMRequest, decoding: Decoding) -> str:

@@ -2,7 +2,8 @@
 
 Several Snakemake jobs (and several threads) may write at once: WAL journaling plus a busy timeout
 lets readers proceed while one writer commits, and INSERT OR REPLACE makes a duplicate answer
-harmless. Only successful answers are stored, so a failed call is retried on the next run.
+harmless. Only complete, non-empty answers are stored (issue 16 case 8), so a failed, cut-off or
+blank answer is asked again on the next run; a blank row left by an older version reads as a miss.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from srrg.llm.base import OK, LLMResponse
+from srrg.llm.base import OK, LLMResponse, cacheable
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -63,13 +64,15 @@ class ResponseCache:
                 f"SELECT key, text, prompt_tokens, completion_tokens FROM responses WHERE key IN ({marks})", part
             )
             for key, text, pt, ct in rows:
+                if not text.strip():
+                    continue
                 found[key] = LLMResponse(text=text, status=OK, prompt_tokens=pt, completion_tokens=ct, cached=True)
         return found
 
     def put(self, key: str, backend: str, model: str, template: str, template_version: str, response: LLMResponse) -> None:
-        """Store a successful answer; errors are refused so that they are retried later."""
-        if not response.ok:
-            raise ValueError("only successful answers are cached")
+        """Store a complete answer; errors, cut-off and blank answers are refused (retried later)."""
+        if not cacheable(response):
+            raise ValueError(f"only complete, non-empty answers are cached (status {response.status})")
         conn = self._conn()
         with conn:
             conn.execute(

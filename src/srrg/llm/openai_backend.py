@@ -2,24 +2,32 @@
 
 Retries are ours, not the SDK's, so that they are the same for every server and testable: transient
 faults (429, 408/409, 5xx, timeouts, connection errors, malformed bodies) are retried with capped
-exponential backoff and jitter, waiting at least what Retry-After / retry-after-ms asks for; other
-client errors (400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool.
+exponential backoff and jitter, waiting at least what Retry-After / retry-after-ms asks for but never
+longer than retry_max_delay_s (a non-finite value is ignored: issue 16 case 4); other client errors
+(400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool. An answer with
+finish_reason "length" was cut off by max_tokens and comes back with status truncated.
+
+HTTP goes through our own httpx client: for a loopback endpoint it ignores every proxy variable
+(HTTP_PROXY, ALL_PROXY, ...) and follows no redirect, so a request the privacy guard allowed as local
+cannot leave the machine through a proxy (issue 16 case 1).
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import httpx
 import openai
 
-from srrg.llm.base import Job, LLMResponse, failed
+from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
 from srrg.llm.config import LLMConfig
-from srrg.llm.guard import api_key, check_endpoint, redact
+from srrg.llm.guard import api_key, check_endpoint, is_local_url, redact
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 429})
@@ -29,33 +37,40 @@ class MalformedResponse(ValueError):
     """The server answered 200 with something that is not a chat completion."""
 
 
+def _finite_wait(seconds: float) -> float | None:
+    """A wait in seconds, or None for inf/nan (which would overflow time.sleep)."""
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
-    """Seconds the server asks us to wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
+    """Seconds the server asks us to wait: retry-after-ms, or Retry-After in seconds or as an HTTP
+    date; None when absent, unreadable or not finite. Capping is backoff_delay's job."""
     if not headers:
         return None
     lower = {k.lower(): v for k, v in headers.items()}
     try:
         if "retry-after-ms" in lower:
-            return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+            return _finite_wait(float(lower["retry-after-ms"]) / 1000.0)
         value = lower.get("retry-after")
         if value is None:
             return None
-        return max(0.0, float(value))
+        return _finite_wait(float(value))
     except ValueError:
         pass
     try:
         when = email.utils.parsedate_to_datetime(lower["retry-after"]).timestamp()
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0.0, when - (time.time() if now is None else now))
+    return _finite_wait(when - (time.time() if now is None else now))
 
 
 def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: float | None, rng: random.Random) -> float:
     """Wait before retry number attempt+1: equal-jitter exponential backoff min(cap, base*2^attempt)
-    drawn in [half, full], and never less than the server's Retry-After."""
-    ceiling = min(cap_s, base_s * (2**attempt))
+    drawn in [half, full], and at least the server's Retry-After, which is itself capped by cap_s
+    (a server asking for 86400 s must not stall a run for a day per retry)."""
+    ceiling = min(cap_s, base_s * 2.0 ** min(attempt, 64))
     delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
-    return max(delay, retry_after_s or 0.0)
+    return max(delay, min(retry_after_s or 0.0, cap_s))
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -66,11 +81,12 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
-def read_completion(completion: Any) -> tuple[str, int, int]:
-    """(text, prompt tokens, completion tokens) of a chat completion, or MalformedResponse."""
+def read_completion(completion: Any) -> tuple[str, int, int, bool]:
+    """(text, prompt tokens, completion tokens, cut off by max_tokens) of a chat completion, or
+    MalformedResponse."""
     try:
-        message = completion.choices[0].message
-        text = message.content
+        choice = completion.choices[0]
+        text = choice.message.content
     except (AttributeError, IndexError, TypeError, KeyError) as exc:
         raise MalformedResponse(f"no choices[0].message in the answer ({type(exc).__name__})") from exc
     if not isinstance(text, str):
@@ -78,18 +94,26 @@ def read_completion(completion: Any) -> tuple[str, int, int]:
     usage = getattr(completion, "usage", None)
     pt = getattr(usage, "prompt_tokens", 0) or 0
     ct = getattr(usage, "completion_tokens", 0) or 0
-    return text, int(pt), int(ct)
+    return text, int(pt), int(ct), getattr(choice, "finish_reason", None) == "length"
+
+
+def http_client(url: str, timeout_s: float) -> httpx.Client:
+    """The HTTP client under the SDK: a loopback endpoint never goes through a proxy from the
+    environment and follows no redirect (both could carry a report off this host); a remote one
+    (already allowed by the privacy guard) may use the environment's proxies."""
+    local = is_local_url(url)
+    return httpx.Client(trust_env=not local, follow_redirects=not local, timeout=timeout_s)
 
 
 def make_sdk_client(cfg: LLMConfig) -> openai.OpenAI:
-    """The official client with SDK retries off (ours apply) and the configured timeout."""
+    """The official client with SDK retries off (ours apply), the configured timeout and our
+    HTTP client."""
     url = check_endpoint(cfg)
     key = api_key(cfg)
+    common = {"api_key": key, "timeout": cfg.timeout_s, "max_retries": 0, "http_client": http_client(url, cfg.timeout_s)}
     if cfg.azure_api_version:
-        return openai.AzureOpenAI(
-            azure_endpoint=url, api_key=key, api_version=cfg.azure_api_version, timeout=cfg.timeout_s, max_retries=0
-        )
-    return openai.OpenAI(base_url=url, api_key=key, timeout=cfg.timeout_s, max_retries=0)
+        return openai.AzureOpenAI(azure_endpoint=url, api_version=cfg.azure_api_version, **common)
+    return openai.OpenAI(base_url=url, **common)
 
 
 class OpenAIBackend:
@@ -120,8 +144,11 @@ class OpenAIBackend:
                     temperature=job.decoding.temperature,
                     **extra,
                 )
-                text, pt, ct = read_completion(completion)
-                return LLMResponse(text=text, prompt_tokens=pt, completion_tokens=ct, attempts=attempt + 1)
+                text, pt, ct, cut = read_completion(completion)
+                return LLMResponse(
+                    text=text, status=TRUNCATED if cut else OK, error=cut_off(job.decoding.max_tokens) if cut else None,
+                    prompt_tokens=pt, completion_tokens=ct, attempts=attempt + 1,
+                )
             except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
                 error = exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc))
                 message = redact(f"{type(error).__name__}: {error}", self._secret)

@@ -13,13 +13,14 @@ from typing import Any
 @dataclass
 class Usage:
     """Counters for one purpose (stage). `sent` counts distinct requests handed to a backend;
-    `attempts` counts HTTP calls including retries."""
+    `attempts` counts HTTP calls including retries; `truncated` counts answers cut off by max_tokens."""
 
     requests: int = 0
     cache_hits: int = 0
     sent: int = 0
     attempts: int = 0
     errors: int = 0
+    truncated: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0

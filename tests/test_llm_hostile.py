@@ -1,0 +1,200 @@
+"""The LLM client against hostile surroundings: proxy variables, absurd Retry-After values, answers
+that must not be cached, answers cut off by max_tokens."""
+
+from __future__ import annotations
+
+import math
+import random
+import socket
+import sqlite3
+import threading
+import time
+
+import httpx
+import pytest
+from openai_stub import OpenAIStub, Reply, Status, last_user_message
+
+from srrg.llm import LLMClient, LLMConfig, LLMResponse, PrivacyError, PromptTemplate, ResponseCache
+from srrg.llm.base import Job
+from srrg.llm.openai_backend import backoff_delay, parse_retry_after
+
+ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
+PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def config(base_url: str, tmp_path, **over) -> LLMConfig:
+    base = dict(
+        backend="openai", model="stub-model", base_url=base_url, api_key_env="SRRG_TEST_KEY",
+        cache_dir=str(tmp_path / "cache"), timeout_s=2.0, max_retries=3, retry_base_delay_s=0.01,
+        retry_max_delay_s=0.05, concurrency=2,
+    )
+    base.update(over)
+    return LLMConfig.from_dict(base)
+
+
+class RecordingProxy:
+    """A socket server on 127.0.0.1 that counts the connections it gets and closes them."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self._sock.close()
+
+
+def test_loopback_endpoint_bypasses_every_proxy_variable(tmp_path, monkeypatch):
+    """issue 16 case 1: proxy variables must not carry loopback requests (and the reports in them)
+    anywhere; a remote endpoint still needs allow_remote whatever the proxies."""
+    proxy = RecordingProxy()
+    try:
+        for var in PROXY_VARS:
+            monkeypatch.setenv(var, proxy.url)
+        for var in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(var, raising=False)
+        with OpenAIStub(responder=lambda body: Reply("A:" + last_user_message(body))) as stub:
+            # the set-up is live: a plain client that trusts the environment does go to the proxy
+            with pytest.raises(httpx.HTTPError):
+                httpx.Client(timeout=1.0).post(stub.base_url + "/chat/completions", json={})
+            seen_by_proxy = proxy.connections
+            assert seen_by_proxy >= 1
+            [resp] = LLMClient(config(stub.base_url, tmp_path)).complete([ECHO.render("x", phrase="left base")])
+            assert resp.ok and resp.text == "A:left base"
+            assert len(stub.requests) == 1 and proxy.connections == seen_by_proxy  # nothing reached the proxy
+        remote = config("https://api.example.com/v1", tmp_path)
+        with pytest.raises(PrivacyError, match="allow_remote"):
+            LLMClient(remote)
+    finally:
+        proxy.close()
+
+
+def test_retry_after_is_capped_and_non_finite_values_are_ignored(tmp_path, monkeypatch):
+    """issue 16 case 4: Retry-After 86400 must not mean a day's sleep per retry, and inf / 1e400
+    must not raise OverflowError out of a client that never raises."""
+    assert parse_retry_after({"Retry-After": "inf"}) is None
+    assert parse_retry_after({"Retry-After": "nan"}) is None
+    assert parse_retry_after({"retry-after-ms": "1e400"}) is None
+    assert parse_retry_after({"Retry-After": "-5"}) == 0.0
+    rng = random.Random(0)
+    assert backoff_delay(0, 1.0, 10.0, 86400.0, rng) == 10.0
+    assert backoff_delay(0, 1.0, 10.0, 1e20, rng) == 10.0
+    assert backoff_delay(10_000, 1.0, 10.0, None, rng) <= 10.0  # no overflow for absurd retry counts
+    monkeypatch.setenv("SRRG_TEST_KEY", "sk-test")
+    with OpenAIStub(responder=lambda body: Reply("fine")) as stub:
+        stub.enqueue(
+            Status(429, headers={"Retry-After": "86400"}),
+            Status(503, headers={"Retry-After": "inf"}),
+            Status(429, headers={"retry-after-ms": "1e400"}),
+        )
+        t0 = time.monotonic()
+        [resp] = LLMClient(config(stub.base_url, tmp_path)).complete([ECHO.render("x", phrase="apex")])
+        assert resp.ok and resp.text == "fine" and resp.attempts == 4
+        assert time.monotonic() - t0 < 5.0
+
+
+class ScriptedBackend:
+    name, model, has_model = "fake", "fake-1", True
+
+    def __init__(self, answers: dict[str, LLMResponse]) -> None:
+        self.answers = answers
+        self.sent: list[str] = []
+
+    def generate(self, jobs):
+        for i, job in enumerate(jobs):
+            content = job.messages[-1]["content"]
+            self.sent.append(content)
+            yield i, self.answers[content]
+
+
+def test_only_complete_non_empty_answers_are_cached(tmp_path):
+    """issue 16 case 8: empty, whitespace-only and cut-off answers are not good answers."""
+    answers = {
+        "empty": LLMResponse(text="", attempts=1),
+        "blank": LLMResponse(text=" \n\t", attempts=1),
+        "cut": LLMResponse(text="[Explanation]: the candidate", status="truncated", error="cut", attempts=1),
+        "good": LLMResponse(text="in the left lung", attempts=1),
+    }
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = ScriptedBackend(answers)
+    client = LLMClient(LLMConfig(), backend=backend, cache=cache)
+    out = client.complete([ECHO.render("x", phrase=p) for p in answers], progress=False)
+    assert [r.status for r in out] == ["ok", "ok", "truncated", "ok"]
+    assert out[2].text.startswith("[Explanation]")  # the cut-off text is returned, marked
+    assert len(cache) == 1 and client.usage.of("x").truncated == 1
+    again = LLMClient(LLMConfig(), backend=backend, cache=cache).complete([ECHO.render("x", phrase=p) for p in answers], progress=False)
+    assert [r.cached for r in again] == [False, False, False, True]
+    assert backend.sent.count("empty") == 2 and backend.sent.count("good") == 1
+    for bad in answers.values():
+        if bad is not answers["good"]:
+            with pytest.raises(ValueError, match="complete, non-empty"):
+                cache.put("k", "b", "m", "t", "1", bad)
+    with sqlite3.connect(tmp_path / "c.sqlite") as conn:  # a blank row written by an older version
+        conn.execute("INSERT INTO responses VALUES ('old', 'b', 'm', 't', '1', '  ', 0, 0, 0)")
+    assert cache.get_many(["old"]) == {}
+
+
+def test_answer_cut_off_by_max_tokens_is_truncated_and_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("SRRG_TEST_KEY", "sk-test")
+    with OpenAIStub(responder=lambda body: Reply("[Explanation]: The cand", finish_reason="length")) as stub:
+        client = LLMClient(config(stub.base_url, tmp_path))
+        [resp] = client.complete([ECHO.render("x", phrase="apex", max_tokens=5)])
+        assert resp.status == "truncated" and resp.text == "[Explanation]: The cand" and not resp.ok
+        assert "max_tokens=5" in resp.error and client.usage.of("x").truncated == 1
+        assert len(ResponseCache(tmp_path / "cache" / "responses.sqlite")) == 0
+        client.complete([ECHO.render("x", phrase="apex", max_tokens=5)])
+        assert len(stub.requests) == 2  # asked again
+
+
+def test_local_backend_marks_answers_without_stop_token_as_truncated(monkeypatch):
+    import srrg.llm.local_backend as lb
+
+    class Tok:
+        eos_token_id, pad_token_id, chat_template = 0, 0, None
+
+        def __call__(self, prompts, **kw):
+            import torch
+
+            class Enc(dict):
+                def to(self, device):
+                    return self
+
+            return Enc(input_ids=torch.ones((len(prompts), 2), dtype=torch.long), attention_mask=torch.ones((len(prompts), 2), dtype=torch.long))
+
+        def decode(self, ids, skip_special_tokens=True):
+            return " ".join(str(i) for i in ids)
+
+    class Model:
+        def generate(self, input_ids, attention_mask, max_new_tokens, **kw):
+            import torch
+
+            rows = [[1, 1, 5, 6, 7], [1, 1, 5, 0, 0]]  # row 0 used all 3 new tokens, row 1 stopped
+            return torch.tensor(rows)
+
+    monkeypatch.setattr(lb, "load_model", lambda *a: (Tok(), Model()))
+    backend = lb.LocalBackend(LLMConfig(backend="local", model="fake"))
+    from srrg.llm.base import Decoding
+
+    jobs = [Job(({"role": "user", "content": c},), Decoding(3, 0.0, False)) for c in ("a", "b")]
+    out = dict(backend.generate(jobs))
+    assert out[0].status == "truncated" and "max_tokens=3" in out[0].error and out[0].text == "5 6 7"
+    assert out[1].status == "ok" and out[1].completion_tokens == 1
+    assert math.isclose(out[0].completion_tokens, 3)
