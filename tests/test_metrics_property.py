@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,5 +39,10 @@ def test_scores_in_unit_interval(hyps):
     refs = [REF] * len(hyps)
     for per_report in (False, True):
         out = evaluate(refs, hyps, ["s_score", "bleu", "rouge_l"], per_report=per_report)
-        values = [v for vs in out.values() for v in (vs if per_report else [vs])]
+        values = [v for k, vs in out.items() if not k.endswith(("_status", "_truncated")) for v in (vs if per_report else [vs])]
         assert all(math.isnan(v) or 0.0 <= v <= 1.0 + 1e-9 for v in values), out
+        if per_report:
+            assert all(s in STATUSES for s in out["s_score_hyp_status"]) and set(out["rouge_l_status"]) <= {"ok", "truncated"}
+        else:
+            rates = [out[f"s_score_hyp_{s}"] for s in STATUSES]
+            assert sum(rates) == pytest.approx(1.0)

@@ -162,3 +162,31 @@ def test_corpus_means_skip_nan_subscores():
     corpus = evaluate(refs, hyps, ["s_score"])
     assert corpus["s_prob"] == pytest.approx(0.75)  # NaN report left out
     assert corpus["s_score"] == pytest.approx((per["s_score"][0] + 1.0) / 2)
+
+
+def test_free_text_references_are_refused_naming_s_score_text():
+    from srrg.errors import UserError
+
+    with pytest.raises(UserError, match=r"1 of 1 references are not structured reports.*s_score_text"):
+        evaluate(["Large right pleural effusion and pneumothorax."], ["No acute cardiopulmonary process."], ["s_score"])
+    with pytest.raises(UserError, match="row 1"):
+        evaluate([js(), '{"impression": "clear"}'], [js(), js()], ["s_score"])
+
+
+def test_summary_carries_hypothesis_parse_rates():
+    ref = js([{"name": "edema", "probability": 3}])
+    hyps = [ref, js([{"name": "Edema", "probability": "3"}]), "No acute process.", "{"]
+    per = evaluate([ref] * 4, hyps, ["s_score"], per_report=True)
+    assert per["s_score_hyp_status"] == ["valid", "repaired", "unparseable", "unparseable"]
+    out = evaluate([ref] * 4, hyps, ["s_score"])
+    assert (out["s_score_hyp_valid"], out["s_score_hyp_repaired"], out["s_score_hyp_unparseable"]) == (0.25, 0.25, 0.5)
+    # an all-unparseable model against empty references: the agreement of two empty reports is visible as 0% parsed
+    empty = evaluate([js()] * 2, ["text", "more text"], ["s_score"])
+    assert empty["s_score"] == 1.0 and empty["s_score_hyp_unparseable"] == 1.0
+
+
+def test_unknown_option_names_the_allowed_keys():
+    from srrg.config import ConfigError
+
+    with pytest.raises(ConfigError, match="d_overr.*allowed: d_over, w_level, w_loc, w_prob"):
+        evaluate([js()], [js()], ["s_score"], options={"s_score": {"d_overr": "union"}})

@@ -12,9 +12,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
+from srrg.config import from_dict
+from srrg.errors import UserError
+from srrg.report import REPAIRED, UNPARSEABLE, VALID
+
 # metric name -> module that registers it
 METRIC_MODULES: dict[str, str] = {
     "s_score": "srrg.metrics.sscore",
+    "ce": "srrg.metrics.ce",
     "bleu": "srrg.metrics.nlg",
     "meteor": "srrg.metrics.nlg",
     "rouge_l": "srrg.metrics.nlg",
@@ -39,14 +44,21 @@ class MetricResult:
 
 
 class Metric(ABC):
-    """A metric scores aligned lists of reference and hypothesis reports."""
+    """A metric scores aligned lists of reference and hypothesis reports.
+
+    `config_class` is the frozen dataclass of the metric's options (the one place of their
+    defaults; the config tree composes these classes), None for a metric without options."""
 
     name: ClassVar[str]
     keys: ClassVar[tuple[str, ...]]
+    config_class: ClassVar[type | None] = None
 
     def __init__(self, **options: Any) -> None:
-        if options:
-            raise TypeError(f"metric {self.name!r} takes no options, got {sorted(options)}")
+        if self.config_class is None:
+            if options:
+                raise UserError(f"metric {self.name!r} takes no options, got {', '.join(sorted(options))}")
+            return
+        self.cfg = from_dict(self.config_class, options, f"{self.name} options")
 
     @abstractmethod
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
@@ -71,6 +83,13 @@ def get_metric(name: str, **options: Any) -> Metric:
             raise KeyError(f"unknown metric {name!r}; available: {', '.join(available())}")
         importlib.import_module(module)
     return _REGISTRY[name](**options)
+
+
+def hypothesis_rates(name: str, statuses: Sequence[str]) -> dict[str, float]:
+    """Shares of hypotheses per parse status, as `<name>_hyp_<status>` summary keys: a structured
+    metric always shows how many outputs it could read, so an unparseable model never looks good."""
+    n = len(statuses)
+    return {f"{name}_hyp_{s}": (statuses.count(s) / n if n else math.nan) for s in (VALID, REPAIRED, UNPARSEABLE)}
 
 
 def nanmean(values: Sequence[float]) -> float:

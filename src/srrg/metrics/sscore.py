@@ -1,4 +1,4 @@
-"""S-Score (S-RRG-Bench) exactly as DESIGN §4.1.
+"""S-Score (S-RRG-Bench) as defined in docs/metrics.md.
 
 S = (P + D) / 2 where P averages the F1 of positive and of negative finding names, and D averages
 per-finding attribute agreement (probability, severity level, location) over the union of positive
@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
-from srrg.metrics.base import Metric, MetricResult, nanmean, register
-from srrg.report import StructuredReport, parse_report
+from srrg.config import from_dict
+from srrg.errors import UserError
+from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
+from srrg.report import UNPARSEABLE, StructuredReport, parse_report
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -36,13 +38,13 @@ class SScoreConfig:
     def __post_init__(self) -> None:
         weights = (self.w_prob, self.w_level, self.w_loc)
         if min(weights) < 0 or not math.isclose(sum(weights), 1.0, abs_tol=1e-9):
-            raise ValueError(f"S-Score weights must be non-negative and sum to 1, got {weights}")
+            raise UserError(f"S-Score weights w_prob, w_level, w_loc must be non-negative and sum to 1, got {weights}")
         if self.d_over not in {"union", "reference"}:
-            raise ValueError(f"d_over must be 'union' or 'reference', got {self.d_over!r}")
+            raise UserError(f"S-Score option d_over must be 'union' or 'reference', got {self.d_over!r}")
 
     @classmethod
     def from_dict(cls, cfg: Mapping[str, Any] | None) -> SScoreConfig:
-        return cls(**dict(cfg or {}))
+        return from_dict(cls, cfg, "s_score options")
 
 
 def set_f1(ref: set[str] | frozenset[str], hyp: set[str] | frozenset[str]) -> float:
@@ -137,22 +139,43 @@ def score_reports(
     refs: Sequence[StructuredReport], hyps: Sequence[StructuredReport], cfg: SScoreConfig = SScoreConfig()
 ) -> MetricResult:
     """Per-report S-Score values and corpus means (sub-scores average the non-NaN reports)."""
-    per_report: dict[str, list[float]] = {k: [] for k in KEYS}
+    per_report: dict[str, list[Any]] = {k: [] for k in KEYS}
     for ref, hyp in zip(refs, hyps, strict=True):
         for key, value in score_pair(ref, hyp, cfg).items():
             per_report[key].append(value)
     return MetricResult(per_report, {k: nanmean(v) for k, v in per_report.items()})
 
 
+def structured_references(refs: Sequence[str | None]) -> list[StructuredReport]:
+    """The references as structured reports; free text or broken JSON is a user error (docs/metrics.md:
+    two empty reports would agree and score 1), naming s_score_text, which extracts free text first."""
+    parsed = [parse_report(r) for r in refs]
+    bad = [i for i, (_, status) in enumerate(parsed) if status == UNPARSEABLE]
+    if bad:
+        first = refs[bad[0]]
+        shown = repr(first[:60]) if isinstance(first, str) else repr(first)
+        raise UserError(
+            f"s_score: {len(bad)} of {len(refs)} references are not structured reports (JSON with positive/negative), "
+            f"first at row {bad[0]}: {shown}; score free-text references with s_score_text"
+        )
+    return [r for r, _ in parsed]
+
+
 @register
 class SScore(Metric):
-    """S-Score of structured-report JSON strings; an unparseable side counts as an empty report."""
+    """S-Score of structured-report JSON strings. References must be structured reports; an
+    unparseable hypothesis counts as an empty report, and the summary carries the hypothesis parse
+    rates (`s_score_hyp_valid`, `_repaired`, `_unparseable`) next to the score."""
 
     name = "s_score"
-    keys = KEYS
-
-    def __init__(self, **options: Any) -> None:
-        self.cfg = SScoreConfig.from_dict(options)
+    keys = (*KEYS, "s_score_hyp_status")
+    config_class = SScoreConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        return score_reports([parse_report(r)[0] for r in refs], [parse_report(h)[0] for h in hyps], self.cfg)
+        references = structured_references(refs)
+        parsed = [parse_report(h) for h in hyps]
+        result = score_reports(references, [r for r, _ in parsed], self.cfg)
+        statuses = [s for _, s in parsed]
+        result.per_report["s_score_hyp_status"] = statuses
+        result.summary.update(hypothesis_rates(self.name, statuses))
+        return result
