@@ -85,11 +85,12 @@ def get_metric(name: str, **options: Any) -> Metric:
     return _REGISTRY[name](**options)
 
 
-def hypothesis_rates(name: str, statuses: Sequence[str]) -> dict[str, float]:
-    """Shares of hypotheses per parse status, as `<name>_hyp_<status>` summary keys: a structured
-    metric always shows how many outputs it could read, so an unparseable model never looks good."""
+def hypothesis_rates(name: str, statuses: Sequence[str], extra: Sequence[str] = ()) -> dict[str, float]:
+    """Shares of hypotheses per parse status (and per `extra` kind, e.g. free text), as
+    `<name>_hyp_<status>` summary keys: a structured metric always shows how many outputs it could
+    read, so an unparseable model never looks good."""
     n = len(statuses)
-    return {f"{name}_hyp_{s}": (statuses.count(s) / n if n else math.nan) for s in (VALID, REPAIRED, UNPARSEABLE)}
+    return {f"{name}_hyp_{s}": (list(statuses).count(s) / n if n else math.nan) for s in (VALID, REPAIRED, UNPARSEABLE, *extra)}
 
 
 def nanmean(values: Sequence[float]) -> float:

@@ -1,0 +1,100 @@
+"""Clinical efficacy (docs/metrics.md): CheXpert observation labels from srrg reports, P/R/F1 by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from srrg.errors import UserError
+from srrg.metrics import evaluate
+from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, observation_labels, prf
+from srrg.report import Finding, StructuredReport
+
+CHEXPERT_14 = ("No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Lesion", "Lung Opacity", "Edema",
+               "Consolidation", "Pneumonia", "Atelectasis", "Pneumothorax", "Pleural Effusion", "Pleural Other",
+               "Fracture", "Support Devices")
+
+
+def rep(*findings: Finding) -> StructuredReport:
+    return StructuredReport(tuple(findings), ())
+
+
+def js(positive=(), negative=()) -> str:
+    return json.dumps({"positive": list(positive), "negative": list(negative)})
+
+
+def test_map_file_has_the_14_observations_and_vocabulary_names():
+    mapping = chexpert_map()  # the loader rejects names outside findings.yaml and unknown labels
+    assert mapping.observations == CHEXPERT_14
+    assert mapping.findings["pleural effusion"] == ("Pleural Effusion",)
+    assert mapping.findings["nodule"] == ("Lung Lesion",)
+    assert "granuloma" not in mapping.findings and "support devices" in mapping.no_finding_ignores
+
+
+def test_positive_is_definite_or_probable():
+    r = rep(Finding("cardiomegaly", 3), Finding("edema", 2), Finding("pneumonia", 1))
+    assert observation_labels(r) == {"Cardiomegaly", "Edema"}  # uncertain pneumonia is not positive
+    assert observation_labels(r, definite_only=True) == {"Cardiomegaly"}
+
+
+def test_no_finding_rules():
+    assert observation_labels(rep()) == {NO_FINDING}
+    # devices are not a finding
+    assert observation_labels(rep(Finding("support devices", 3))) == {NO_FINDING, "Support Devices"}
+    # an uncertain mention, an unmapped finding or a missing probability still rules out No Finding
+    assert observation_labels(rep(Finding("pneumonia", 1))) == set()
+    assert observation_labels(rep(Finding("granuloma", 3))) == set()
+    assert observation_labels(rep(Finding("edema", None))) == set()
+    # a finding can count as two observations
+    assert observation_labels(rep(Finding("hydropneumothorax", 3))) == {"Pneumothorax", "Pleural Effusion"}
+
+
+def test_prf_zero_denominators():
+    assert prf(0, 0, 0) == (0.0, 0.0, 0.0)
+    assert prf(1, 1, 0) == (0.5, 1.0, pytest.approx(2 / 3))
+
+
+def test_summary_hand_computed():
+    refs = [frozenset("AB"), frozenset("C"), frozenset()]
+    hyps = [frozenset("A"), frozenset("BC"), frozenset("A")]
+    # A: tp 1 fp 1 fn 0 -> P .5 R 1 F1 2/3;  B: tp 0 fp 1 fn 1 -> 0;  C: tp 1 -> 1;  D: never present -> 0
+    out = ce_summary(refs, hyps, ("A", "B", "C", "D"))
+    assert out["ce_precision_micro"] == pytest.approx(0.5)  # 2 / (2 + 2)
+    assert out["ce_recall_micro"] == pytest.approx(2 / 3)  # 2 / (2 + 1)
+    assert out["ce_f1_micro"] == pytest.approx(4 / 7)  # 2*2 / (2*2 + 2 + 1)
+    assert out["ce_precision_macro"] == pytest.approx((0.5 + 0 + 1 + 0) / 4)
+    assert out["ce_recall_macro"] == pytest.approx((1 + 0 + 1 + 0) / 4)
+    assert out["ce_f1_macro"] == pytest.approx((2 / 3 + 0 + 1 + 0) / 4)
+    assert out["ce_f1_a"] == pytest.approx(2 / 3) and out["ce_precision_d"] == 0.0
+
+
+def test_structured_and_free_text_reports():
+    refs = [
+        js([{"name": "pleural effusion", "probability": 3, "level": "small", "location": None}], ["pneumothorax"]),
+        "The heart is enlarged. No pleural effusion or pneumothorax.",
+        "No acute cardiopulmonary process.",
+    ]
+    hyps = [
+        js([{"name": "pleural effusion", "probability": 2, "level": None, "location": None},
+            {"name": "atelectasis", "probability": 3, "level": None, "location": None}]),
+        "Cardiomegaly.",
+        "{not a report",
+    ]
+    per = evaluate(refs, hyps, ["ce"], per_report=True)
+    assert per["ce_ref_labels"] == ["Pleural Effusion", "Cardiomegaly", NO_FINDING]
+    assert per["ce_hyp_labels"] == ["Atelectasis; Pleural Effusion", "Cardiomegaly", NO_FINDING]
+    assert (per["ce_tp"], per["ce_fp"], per["ce_fn"]) == ([1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert per["ce_status"] == ["ok", "ok", "hyp:unparseable"]
+    out = evaluate(refs, hyps, ["ce"])
+    assert out["ce_precision_micro"] == pytest.approx(3 / 4) and out["ce_recall_micro"] == 1.0
+    assert out["ce_f1_pleural_effusion"] == 1.0 and out["ce_f1_atelectasis"] == 0.0
+    assert (out["ce_hyp_valid"], out["ce_hyp_unparseable"], out["ce_hyp_free_text"]) == (pytest.approx(1 / 3),) * 3
+    assert out["ce_failures"] == 1.0
+    strict = evaluate(refs, hyps, ["ce"], options={"ce": {"definite_only": True}}, per_report=True)
+    assert strict["ce_hyp_labels"][0] == "Atelectasis"  # probable effusion no longer counts
+
+
+def test_broken_structured_reference_is_a_user_error():
+    with pytest.raises(UserError, match="row 1 looks like JSON"):
+        evaluate([js(), '{"impression": "clear"}'], [js(), js()], ["ce"])
