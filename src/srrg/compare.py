@@ -1,0 +1,262 @@
+"""Compare report generators scored on the same studies: per metric, each system's value with a
+paired-bootstrap CI, the difference to the baseline (the first system) with its CI, a paired
+bootstrap p-value and an approximate-randomization p-value (docs/metrics.md, "Comparing systems").
+
+The statistic of a metric is the mean of its per-report values (NaN skipped), except CE, whose
+micro precision/recall/F1 are recomputed from the per-report counts. For BLEU this is the mean
+sentence-level BLEU, not the corpus BLEU of the summary; the table names the statistic it tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from srrg.errors import UserError
+from srrg.metaeval.correlation import _ci, bootstrap_indices
+from srrg.metrics.base import score_all
+
+Stat = Callable[[np.ndarray], float]
+MEAN = "mean of per-report values"
+COUNT_COLUMNS = ("ce_tp", "ce_fp", "ce_fn")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """n_boot: bootstrap resamples of the studies; n_rounds: randomization rounds (all 2^n swaps
+    are enumerated when that is fewer); seed: both tests are reproducible; ci_level: CI coverage."""
+
+    n_boot: int = 1000
+    n_rounds: int = 10000
+    seed: int = 0
+    ci_level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.n_boot < 1 or self.n_rounds < 1:
+            raise UserError(f"compare: n_boot and n_rounds must be >= 1, got {self.n_boot}, {self.n_rounds}")
+        if not 0 < self.ci_level < 1:
+            raise UserError(f"compare: ci_level must lie in (0, 1), got {self.ci_level}")
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """How one metric's corpus value follows from per-report columns."""
+
+    key: str
+    columns: tuple[str, ...]
+    fn: Stat
+    label: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """System b against baseline a on one statistic; CIs are paired-bootstrap percentile intervals."""
+
+    key: str
+    statistic: str
+    system_a: str
+    system_b: str
+    value_a: float
+    ci_a: tuple[float, float]
+    value_b: float
+    ci_b: tuple[float, float]
+    difference: float
+    ci_difference: tuple[float, float]
+    p_bootstrap: float
+    p_randomization: float
+    n: int
+
+
+def column_mean(values: np.ndarray) -> float:
+    col = values[:, 0]
+    kept = col[~np.isnan(col)]
+    return float(kept.mean()) if kept.size else math.nan
+
+
+def _micro(part: str) -> Stat:
+    """CE micro precision / recall / F1 from per-report tp, fp, fn columns (zero denominator -> 0)."""
+
+    def stat(values: np.ndarray) -> float:
+        tp, fp, fn = values.sum(axis=0)
+        num, den = {"precision": (tp, tp + fp), "recall": (tp, tp + fn), "f1": (2 * tp, 2 * tp + fp + fn)}[part]
+        return float(num / den) if den else 0.0
+
+    return stat
+
+
+def statistics(columns: Sequence[str]) -> list[Statistic]:
+    """The statistics a per-report table supports: every numeric column's mean, and CE micro
+    P/R/F1 when its count columns are present (the counts themselves are not compared)."""
+    stats = [Statistic(c, (c,), column_mean, MEAN) for c in columns if c not in COUNT_COLUMNS]
+    if set(COUNT_COLUMNS) <= set(columns):
+        stats += [Statistic(f"ce_{p}_micro", COUNT_COLUMNS, _micro(p), "micro, from per-report counts") for p in ("precision", "recall", "f1")]
+    return stats
+
+
+def bootstrap_p(differences: np.ndarray) -> float:
+    """Two-sided paired-bootstrap p-value: the share of resampled differences on the far side of
+    zero, doubled (the convention of srrg.metaeval.correlation.paired_test)."""
+    kept = differences[np.isfinite(differences)]
+    if not kept.size:
+        return math.nan
+    return min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0))))
+
+
+def swap_masks(n: int, n_rounds: int, seed: int) -> tuple[np.ndarray, bool]:
+    """Which studies swap their two outputs in each round: all 2^n patterns when that is at most
+    n_rounds (an exact permutation test), else n_rounds seeded random patterns."""
+    if n < 63 and 2**n <= n_rounds:
+        return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool), True
+    return np.random.default_rng(seed).random((n_rounds, n)) < 0.5, False
+
+
+def randomization_p(a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, seed: int) -> float:
+    """Approximate randomization (paired permutation) test of stat(b) - stat(a): per round each
+    study's two outputs swap with probability 1/2; p = share of rounds with a difference at least
+    as large in absolute value ((count + 1) / (rounds + 1) when sampled, count / 2^n when exact)."""
+    observed = abs(stat(b) - stat(a))
+    if math.isnan(observed):
+        return math.nan
+    masks, exact = swap_masks(len(a), n_rounds, seed)
+    count = 0
+    for mask in masks:
+        m = mask[:, None]
+        count += abs(stat(np.where(m, a, b)) - stat(np.where(m, b, a))) >= observed - 1e-12
+    return count / len(masks) if exact else (count + 1) / (len(masks) + 1)
+
+
+def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str, str], cfg: CompareConfig) -> Comparison:
+    """All numbers of one row: values, bootstrap CIs (same resampled studies for both systems),
+    both p-values."""
+    idx = bootstrap_indices(len(a), cfg.n_boot, cfg.seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sa = np.array([stat.fn(a[i]) for i in idx])
+        sb = np.array([stat.fn(b[i]) for i in idx])
+    value_a, value_b = stat.fn(a), stat.fn(b)
+    return Comparison(
+        stat.key, stat.label, *names, value_a, _ci(sa, cfg.ci_level), value_b, _ci(sb, cfg.ci_level),
+        value_b - value_a, _ci(sb - sa, cfg.ci_level), bootstrap_p(sb - sa),
+        randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed), len(a),
+    )
+
+
+def numeric_columns(table: Mapping[str, Sequence[Any]]) -> list[str]:
+    """Per-report columns that hold numbers (statuses, labels and explanations are text)."""
+    return [k for k, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)]
+
+
+def compare_tables(tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: CompareConfig = CompareConfig()) -> list[Comparison]:
+    """Every system after the first against the first, on the statistics all tables share; the
+    tables hold per-report values of the same studies in the same order."""
+    names = list(tables)
+    if len(names) < 2:
+        raise UserError(f"compare needs two or more systems, got {len(names)}")
+    lengths = {n: len(next(iter(t.values()), [])) for n, t in tables.items()}
+    if len(set(lengths.values())) > 1:
+        raise UserError(f"compare: systems must be scored on the same studies, got counts {lengths}")
+    shared = [c for c in numeric_columns(tables[names[0]]) if all(c in numeric_columns(tables[n]) for n in names[1:])]
+    out = []
+    for stat in statistics(shared):
+        arrays = {n: np.column_stack([np.asarray(tables[n][c], dtype=float) for c in stat.columns]) for n in names}
+        out += [compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg) for other in names[1:]]
+    return out
+
+
+def compare_systems(
+    refs: Sequence[str],
+    systems: Mapping[str, Sequence[str]],
+    metrics: Sequence[str],
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    cfg: CompareConfig = CompareConfig(),
+) -> list[Comparison]:
+    """Score each system's hypotheses (aligned with refs) with the same metrics, then compare."""
+    tables = {name: score_all(refs, hyps, metrics, options).per_report for name, hyps in systems.items()}
+    return compare_tables(tables, cfg)
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def _ci_text(ci: tuple[float, float]) -> str:
+    return "n/a" if any(math.isnan(v) for v in ci) else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _p_text(p: float) -> str:
+    return "n/a" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
+    """One table per system pair: values with CIs, difference with CI, both p-values (3 decimals)."""
+    pct = f"{level:.0%}"
+    parts = []
+    for (a, b), group in itertools.groupby(rows, key=lambda r: (r.system_a, r.system_b)):
+        group = list(group)
+        parts.append(
+            f"### {b} vs {a} ({group[0].n} studies; {pct} paired-bootstrap CIs)\n\n"
+            f"| metric | statistic | {a} | {pct} CI | {b} | {pct} CI | {b} − {a} | {pct} CI | p (bootstrap) | p (randomization) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n"
+            + "".join(
+                f"| {r.key} | {r.statistic} | {_fmt(r.value_a)} | {_ci_text(r.ci_a)} | {_fmt(r.value_b)} | {_ci_text(r.ci_b)} "
+                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap)} | {_p_text(r.p_randomization)} |\n"
+                for r in group
+            )
+        )
+    return "\n".join(parts)
+
+
+def to_records(rows: Sequence[Comparison]) -> list[dict[str, Any]]:
+    """Flat rows for CSV/Parquet, full precision."""
+    return [
+        {"metric": r.key, "statistic": r.statistic, "system_a": r.system_a, "system_b": r.system_b, "n": r.n,
+         "value_a": r.value_a, "ci_a_low": r.ci_a[0], "ci_a_high": r.ci_a[1],
+         "value_b": r.value_b, "ci_b_low": r.ci_b[0], "ci_b_high": r.ci_b[1],
+         "difference": r.difference, "ci_difference_low": r.ci_difference[0], "ci_difference_high": r.ci_difference[1],
+         "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization}
+        for r in rows
+    ]
+
+
+def run_compare(
+    refs_path: str,
+    systems: Mapping[str, str],
+    metrics: Sequence[str],
+    out_dir: str,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    cfg: CompareConfig = CompareConfig(),
+    id_col: str = "study_id",
+    ref_col: str = "report",
+    hyp_col: str = "report",
+) -> list[Comparison]:
+    """Join every system's file with the references on study id, keep the studies all systems
+    have, compare; writes compare.md, compare.csv (full precision) and unmatched.csv (every study
+    left out, per system and side)."""
+    from pathlib import Path
+
+    import polars as pl
+
+    from srrg.io import write_text
+    from srrg.metrics.cli import align, load_reports
+
+    refs = load_reports(refs_path, id_col, ref_col)
+    hyps, unmatched = {}, []
+    for name, path in systems.items():
+        pairs, missing = align(refs, load_reports(path, id_col, hyp_col))
+        hyps[name] = dict(zip(pairs["study_id"], pairs["hypothesis"]))
+        unmatched.append(missing.with_columns(pl.lit(name).alias("system")))
+    common = [s for s in refs["study_id"] if all(s in h for h in hyps.values())]
+    if not common:
+        raise UserError(f"compare: no study id of {refs_path} is in every system's file; see the ids each file holds")
+    ref_text = dict(zip(refs["study_id"], refs["report"]))
+    rows = compare_systems([ref_text[s] for s in common], {n: [h[s] for s in common] for n, h in hyps.items()}, metrics, options, cfg)
+    out = Path(out_dir)
+    write_text(out / "unmatched.csv", pl.concat(unmatched).write_csv())
+    write_text(out / "compare.csv", pl.DataFrame(to_records(rows)).write_csv())
+    write_text(out / "compare.md", to_markdown(rows, cfg.ci_level))
+    return rows

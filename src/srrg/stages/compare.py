@@ -1,0 +1,56 @@
+"""Two or more report generators scored on the same studies: per metric, each system's value with a
+paired-bootstrap CI, the difference to the first system with its CI, and paired bootstrap and
+approximate-randomization p-values. Outputs compare.md, compare.csv and unmatched.csv
+(docs/metrics.md, "Comparing systems")."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "compare two or more systems on the same studies: CIs and paired significance tests per metric"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
+    parser.add_argument(
+        "--hyps", required=True, action="append", metavar="NAME=FILE",
+        help="one system's generated reports as NAME=FILE; give it once per system, the first is the baseline",
+    )
+    parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
+    parser.add_argument("--out", required=True, help="output folder")
+    _args.config(parser, "score", 'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}')
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the studies (default: 1000)")
+    parser.add_argument("--n-rounds", type=int, default=10000, help="approximate-randomization rounds (default: 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of both tests (default: 0)")
+    parser.add_argument("--ci-level", type=float, default=0.95, help="coverage of the confidence intervals (default: 0.95)")
+    _args.report_columns(parser)
+
+
+def systems(values: list[str]) -> dict[str, str]:
+    """NAME=FILE arguments as an ordered mapping; names must be distinct."""
+    from srrg.errors import UserError
+
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise UserError(f"--hyps {value!r}: write NAME=FILE, e.g. --hyps baseline=preds.parquet")
+        if name in out:
+            raise UserError(f"--hyps: system name {name!r} is given twice")
+        out[name] = path
+    if len(out) < 2:
+        raise UserError(f"--hyps: give two or more systems to compare, got {len(out)}")
+    return out
+
+
+def run(args: argparse.Namespace) -> None:
+    from srrg.compare import CompareConfig, run_compare
+    from srrg.stages.score import metric_options
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level)
+    rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, metric_options(metrics, args.config), cfg,
+                       args.id_col, args.ref_col, args.hyp_col)
+    print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")
