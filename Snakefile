@@ -1,13 +1,12 @@
-# srrg: structured radiology report generation and evaluation as one workflow.
+# srrg: structured radiology report generation and evaluation as one workflow (docs/workflow.md).
 #
 #   snakemake --profile profiles/local            # workstation
 #   snakemake --profile profiles/slurm            # SLURM cluster
 #
-# The configuration (config.yaml) is validated against workflow/schemas/config.schema.yaml
-# before any job starts. Every stage lives in workflow/rules/<stage>.smk; common.smk (included
-# first) defines the helpers they share and the list of final targets each stage adds to.
-
-from pathlib import Path
+# The configuration (config.yaml, --config, --configfile) is checked before any job starts
+# (srrg.config.check_workflow_config: duplicate keys, the packaged schema, typed sections). Each
+# rule runs `python -m srrg <rule>` (the stage module srrg/stages/<rule>.py); common.smk derives
+# every shared setting from the config, and the stage files follow in stage order.
 
 
 configfile: "config.yaml"
@@ -17,30 +16,17 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-
-
-# Stage files in DAG order (a stage may refer to the rules of earlier ones), then any others.
-STAGE_ORDER = [
-    "ingest",
-    "extract",
-    "normalize",
-    "dataset",
-    "stats",
-    "train",
-    "infer",
-    "score",
-    "tables",
-    "judge",
-    "metaeval",
-]
-_rule_files = {
-    p.stem: p for p in Path(workflow.basedir, "workflow", "rules").glob("*.smk")
-}
-for _stage in [s for s in STAGE_ORDER if s in _rule_files] + sorted(
-    set(_rule_files) - set(STAGE_ORDER) - {"common"}
-):
-
-    include: str(_rule_files[_stage].relative_to(workflow.basedir))
+include: "workflow/rules/ingest.smk"
+include: "workflow/rules/extract.smk"
+include: "workflow/rules/normalize.smk"
+include: "workflow/rules/dataset.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/infer.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/judge.smk"
+include: "workflow/rules/metaeval.smk"
+include: "workflow/rules/judge_train.smk"
 
 
 rule all:

@@ -9,6 +9,7 @@ import pytest
 
 from srrg import dataset as D
 from srrg import stats as S
+from srrg.cli import main as srrg_main
 from srrg.dataset import DatasetConfig
 from srrg.report import Finding, StructuredReport
 from srrg.stats import StatsConfig
@@ -107,7 +108,7 @@ def test_single_shard_rewrite_is_byte_identical(tmp_path):
     path = tmp_path / "train" / "part-00001.parquet"
     before = path.read_bytes()
     path.unlink()
-    assert D.main(["--in", str(_save(df, tmp_path)), "--out-dir", str(tmp_path), "--config", '{"rows_per_shard": 2}', "--shard", "train", "1"]) == 0
+    assert srrg_main(["dataset-shard", "--in", str(_save(df, tmp_path)), "--out-dir", str(tmp_path), "--config", '{"rows_per_shard": 2}', "train", "1"]) == 0
     assert path.read_bytes() == before
 
 
@@ -122,26 +123,26 @@ def test_cli_plan_shard_manifest_equals_one_shot(tmp_path):
     src = _save(df, tmp_path)
     one, steps = tmp_path / "one", tmp_path / "steps"
     cfg = '{"rows_per_shard": 3}'
-    assert D.main(["--in", str(src), "--out-dir", str(one), "--config", cfg, "--no-progress"]) == 0
-    assert D.main(["--in", str(src), "--out-dir", str(steps), "--config", cfg, "--plan"]) == 0
+    assert srrg_main(["dataset", "--in", str(src), "--out-dir", str(one), "--config", cfg, "--no-progress"]) == 0
+    assert srrg_main(["dataset-plan", "--in", str(src), "--out-dir", str(steps), "--config", cfg]) == 0
     plan = json.loads((steps / "plan.json").read_text())
     for f in plan["files"]:
         split, name = f.split("/")
-        assert D.main(["--in", str(src), "--out-dir", str(steps), "--config", cfg, "--shard", split, name[5:10]]) == 0
-    assert D.main(["--in", str(src), "--out-dir", str(steps), "--config", cfg, "--manifest"]) == 0
+        assert srrg_main(["dataset-shard", "--in", str(src), "--out-dir", str(steps), "--config", cfg, split, name[5:10]]) == 0
+    assert srrg_main(["dataset-manifest", "--in", str(src), "--out-dir", str(steps), "--config", cfg]) == 0
     assert json.loads((one / "manifest.json").read_text()) == json.loads((steps / "manifest.json").read_text())
     for f in plan["files"]:
         assert (one / f).read_bytes() == (steps / f).read_bytes()
 
 
-def test_manifest_refuses_missing_shard_and_plan_removes_stale(tmp_path):
+def test_manifest_refuses_missing_shard_and_plan_removes_stale(tmp_path, capsys):
     df = normalized_frame(11)
     src = _save(df, tmp_path)
     D.write_dataset(df, tmp_path / "d", DatasetConfig(rows_per_shard=1), {}, progress=False)
     (tmp_path / "d" / "train" / "part-00002.parquet").unlink()
-    with pytest.raises(FileNotFoundError, match="part-00002"):
-        D.main(["--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 1}', "--manifest"])
-    assert D.main(["--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 100}', "--plan"]) == 0
+    rc = srrg_main(["dataset-manifest", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 1}'])
+    assert rc == 2 and "part-00002" in capsys.readouterr().err
+    assert srrg_main(["dataset-plan", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 100}']) == 0
     assert sorted(p.name for p in (tmp_path / "d" / "train").glob("*.parquet")) == ["part-00000.parquet"]
 
 
@@ -182,7 +183,7 @@ def test_distributions_empty():
 
 def test_stats_cli_writes_csv_and_png(tmp_path, capsys):
     D.write_dataset(normalized_frame(11), tmp_path / "d", DatasetConfig(rows_per_shard=4), {}, progress=False)
-    assert S.main(["--dataset", str(tmp_path / "d"), "--out-dir", str(tmp_path / "s"), "--config", '{"top_k": 5, "dpi": 60}']) == 0
+    assert srrg_main(["stats", "--dataset", str(tmp_path / "d"), "--out-dir", str(tmp_path / "s"), "--config", '{"top_k": 5, "dpi": 60}']) == 0
     for name in S.TABLES:
         assert (tmp_path / "s" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     findings = pl.read_csv(tmp_path / "s" / "findings.csv")

@@ -11,7 +11,8 @@ import torch
 
 import srrg.report as report_mod
 from model_fixtures import tiny_train_config, write_toy_dataset
-from srrg.infer import InferConfig, main as infer_main, prediction_fields
+from srrg.cli import main as srrg_main
+from srrg.infer import InferConfig, prediction_fields
 from srrg.model.config import TrainConfig
 from srrg.model.train import run_train
 
@@ -49,7 +50,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     raw["data"]["views"] = ["PA"]
     run_train(ds, tmp_path / "model.pt", TrainConfig.from_dict(raw), target)
     cfg = json.dumps({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 6, "batch_size": 3})
-    rc = infer_main(["--model", str(tmp_path / "model.pt"), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet"),
+    rc = srrg_main(["infer", "--model", str(tmp_path / "model.pt"), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet"),
                      "--pairs", str(tmp_path / "pairs.parquet"), "--config", cfg])
     assert rc == 0
     preds = pl.read_parquet(tmp_path / "p.parquet")
@@ -68,6 +69,6 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
 
 
 def test_infer_rejects_unknown_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = infer_main(["--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}'])
-    assert rc == 1 and "beams" in capsys.readouterr().err
+    rc = srrg_main(["infer", "--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}'])
+    assert rc == 2 and "beams" in capsys.readouterr().err
     assert InferConfig.from_dict({}).num_beams == 3

@@ -11,6 +11,7 @@ import pytest
 
 from fixtures.mimic_cxr_layout import build_mimic_fixture
 from srrg import ingest as I
+from srrg.cli import main as srrg_main
 from srrg.ingest import IngestConfig
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -113,7 +114,7 @@ def test_limit_keeps_first_studies(mimic):
 def test_cli_writes_parquet_and_summary(mimic, tmp_path, capsys):
     out = tmp_path / "studies.parquet"
     cfg = json.dumps({"mimic_cxr": mimic.config()})
-    assert I.main(["--source", "mimic_cxr", "--config", cfg, "--out", str(out), "--no-progress"]) == 0
+    assert srrg_main(["ingest", "--source", "mimic_cxr", "--config", cfg, "--out", str(out), "--no-progress"]) == 0
     assert pl.read_parquet(out).height == 7
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line.startswith("ingest: studies=7 out=7")
@@ -121,9 +122,9 @@ def test_cli_writes_parquet_and_summary(mimic, tmp_path, capsys):
     assert "findings found in 50.0% impression in 66.7% of reports" in line
 
 
-def test_cli_rejects_bad_config(tmp_path):
-    with pytest.raises(Exception, match="unknown key ingest.limt"):
-        I.main(["--config", '{"limt": 3}', "--out", str(tmp_path / "x.parquet")])
+def test_cli_rejects_bad_config(tmp_path, capsys):
+    rc = srrg_main(["ingest", "--config", '{"limt": 3}', "--out", str(tmp_path / "x.parquet")])
+    assert rc == 2 and "unknown key ingest.limt" in capsys.readouterr().err
 
 
 def test_iu_default_ingest_offline_slice():

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from srrg.judge_train.cli import main
+from srrg.cli import main as srrg_main
+from srrg.errors import UserError
 from srrg.judge_train.compare import compare, side_by_side
 from srrg.judge_train.config import JudgeTrainConfig
 from srrg.judge_train.dataset import (
@@ -105,7 +106,7 @@ def test_quantization_choice():
     assert use_4bit(JudgeTrainConfig(), cuda=True, has_bnb=True) is True
     assert use_4bit(JudgeTrainConfig(), cuda=False, has_bnb=True) is False
     assert use_4bit(JudgeTrainConfig(quantization="none"), cuda=True, has_bnb=True) is False
-    with pytest.raises(RuntimeError, match="CUDA GPU and the bitsandbytes"):
+    with pytest.raises(UserError, match="CUDA GPU and the bitsandbytes"):
         use_4bit(JudgeTrainConfig(quantization="4bit"), cuda=False, has_bnb=False)
 
 
@@ -229,7 +230,7 @@ def test_compare_puts_the_tuned_judge_next_to_zero_shot():
 
 def test_cli_prepare_writes_examples_and_heldout(tmp_path, capsys):
     cfg = json.dumps({"test_fraction": 0.4, "validate_fraction": 0.0, "case_by": "pair_prefix"})
-    assert main(["prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", cfg]) == 0
+    assert srrg_main(["judge-train-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", cfg]) == 0
     examples = pl.read_parquet(tmp_path / "examples.parquet")
     assert examples.height == 4 and examples.group_by("case_id").agg(pl.col("split").n_unique())["split"].max() == 1
     test_ids = set(examples.filter(pl.col("split") == "test")["pair_id"])
@@ -237,8 +238,8 @@ def test_cli_prepare_writes_examples_and_heldout(tmp_path, capsys):
     assert set(pl.read_parquet(tmp_path / "heldout" / "ratings.parquet")["pair_id"]) == test_ids
     summary = json.loads((tmp_path / "prepare.json").read_text())
     assert summary["scale"]["human_target"] == "rating" and summary["n_pairs"] == 4
-    assert main(["prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", '{"test_fraction": 0.9}']) == 1
-    assert "judge-train prepare: error" in capsys.readouterr().err
+    assert srrg_main(["judge-train-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", '{"test_fraction": 0.9}']) == 2
+    assert "judge-train-prepare: error" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -82,7 +82,7 @@ def test_run_metaeval_counts_and_paired():
 
 def test_correlate_cli_end_to_end(tmp_path):
     prep = tmp_path / "prep"
-    assert srrg_main(["correlate", "prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(prep)]) == 0
+    assert srrg_main(["metaeval-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(prep)]) == 0
     refs = pl.read_parquet(prep / "refs.parquet")
     assert refs.columns == ["study_id", "report"] and refs.height == 4
     scores = refs.select("study_id").with_columns(
@@ -91,7 +91,7 @@ def test_correlate_cli_end_to_end(tmp_path):
     scores.write_parquet(tmp_path / "per_report.parquet")
     cfg = json.dumps({"n_boot": 50, "ensembles": {"m1+m2": ["m1", "m2"]}, "test_fraction": 0.5, "caveat": "toy data"})
     out = tmp_path / "out"
-    rc = srrg_main(["correlate", "run", "--scores", str(tmp_path / "per_report.parquet"), "--ratings", str(prep / "ratings.parquet"), "--out", str(out), "--config", cfg])
+    rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "per_report.parquet"), "--ratings", str(prep / "ratings.parquet"), "--out", str(out), "--config", cfg])
     assert rc == 0
     gema = (out / "table_gema.md").read_text()
     assert gema.startswith("toy data") and "| m1 |" in gema and "Kendall τb" in gema
@@ -105,10 +105,10 @@ def test_correlate_with_proxy_column_and_errors(tmp_path, capsys):
     scores = pl.DataFrame({"study_id": ["a", "b", "c", "d"], "m": [0.1, 0.4, 0.5, 0.9], "proxy_rating": [0.2, 0.3, 0.6, 0.8]})
     scores.write_parquet(tmp_path / "s.parquet")
     cfg = json.dumps({"human_column": "proxy_rating", "n_boot": 10})
-    assert srrg_main(["correlate", "run", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o"), "--config", cfg]) == 0
+    assert srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o"), "--config", cfg]) == 0
     corr = pl.read_csv(tmp_path / "o" / "correlations.csv")
     assert corr["metric"].unique().to_list() == ["m"] and corr["value"][0] == pytest.approx(1.0)
-    assert srrg_main(["correlate", "run", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o2")]) == 1
+    assert srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o2")]) == 2
     assert "no human ratings" in capsys.readouterr().err
 
 
@@ -126,7 +126,7 @@ def test_judge_chain_score_cli_then_proxy_correlation(tmp_path, monkeypatch):
     pairs = pl.DataFrame({"study_id": ids[::-1], "reference": ["Small left effusion."] * 6, "report": [f"candidate {i}" for i in range(6)][::-1]})
     pairs.write_parquet(tmp_path / "pairs.parquet")
     sub = tmp_path / "subset"
-    args = ["correlate", "prepare", "--predictions", str(tmp_path / "pairs.parquet"), "--limit", "5", "--ref-col", "reference", "--hyp-col", "report", "--out-dir", str(sub)]
+    args = ["judge-subset", "--predictions", str(tmp_path / "pairs.parquet"), "--limit", "5", "--ref-col", "reference", "--hyp-col", "report", "--out-dir", str(sub)]
     assert srrg_main(args) == 0
     assert pl.read_parquet(sub / "hyps.parquet")["study_id"].to_list() == ids[:5]
 
@@ -146,7 +146,7 @@ def test_judge_chain_score_cli_then_proxy_correlation(tmp_path, monkeypatch):
     per = pl.read_parquet(scored / "per_report.parquet")
     assert per.height == 5 and "green_explanation" in per.columns
     cfg = json.dumps({"human_column": "proxy_rating", "n_boot": 20, "caveat": "scripted judge"})
-    assert srrg_main(["correlate", "run", "--scores", str(scored / "per_report.parquet"), "--out", str(tmp_path / "t"), "--config", cfg]) == 0
+    assert srrg_main(["metaeval-correlate", "--scores", str(scored / "per_report.parquet"), "--out", str(tmp_path / "t"), "--config", cfg]) == 0
     corr = pl.read_csv(tmp_path / "t" / "correlations.csv")
     assert set(corr["metric"]) == {"green", "vert", "green_formula", "f1_formula", "weighted_formula"}
     assert corr.filter(pl.col("metric") == "green")["value"].to_list() == pytest.approx([1.0, 1.0])

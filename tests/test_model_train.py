@@ -16,7 +16,8 @@ import torch
 from model_fixtures import tiny_train_config, write_toy_dataset
 from srrg.model.config import LLMConfig, TrainConfig
 import srrg.model.train as train_mod
-from srrg.model.train import build_trainer, main as train_main, run_train
+from srrg.cli import main as srrg_main
+from srrg.model.train import build_trainer, run_train
 
 REPO = Path(__file__).resolve().parents[1]
 torch.set_num_threads(1)
@@ -80,8 +81,8 @@ def test_resume_matches_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_cli_reports_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ds = write_toy_dataset(tmp_path / "ds")
-    rc = train_main(["--dataset", str(ds), "--out", str(tmp_path / "m.pt"), "--config", '{"optim": {"lrr": 1}}'])
-    assert rc == 1 and "lrr" in capsys.readouterr().err
+    rc = srrg_main(["train", "--dataset", str(ds), "--out", str(tmp_path / "m.pt"), "--config", '{"optim": {"lrr": 1}}'])
+    assert rc == 2 and "lrr" in capsys.readouterr().err
 
 
 def _cli_env() -> dict[str, str]:

@@ -200,7 +200,7 @@ def test_config_errors_are_clear():
 def test_cli_writes_outputs_and_stats(tmp_path, capsys):
     inp = tmp_path / "extracted.parquet"
     extracted_frame().write_parquet(inp)
-    rc = cli_main(["normalize-locations", "--in", str(inp), "--out", str(tmp_path / "n.parquet"),
+    rc = cli_main(["normalize", "--in", str(inp), "--out", str(tmp_path / "n.parquet"),
                    "--phrases", str(tmp_path / "p.parquet"), "--config", '{"method": "rules"}', "--stats", str(tmp_path / "s.json")])
     assert rc == 0
     assert pl.read_parquet(tmp_path / "n.parquet").height == 5

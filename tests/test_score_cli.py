@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import polars as pl
-from srrg.metrics.cli import main
+from srrg.cli import main as srrg_main
 
 REF = {"positive": [{"name": "atelectasis", "probability": 3, "level": "mild", "location": "in the left lung"}], "negative": ["pneumothorax"]}
 
@@ -26,7 +26,7 @@ def test_score_cli_writes_tables_and_reports_unmatched(tmp_path, capsys):
     hyps = pl.DataFrame({"study_id": ["s2", "s1", "s9"], "report": [None, json.dumps(REF), "oops"]})
     hyps.write_parquet(tmp_path / "hyps.parquet")
     out = tmp_path / "scores"
-    assert main(["--refs", str(refs), "--hyps", str(tmp_path / "hyps.parquet"), "--metrics", "s_score,bleu,rouge_l", "--out", str(out)]) == 0
+    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(tmp_path / "hyps.parquet"), "--metrics", "s_score,bleu,rouge_l", "--out", str(out)]) == 0
     assert "2 pairs scored, 2 unmatched ids" in capsys.readouterr().out
 
     per = pl.read_parquet(out / "per_report.parquet")
@@ -45,12 +45,12 @@ def test_score_cli_writes_tables_and_reports_unmatched(tmp_path, capsys):
 def test_score_cli_rejects_duplicates_and_missing_columns(tmp_path, capsys):
     refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}, {"study_id": "a", "report": "y"}])
     hyps = write_jsonl(tmp_path / "h.jsonl", [{"study_id": "a", "text": "x"}])
-    assert main(["--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 1
+    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
     assert "duplicate study ids" in capsys.readouterr().err
     refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}])
-    assert main(["--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 1
+    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
     assert "missing column(s) ['report']" in capsys.readouterr().err
-    assert main(["--refs", str(refs), "--hyps", str(hyps), "--hyp-col", "text", "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 0
+    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--hyp-col", "text", "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 0
 
 
 def test_srrg_entry_point_lists_commands():

@@ -9,7 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from srrg.tables import RunEntry, latex_escape, main as tables_main, parse_rates, run_tables, to_markdown
+from srrg.cli import main as srrg_main
+from srrg.tables import RunEntry, latex_escape, parse_rates, run_tables, to_markdown
 
 
 def test_parse_rates_hand_values() -> None:
@@ -32,7 +33,7 @@ def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         _run(tmp_path, "q_json", "Qwen", "json", {**nlg, "p_score": 0.6, "d_score": 0.4, "s_score": 0.5}, ["valid", "unparseable"]),
         _run(tmp_path, "base", "Transformer", "json", {**nlg, "s_score": 0.3}, ["valid", "repaired"]),
     ]
-    assert tables_main(["--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out")]) == 0
+    assert srrg_main(["tables", "--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out")]) == 0
     t1 = pl.read_csv(tmp_path / "out" / "table1.csv")
     assert t1.columns == ["Method", "BLEU-1", "BLEU-4", "METEOR", "ROUGE", "P-Score", "D-Score", "S-Score", "Parsed", "Valid"]
     assert t1["Method"].to_list() == ["Qwen", "Transformer"] and t1["S-Score"].to_list() == [0.5, 0.3]

@@ -1,9 +1,10 @@
 """The workflow configuration: load, validate against the JSON Schema with its defaults, and turn a
-section into a typed dataclass.
+section into a typed dataclass (docs/config.md).
 
-One schema (workflow/schemas/config.schema.yaml) is the single source of defaults, so the Snakefile,
-the stage CLIs and the tests agree on them; a typo or a wrong type stops a run before any job starts,
-with a message that names the key and what was allowed.
+The schema ships inside the package (srrg/schemas/config.schema.yaml), so an installed srrg validates
+configs without the repository; the Snakefile, the stage commands and the tests agree on it. A typo,
+a wrong type or a duplicated key stops a run before any job starts, with one line that names the key
+and what was allowed.
 """
 
 from __future__ import annotations
@@ -13,23 +14,26 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import types
 import typing
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
-import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from srrg.errors import UserError
+from srrg.text.decode import config_value, read_mapping_file
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"  # package data
 
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """The configuration does not match the schema; the message lists every offending key."""
 
 
@@ -52,8 +56,7 @@ _DefaultingValidator = _with_defaults(Draft202012Validator)
 
 @lru_cache(maxsize=4)
 def _load_schema(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        schema = yaml.safe_load(fh)
+    schema = read_mapping_file(path)
     Draft202012Validator.check_schema(schema)
     return schema
 
@@ -90,18 +93,36 @@ def validate(
     instance = copy.deepcopy(dict(data or {}))
     errors = sorted(_DefaultingValidator(schema).iter_errors(instance), key=lambda e: list(map(str, e.path)))
     if errors:
-        lines = "\n  ".join(_describe(e, root) for e in errors)
-        raise ConfigError(f"invalid configuration ({len(errors)} problem(s)):\n  {lines}")
+        problems = "; ".join(_describe(e, root) for e in errors)
+        raise ConfigError(f"invalid configuration ({len(errors)} problem(s)): {problems}")
     return instance
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a YAML/JSON config file and validate it (defaults filled)."""
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{path}: a config file must hold a mapping, got {type(data).__name__}")
-    return validate(data)
+    """Read a YAML/JSON config file (duplicate keys refused) and validate it (defaults filled)."""
+    return validate(read_mapping_file(path))
+
+
+# run names reach output paths and wildcard regexes: letters, digits and '_' only
+RUN_NAME = re.compile(r"[A-Za-z0-9_]+")
+
+
+def check_run_names(train: Mapping[str, Any]) -> None:
+    runs = train.get("runs") or []
+    bad = [r.get("name") for r in runs if not isinstance(r, Mapping) or not RUN_NAME.fullmatch(str(r.get("name", "")))]
+    if bad:
+        raise ConfigError(f"train.runs: run name(s) {bad} not allowed; use letters, digits and '_' (they name output folders)")
+
+
+def check_workflow_config(data: Mapping[str, Any], files: typing.Iterable[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+    """Everything the workflow checks before its first job (docs/config.md): duplicate keys in the
+    config files (YAML would silently keep the last), the schema (unknown keys, types, ranges,
+    defaults), and run names. Returns the config with every default filled."""
+    for path in files:
+        read_mapping_file(path)
+    checked = validate(data)
+    check_run_names(checked["train"])
+    return checked
 
 
 def section_schema(section: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -119,10 +140,7 @@ def section_schema(section: str, schema: Mapping[str, Any] | None = None) -> dic
 def load_section(value: str | Mapping[str, Any] | None, section: str) -> dict[str, Any]:
     """A stage's `--config` argument (inline JSON, a .json/.yaml path, or a mapping) validated
     against its section of the schema, defaults filled."""
-    from srrg.io import load_config_arg  # lazy: the Snakefile imports this module without polars
-
-    data = dict(value) if isinstance(value, Mapping) else load_config_arg(value)
-    return validate(data, section_schema(section), root=section)
+    return validate(config_value(value), section_schema(section), root=section)
 
 
 def config_hash(data: Any) -> str:

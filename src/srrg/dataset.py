@@ -8,23 +8,21 @@ deleting one shard regenerates only that shard, and a rerun gives byte-identical
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import polars as pl
 from tqdm import tqdm
 
 from srrg import __version__
 from srrg.config import config_hash, from_dict, load_section
+from srrg.errors import UserError
 from srrg.ingest import SPLITS, natural_key
-from srrg.io import atomic_path, load_config_arg, write_text
+from srrg.io import atomic_path, write_text
 from srrg.report import parse_report, render_sentences
 
 SCHEMA_VERSION = 1
@@ -71,12 +69,14 @@ def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
     needed = [c for c in COLUMNS if c != "sentences"]
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        raise ValueError(f"dataset input lacks column(s) {missing}; expected the output of srrg normalize-locations")
+        raise UserError(f"dataset input lacks column(s) {missing}; expected the output of `srrg normalize`")
+    if df.height == 0:
+        raise UserError("the dataset input has no rows: nothing to shard (did ingest read any study?)")
     extra = [c for c in EXTRA_COLUMNS if c in df.columns] + sorted(c for c in df.columns if c.endswith("_status"))
     out = df.select([*needed, *extra])
     unknown = sorted(set(out["split"].unique().to_list()) - set(SPLITS))
     if unknown:
-        raise ValueError(f"unknown split value(s) {unknown}; expected {SPLITS}")
+        raise UserError(f"unknown split value(s) {unknown}; expected {SPLITS}")
     order = sorted(range(out.height), key=lambda i: natural_key(out["study_id"][i]))
     return out[order]
 
@@ -93,7 +93,7 @@ def plan_shards(split_rows: Mapping[str, int], rows_per_shard: int) -> dict[str,
     """Number of shards per split: ceil(rows / rows_per_shard), at least one (an empty split still
     gets a file with the schema)."""
     if rows_per_shard < 1:
-        raise ValueError("dataset.rows_per_shard must be >= 1")
+        raise UserError("dataset.rows_per_shard must be >= 1")
     return {s: max(1, math.ceil(split_rows.get(s, 0) / rows_per_shard)) for s in SPLITS}
 
 
@@ -132,7 +132,7 @@ def shard_frame(df: pl.DataFrame, split: str, index: int, rows_per_shard: int) -
     part = df.filter(pl.col("split") == split)
     n_shards = max(1, math.ceil(part.height / rows_per_shard))
     if not 0 <= index < n_shards:
-        raise ValueError(f"split {split!r} has {n_shards} shard(s); index {index} does not exist")
+        raise UserError(f"split {split!r} has {n_shards} shard(s); index {index} does not exist")
     return with_sentences(part.slice(index * rows_per_shard, rows_per_shard))
 
 
@@ -169,7 +169,7 @@ def build_manifest(
         rows[f["split"]] += f["rows"]
     for s in SPLITS:
         if rows[s] != plan["splits"][s]["rows"]:
-            raise ValueError(f"split {s}: shards hold {rows[s]} rows, the plan says {plan['splits'][s]['rows']}")
+            raise UserError(f"split {s}: shards hold {rows[s]} rows, the plan says {plan['splits'][s]['rows']}")
     settings = asdict(cfg)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -211,45 +211,3 @@ def summarize(manifest: Mapping[str, Any], rows_in: int, seconds: float) -> str:
         f"{col}:" + ",".join(f"{k}={v}" for k, v in counts.items()) for col, counts in manifest["statuses"].items()
     )
     return f"dataset: rows in={rows_in} out={manifest['rows']} | {splits} | {statuses} | {seconds:.1f}s"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="srrg dataset",
-        description="Write Parquet shards per split and manifest.json. Without --plan/--shard/--manifest "
-        "everything is written in one go; the workflow runs the three steps as separate jobs.",
-    )
-    parser.add_argument("--in", dest="inp", required=True, help="normalized.parquet")
-    parser.add_argument("--out-dir", required=True)
-    parser.add_argument("--config", help="the dataset config slice: inline JSON or a .json/.yaml file")
-    parser.add_argument("--upstream-config", help="JSON of the upstream stage slices, recorded in the manifest")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--plan", action="store_true", help="write only plan.json (shard counts per split)")
-    mode.add_argument("--shard", nargs=2, metavar=("SPLIT", "INDEX"), help="write one shard")
-    mode.add_argument("--manifest", action="store_true", help="write manifest.json from existing shards")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    cfg = DatasetConfig.from_dict(args.config)
-    upstream = load_config_arg(args.upstream_config)
-    out_dir = Path(args.out_dir)
-    start = time.perf_counter()
-    df = pl.read_parquet(args.inp)
-    if args.plan:
-        plan = make_plan(to_dataset_frame(df), cfg)
-        stale = remove_stale_shards(out_dir, plan)
-        write_json(out_dir / PLAN_NAME, plan)
-        print(f"dataset plan: rows in={df.height} {json.dumps(plan['splits'])} stale removed={len(stale)}", file=sys.stderr)
-    elif args.shard:
-        split, index = args.shard[0], int(args.shard[1])
-        part = shard_frame(to_dataset_frame(df), split, index, cfg.rows_per_shard)
-        write_shard(part, out_dir / split / shard_name(index), cfg)
-        print(f"dataset shard {split}/{shard_name(index)}: rows={part.height}", file=sys.stderr)
-    elif args.manifest:
-        plan = json.loads((out_dir / PLAN_NAME).read_text(encoding="utf-8"))
-        manifest = build_manifest(out_dir, plan, cfg, upstream)
-        write_json(out_dir / MANIFEST_NAME, manifest)
-        print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
-    else:
-        manifest = write_dataset(df, out_dir, cfg, upstream, progress=not args.no_progress)
-        print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
-    return 0

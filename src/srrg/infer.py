@@ -7,9 +7,7 @@ the view filter are kept with infer_status `view_filtered`; the scoring pairs fi
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +17,10 @@ import polars as pl
 import torch
 from tqdm import tqdm
 
-from srrg.config import ConfigError, from_dict
-from srrg.io import load_config_arg, write_parquet
+from srrg.config import from_dict
+from srrg.io import write_parquet
 from srrg.model.config import DataConfig, ModelConfig
 from srrg.model.datamodule import ReportDataset, collate, log_image_source, read_split, reference_text, view_mask
-from srrg.model.images import ImageError
 from srrg.model.network import ReportGenerator
 from srrg.report import parse_report, render_sentences
 
@@ -124,20 +121,3 @@ def run_infer(
     }
     log.info("infer: %s", summary)
     return summary
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg infer", description=__doc__)
-    parser.add_argument("--model", required=True, help="model file written by `srrg train`")
-    parser.add_argument("--dataset", required=True, help="dataset folder with <split>/ Parquet shards")
-    parser.add_argument("--out", required=True, help="predictions Parquet")
-    parser.add_argument("--pairs", help="scoring pairs Parquet (study_id, reference, report) of predicted studies")
-    parser.add_argument("--config", help="infer config slice: inline JSON or a .json/.yaml path")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        run_infer(args.model, args.dataset, args.out, args.pairs, InferConfig.from_dict(load_config_arg(args.config)))
-    except (ConfigError, FileNotFoundError, ImageError) as err:
-        print(f"srrg infer: error: {err}", file=sys.stderr)
-        return 1
-    return 0

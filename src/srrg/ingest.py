@@ -8,12 +8,9 @@ from an id, so it does not depend on the order of files or on `limit`.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.util
 import re
-import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import polars as pl
 
 from srrg.config import from_dict, load_section
-from srrg.io import write_parquet
+from srrg.errors import UserError
 from srrg.sources import mimic_cxr
 from srrg.sources.mimic_cxr import MimicConfig
 
@@ -81,7 +78,7 @@ def seeded_split(key: str, fractions: Mapping[str, float], seed: int) -> str:
     """Deterministic split of one id: a hash of (seed, key) as a uniform number in [0, 1)."""
     total = sum(fractions.get(s, 0.0) for s in SPLITS)
     if total <= 0:
-        raise ValueError("ingest.split.fractions must not all be zero")
+        raise UserError("ingest.split.fractions must not all be zero")
     digest = hashlib.sha256(f"{seed}:{key}".encode("utf-8")).digest()
     u = int.from_bytes(digest[:8], "big") / 2**64
     edge = 0.0
@@ -227,7 +224,9 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     elif cfg.source == "iu_xray":
         rows = iu_rows(cfg.iu_xray, progress)
     else:
-        raise ValueError(f"unknown ingest.source {cfg.source!r} (use iu_xray or mimic_cxr)")
+        raise UserError(f"unknown ingest.source {cfg.source!r} (use iu_xray or mimic_cxr)")
+    if not rows:
+        raise UserError(f"ingest.source {cfg.source}: the configured files hold no study; check the paths in ingest.{cfg.source}")
     rows.sort(key=lambda r: natural_key(r["study_id"]))
     if cfg.limit is not None:
         rows = rows[: cfg.limit]
@@ -256,21 +255,3 @@ def summarize(df: pl.DataFrame, seconds: float) -> str:
         + " | " + " ".join(f"{s}={splits.get(s, 0)}" for s in SPLITS)
         + f" | {seconds:.1f}s"
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg ingest", description="Read a report collection into studies.parquet.")
-    parser.add_argument("--source", choices=["iu_xray", "mimic_cxr"], help="overrides ingest.source of --config")
-    parser.add_argument("--config", help="the ingest config slice: inline JSON or a .json/.yaml file")
-    parser.add_argument("--out", required=True, help="output Parquet file")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    raw = load_section(args.config, "ingest")
-    if args.source:
-        raw["source"] = args.source
-    cfg = from_dict(IngestConfig, raw, "ingest")
-    start = time.perf_counter()
-    df = ingest(cfg, progress=not args.no_progress)
-    write_parquet(df, args.out)
-    print(summarize(df, time.perf_counter() - start), file=sys.stderr)
-    return 0

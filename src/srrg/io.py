@@ -1,28 +1,58 @@
-"""File helpers every stage shares: atomic writes and reading the project's tabular formats."""
+"""File helpers every stage shares: atomic writes and reading the project's tabular formats.
+
+How inputs are read (formats, identifiers as text, report cells, line-aligned .txt) is documented
+in docs/inputs.md; every way an input can be unusable is a `UserError` naming the file, the row
+and what is allowed.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, NoReturn
 
 import polars as pl
-import yaml
+
+from srrg.errors import UserError
+
+FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".txt": "txt"}
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux /proc); elsewhere
+    set and restored under a lock, so threads of this process never see a wrong one."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it replaces `path` only if the block succeeds, so a
-    killed stage never leaves a half-written output behind."""
+    killed stage never leaves a half-written output behind. The result gets the permissions of a
+    plainly created file (0666 or 0777 less the umask), not the 0600 of the private temp file, so
+    group members on a shared cluster can read it when the umask lets them."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, (0o777 if os.path.isdir(tmp) else 0o666) & ~current_umask())
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -39,30 +69,213 @@ def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str], **kwargs: Any)
         df.write_parquet(tmp, compression="zstd", **kwargs)
 
 
-def read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Parquet, JSONL (.jsonl/.ndjson), JSON array (.json) or CSV, by extension."""
+def is_id_column(name: str) -> bool:
+    """Columns named `id` or `*_id` hold identifiers: text, never numbers ("007" stays "007")."""
+    return name == "id" or name.endswith("_id")
+
+
+def _input_file(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The path and its format, or a UserError saying why it cannot be an input table."""
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix == ".parquet":
-        return pl.read_parquet(p)
-    if suffix in {".jsonl", ".ndjson"}:
-        return pl.read_ndjson(p, infer_schema_length=None)
-    if suffix == ".json":
-        return pl.DataFrame(json.loads(p.read_text(encoding="utf-8")), infer_schema_length=None)
-    if suffix == ".csv":
-        return pl.read_csv(p, infer_schema_length=None)
-    raise ValueError(f"{p}: unknown table format {suffix!r} (use .parquet, .jsonl, .json or .csv)")
+    fmt = FORMATS.get(p.suffix.lower())
+    if p.is_dir():
+        raise UserError(f"{p}: is a folder; expected a table file ({', '.join(FORMATS)})")
+    if not p.exists():
+        raise UserError(f"{p}: no such file")
+    if fmt is None:
+        raise UserError(f"{p}: unknown table format {p.suffix!r}; use one of {', '.join(FORMATS)}")
+    return p, fmt
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _decode(p: Path) -> str:
+    """UTF-8 text (a leading byte-order mark is dropped); other encodings are refused with the line."""
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise UserError(f"{p}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); save the file as UTF-8") from None
+
+
+def _txt_lines(p: Path) -> list[str]:
+    """One report per line; a final newline does not start another report, blank lines are reports."""
+    text = _decode(p)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _json_records(p: Path, fmt: str) -> list[tuple[str, Any]]:
+    """(where, record) pairs of a JSONL file (one per non-blank line) or a JSON array file."""
+    text = _decode(p)
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise UserError(f"{p}: not valid JSON ({err})") from None
+        if isinstance(data, Mapping) and all(isinstance(v, list) for v in data.values()):
+            lengths = {len(v) for v in data.values()}
+            if len(lengths) > 1:
+                raise UserError(f"{p}: columns of different lengths {sorted(lengths)}")
+            data = [dict(zip(data, row)) for row in zip(*data.values())]
+        if not isinstance(data, list):
+            raise UserError(f"{p}: expected a JSON array of row objects (or an object of equal-length columns)")
+        return [(f"row {i + 1}", rec) for i, rec in enumerate(data)]
+    records = []
+    for i, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"line {i}", json.loads(line)))
+        except json.JSONDecodeError as err:
+            raise UserError(f"{p}: line {i} is not valid JSON ({err.msg}, column {err.colno})") from None
+    return records
+
+
+def id_text(value: Any, where: str) -> str:
+    """One identifier as text: strings as written, integers (and integral floats, as JSON and
+    pandas may store them) in plain decimal, so 7, 7.0 and "7" agree and 1000 is never "1e3"."""
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    shown = "null" if value is None else json.dumps(value, default=str)[:40]
+    raise UserError(f"{where}: id {shown} is not usable; an id is a non-empty string or an integer")
+
+
+def _id_column(s: pl.Series, where: str) -> pl.Series:
+    """A read column of identifiers as strings (nulls stay null: the caller decides)."""
+    if s.dtype == pl.String or s.dtype == pl.Null:
+        return s.cast(pl.String)
+    if s.dtype.is_integer():
+        return s.cast(pl.String)
+    if s.dtype.is_float():
+        values = [None if v is None else id_text(v, f"{where}, row {i + 1}") for i, v in enumerate(s.to_list())]
+        return pl.Series(s.name, values, dtype=pl.String)
+    raise UserError(f"{where}: column {s.name!r} holds {s.dtype} values; ids must be strings or integers")
+
+
+def read_table(path: str | os.PathLike[str], id_cols: Iterable[str] | None = None) -> pl.DataFrame:
+    """Parquet, JSONL (.jsonl/.ndjson), JSON array (.json), CSV, or line-aligned text (.txt: columns
+    study_id = line number, report), by extension. Identifier columns (`id_cols`, by default every
+    column named `id` or `*_id`) come back as strings exactly as written: CSV ids are never type-guessed."""
+    p, fmt = _input_file(path)
+    wanted = (lambda c: c in set(id_cols)) if id_cols is not None else is_id_column  # noqa: E731
+    try:
+        if fmt == "txt":
+            lines = _txt_lines(p)
+            return pl.DataFrame({"study_id": [str(i) for i in range(1, len(lines) + 1)], "report": lines}, schema={"study_id": pl.String, "report": pl.String})
+        if fmt == "parquet":
+            df = pl.read_parquet(p)
+        elif fmt == "jsonl":
+            df = pl.read_ndjson(p, infer_schema_length=None)
+        elif fmt == "json":
+            df = pl.DataFrame([rec for _, rec in _json_records(p, fmt)], infer_schema_length=None)
+        else:
+            header = pl.read_csv(p, n_rows=0).columns
+            df = pl.read_csv(p, infer_schema_length=None, schema_overrides={c: pl.String for c in header if wanted(c)})
+    except UserError:
+        raise
+    except (pl.exceptions.PolarsError, OSError, ValueError, TypeError) as err:
+        _unreadable(p, fmt, err)
+    return df.with_columns(_id_column(df[c], str(p)) for c in df.columns if wanted(c))
+
+
+def report_text(value: Any, where: str) -> str:
+    """A report cell as text: a string as is, null as "" (an empty report), a structured-report
+    object as its JSON (every key kept, so parsing sees exactly what was stored)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False)
+    kind = "a list" if isinstance(value, (list, tuple)) else "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float)) else "not text"
+    raise UserError(f"{where}: report is {kind} ({json.dumps(value, default=str)[:40]}); allowed: a string, a structured-report object or null")
+
+
+def read_reports(path: str | os.PathLike[str], id_col: str = "study_id", text_col: str = "report") -> pl.DataFrame:
+    """Columns study_id (str) and report (str) of a reports file (docs/inputs.md): ids as text,
+    reports as text or structured objects, no empty table, no missing or duplicate id. A .txt file
+    has one report per line and line numbers as ids (id_col and text_col do not apply)."""
+    p, fmt = _input_file(path)
+    if fmt == "txt":
+        df = read_table(p)
+    elif fmt in ("jsonl", "json"):
+        df = _reports_from_records(p, _json_records(p, fmt), id_col, text_col)
+    else:
+        df = _reports_from_frame(p, _read_frame(p, fmt), id_col, text_col)
+    if df.height == 0:
+        raise UserError(f"{p}: no reports (the file has no rows)")
+    dupes = df.filter(pl.col("study_id").is_duplicated())["study_id"].unique().sort().to_list()
+    if dupes:
+        raise UserError(f"{p}: duplicate study ids {dupes[:5]} ({len(dupes)} in all); each id may appear once")
+    return df
+
+
+def _read_frame(p: Path, fmt: str) -> pl.DataFrame:
+    """Parquet as stored; CSV with every column as text (ids and reports are never type-guessed)."""
+    try:
+        return pl.read_parquet(p) if fmt == "parquet" else pl.read_csv(p, infer_schema=False)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as err:
+        _unreadable(p, fmt, err)
+
+
+def _unreadable(p: Path, fmt: str, err: BaseException) -> NoReturn:
+    """The UserError for a file the reader refused; for text formats, a line that is not UTF-8 is named."""
+    if fmt in ("csv", "jsonl"):
+        _decode(p)
+    raise UserError(f"{p}: not a readable {fmt} table ({_first_line(err)})") from None
+
+
+def _missing(p: Path, columns: Iterable[str], id_col: str, text_col: str) -> None:
+    found = list(columns)
+    missing = [c for c in (id_col, text_col) if c not in found]
+    if missing:
+        raise UserError(f"{p}: missing column(s) {missing}; found {found[:20]} (choose others with --id-col / --ref-col / --hyp-col)")
+
+
+def _reports_from_records(p: Path, records: list[tuple[str, Any]], id_col: str, text_col: str) -> pl.DataFrame:
+    ids, reports = [], []
+    for where, rec in records:
+        if not isinstance(rec, Mapping):
+            raise UserError(f"{p}: {where} is not a JSON object with {id_col!r} and {text_col!r}")
+        _missing(p, rec, id_col, text_col)
+        sid = id_text(rec[id_col], f"{p}: {where}")
+        ids.append(sid)
+        reports.append(report_text(rec[text_col], f"{p}: {where} ({id_col} {sid!r})"))
+    return pl.DataFrame({"study_id": ids, "report": reports}, schema={"study_id": pl.String, "report": pl.String})
+
+
+def _reports_from_frame(p: Path, df: pl.DataFrame, id_col: str, text_col: str) -> pl.DataFrame:
+    _missing(p, df.columns, id_col, text_col)
+    ids = _id_column(df[id_col], str(p))
+    empty = ids.is_null() | (ids.str.strip_chars() == "")
+    if empty.any():
+        raise UserError(f"{p}: row {int(empty.arg_true()[0]) + 1}: empty {id_col}; every row needs an id")
+    col = df[text_col]
+    if col.dtype == pl.String or col.dtype == pl.Null:
+        reports = col.cast(pl.String).fill_null("")
+    elif isinstance(col.dtype, pl.Struct):
+        reports = pl.Series([report_text(v, "") for v in col.to_list()], dtype=pl.String)
+    else:
+        bad = int(col.is_not_null().arg_true()[0]) if col.is_not_null().any() else 0
+        report_text(col.to_list()[bad], f"{p}: row {bad + 1} ({id_col} {ids[bad]!r})")  # raises with the value shown
+        reports = pl.Series([""] * df.height, dtype=pl.String)  # all null
+    return pl.DataFrame({"study_id": ids, "report": reports})
 
 
 def load_config_arg(value: str | None) -> dict[str, Any]:
-    """A stage's `--config`: inline JSON, or a path to a .json/.yaml file; absent -> {}."""
-    if not value:
-        return {}
-    if value.lstrip().startswith("{"):
-        data = json.loads(value)
-    else:
-        text = Path(value).read_text(encoding="utf-8")
-        data = json.loads(text) if value.endswith(".json") else yaml.safe_load(text)
-    if not isinstance(data, Mapping):
-        raise ValueError(f"--config must be a JSON/YAML object, got {type(data).__name__}")
-    return dict(data)
+    """A stage's `--config`: inline JSON, or a path to a .json/.yaml file; absent -> {}.
+    Duplicate keys and non-mappings are user errors (srrg.text.decode)."""
+    from srrg.text.decode import config_value
+
+    return config_value(value)

@@ -9,9 +9,7 @@ the rules phrase when the answer is not a short anatomical phrase with the same 
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import re
 import sys
 import time
@@ -22,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from srrg.config import from_dict
-from srrg.io import load_config_arg, read_table, write_parquet, write_text
+from srrg.errors import UserError
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PromptTemplate
 from srrg.report import StructuredReport, from_obj, normalize_text
 
@@ -431,9 +429,9 @@ class NormalizeConfig:
 
     def __post_init__(self) -> None:
         if self.method not in ("rules", "llm"):
-            raise ValueError(f"normalize.method must be 'rules' or 'llm', got {self.method!r}")
+            raise UserError(f"normalize.method must be 'rules' or 'llm', got {self.method!r}")
         if self.max_words < 1 or self.max_tokens < 1:
-            raise ValueError("normalize.max_words and normalize.max_tokens must be >= 1")
+            raise UserError("normalize.max_words and normalize.max_tokens must be >= 1")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> NormalizeConfig:
@@ -530,7 +528,7 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
     one row per unique raw phrase, summary). Rows without a report keep status and null output."""
     t0 = time.perf_counter()
     if "structured" not in df.columns:
-        raise ValueError(f"input has no 'structured' column (columns: {df.columns}); run srrg extract first")
+        raise UserError(f"input has no 'structured' column (columns: {df.columns}); run srrg extract first")
     raw_json = df["structured"].cast(pl.String).to_list()
     reports = [_load_report(v) for v in raw_json]
     counts = collect_phrases(reports)
@@ -578,25 +576,3 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
         seconds=time.perf_counter() - t0,
     )
     return out, table, summary
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="srrg normalize-locations",
-        description="Replace raw location phrases in `structured` by normalized phrases (rules or LLM).",
-    )
-    parser.add_argument("--in", dest="inp", required=True, help="extracted.parquet (needs a 'structured' column)")
-    parser.add_argument("--out", required=True, help="normalized.parquet")
-    parser.add_argument("--phrases", required=True, help="phrases.parquet: raw, normalized, path, count, llm_answer, reason")
-    parser.add_argument("--config", default=None, help="normalize slice as JSON or a .json/.yaml path; its 'llm' key holds the llm slice")
-    parser.add_argument("--stats", default=None, help="optional JSON file for the summary and LLM usage")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cfg = NormalizeConfig.from_dict(load_config_arg(args.config))
-    out, table, summary = run(read_table(args.inp), cfg)
-    write_parquet(out, args.out)
-    write_parquet(table, args.phrases)
-    if args.stats:
-        write_text(args.stats, json.dumps(summary.__dict__, indent=2, sort_keys=True))
-    print(summary.line(), file=sys.stderr)
-    return 0

@@ -21,10 +21,20 @@ from srrg.text.normalize import normalize_text
 
 VALID, REPAIRED, UNPARSEABLE = "valid", "repaired", "unparseable"
 STATUSES = (VALID, REPAIRED, UNPARSEABLE)
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "structured_report.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "structured_report.schema.json"  # package data
 
 _FINDING_KEYS = frozenset({"name", "probability", "level", "location"})
 _PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
+
+# Caches keyed by model output are bounded in entries and in the length of what they keep
+# (docs/inputs.md): a text over the cap is computed afresh, never stored, so a flood of long
+# distinct outputs cannot grow memory (at most PARSE_CACHE_SIZE x PARSE_CACHE_MAX_CHARS characters
+# of report text, and PHRASE_CACHE_SIZE x PHRASE_CACHE_MAX_CHARS per phrase cache).
+PARSE_CACHE_SIZE = 1 << 13
+PARSE_CACHE_MAX_CHARS = 8192
+PHRASE_CACHE_SIZE = 1 << 16
+PHRASE_CACHE_MAX_CHARS = 256
+_normalize_uncached = getattr(normalize_text, "__wrapped__", normalize_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +79,23 @@ def default_synonyms() -> Mapping[str, str]:
     return synonym_map()
 
 
-@lru_cache(maxsize=1 << 16)
+def _normalize(value: str) -> str:
+    """normalize_text, through its cache only for phrase-sized values."""
+    return normalize_text(value) if len(value) <= PHRASE_CACHE_MAX_CHARS else _normalize_uncached(value)
+
+
+@lru_cache(maxsize=PHRASE_CACHE_SIZE)
 def _default_canonical(name: str) -> str:
-    key = normalize_text(name)
-    return default_synonyms().get(key, key)
+    return canonical_name(name, default_synonyms())
 
 
 def canonical_name(name: str, synonyms: Mapping[str, str] | None = None) -> str:
     """Map a finding name onto the vocabulary's canonical name; unknown names are kept (open vocabulary)."""
     if synonyms is None:
-        return _default_canonical(name)
-    key = normalize_text(name)
+        if len(name) <= PHRASE_CACHE_MAX_CHARS:
+            return _default_canonical(name)
+        synonyms = default_synonyms()
+    key = _normalize(name)
     return synonyms.get(key, key)
 
 
@@ -100,18 +116,18 @@ def _coerce_optional_text(value: Any) -> tuple[str | None, bool]:
     if value is None:
         return None, True
     if isinstance(value, str):
-        text = normalize_text(value)
+        text = _normalize(value)
         if text in {"", "null", "none"}:
             return None, False
         return text, text == value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return normalize_text(str(value)), False
+        return _normalize(str(value)), False
     return None, False
 
 
 def _coerce_name(value: Any) -> tuple[str | None, bool]:
     if isinstance(value, str) and value.strip():
-        name = normalize_text(value)
+        name = _normalize(value)
         return name, name == value
     return None, False
 
@@ -220,15 +236,16 @@ def parse_report(
     """Parse model output into a canonical report and a status in {valid, repaired, unparseable}.
 
     Never raises: anything that is not a structured report gives the empty report, `unparseable`.
-    With the packaged vocabulary the result is cached per text: corpora repeat the same (normal)
-    reports many times, and reports are immutable, so sharing them is safe.
+    With the packaged vocabulary the result is cached per text (texts up to PARSE_CACHE_MAX_CHARS):
+    corpora repeat the same (normal) reports many times, and reports are immutable, so sharing
+    them is safe.
     """
-    if synonyms is None and isinstance(text, str):
+    if synonyms is None and isinstance(text, str) and len(text) <= PARSE_CACHE_MAX_CHARS:
         return _parse_default(text)
     return _parse(text, synonyms)
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=PARSE_CACHE_SIZE)
 def _parse_default(text: str) -> tuple[StructuredReport, str]:
     return _parse(text, None)
 

@@ -8,10 +8,7 @@ structured report holds one entry per name); `share` is the count over the numbe
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from srrg.config import from_dict, load_section
+from srrg.errors import UserError
 from srrg.io import atomic_path
 from srrg.report import StructuredReport, parse_report
 
@@ -43,7 +41,9 @@ def read_dataset(dataset_dir: str | Path) -> pl.DataFrame:
     root = Path(dataset_dir)
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     frames = [pl.read_parquet(root / f["path"], columns=["study_id", "split", "structured"]) for f in manifest["files"]]
-    return pl.concat(frames) if frames else pl.DataFrame(schema={"study_id": pl.Utf8, "split": pl.Utf8, "structured": pl.Utf8})
+    if not frames or sum(f.height for f in frames) == 0:
+        raise UserError(f"{root}: the dataset holds no study; statistics of nothing would be empty figures")
+    return pl.concat(frames)
 
 
 def _table(counts: Counter[Any], total: int, key: str, labels: Iterable[Any]) -> pl.DataFrame:
@@ -129,22 +129,3 @@ def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict
             tables[name].write_csv(tmp)
         plot_bar(tables[name], label[name], titles[name], out / f"{name}.png", cfg.dpi, horizontal=name != "probability")
     return tables
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg stats", description="Dataset statistics (S-RRG Fig. 5) as CSV + PNG.")
-    parser.add_argument("--dataset", required=True, help="dataset folder with manifest.json")
-    parser.add_argument("--out-dir", required=True)
-    parser.add_argument("--config", help="the stats config slice: inline JSON or a .json/.yaml file")
-    args = parser.parse_args(argv)
-    cfg = StatsConfig.from_dict(args.config)
-    start = time.perf_counter()
-    df = read_dataset(args.dataset)
-    tables = write_stats(df, args.out_dir, cfg)
-    n_pos = int(tables["probability"]["count"].sum())
-    print(
-        f"stats: studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
-        f"levels={tables['severity'].height} | {time.perf_counter() - start:.1f}s",
-        file=sys.stderr,
-    )
-    return 0

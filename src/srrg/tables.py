@@ -8,17 +8,15 @@ values come from each run's `srrg score` summary.csv and predictions Parquet. Mi
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from srrg.config import from_dict
+from srrg.errors import UserError
 from srrg.io import load_config_arg, read_table, write_text
 from srrg.report import REPAIRED, VALID
 
@@ -138,22 +136,5 @@ def load_runs_arg(value: str) -> list[dict[str, Any]]:
     else:
         data = load_config_arg(value).get("runs")
     if not isinstance(data, list):
-        raise ValueError("--runs must be a JSON list of run entries (or an object with a `runs` list)")
+        raise UserError("--runs must be a JSON list of run entries (or an object with a `runs` list)")
     return data
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg tables", description=__doc__)
-    parser.add_argument("--runs", required=True, help="JSON list (inline or file) of {name, label, target, summary, predictions}")
-    parser.add_argument("--out-dir", required=True)
-    args = parser.parse_args(argv)
-    try:
-        raw = load_runs_arg(args.runs)
-        runs = [from_dict(RunEntry, r, f"runs[{i}]") for i, r in enumerate(raw)]
-        tables = run_tables(runs, args.out_dir)
-    except (ValueError, FileNotFoundError, KeyError) as err:
-        print(f"srrg tables: error: {err}", file=sys.stderr)
-        return 1
-    for name, df in tables.items():
-        print(f"{name}:\n{to_markdown(df)}")
-    return 0

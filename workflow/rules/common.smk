@@ -1,8 +1,11 @@
-"""Helpers every stage shares: the validated config, output paths, the `srrg` command, the
-source files a rule runs (declared as inputs so code edits rerun it) and the final targets.
+"""What every stage shares, derived from the validated config alone (docs/workflow.md): output
+paths, the `srrg` command environment, the code each rule runs (computed from the import closure
+of its stage module), the runs, judge and meta-evaluation settings, and the final targets.
+Nothing here refers to names that a later rule file defines.
 """
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -14,11 +17,14 @@ REPO = Path(workflow.basedir)
 SRC = REPO / "src"
 sys.path.insert(0, str(SRC))
 
-from srrg.config import ConfigError, validate as validate_config
+from srrg.codedeps import stage_files
+from srrg.config import check_workflow_config
+from srrg.errors import UserError
+from srrg.model.config import run_config, run_specs
 
 try:
-    _checked = validate_config(config)
-except ConfigError as err:
+    _checked = check_workflow_config(config, workflow.configfiles)
+except UserError as err:
     raise WorkflowError(f"config.yaml / --config / --configfile: {err}") from None
 config.clear()
 config.update(_checked)
@@ -38,7 +44,6 @@ shell.prefix(
 )
 
 SPLITS = ("train", "validate", "test")
-_CODE_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".csv", ".txt", ".tsv"}
 
 # Final targets: each stage file appends what `snakemake` (rule all) should build.
 ALL_TARGETS = []
@@ -65,28 +70,10 @@ def logs(*parts):
     return str(Path(config["logs_dir"], *parts))
 
 
-def srrg_code(*names):
-    """Source files of srrg modules or sub-packages (with their data files), e.g.
-    srrg_code("ingest", "sources"): a rule lists the code it runs so that editing it reruns the rule.
-    """
-    files = []
-    for name in names:
-        target = SRC / "srrg" / name
-        if target.is_dir():
-            files.extend(
-                p
-                for p in sorted(target.rglob("*"))
-                if p.is_file()
-                and p.suffix in _CODE_SUFFIXES
-                and "__pycache__" not in p.parts
-            )
-        elif target.is_file():
-            files.append(target)
-        elif target.with_suffix(".py").is_file():
-            files.append(target.with_suffix(".py"))
-        else:
-            raise WorkflowError(f"srrg_code: no module or package srrg/{name} in {SRC}")
-    return [_local(p) for p in files]
+def stage_code(rule_name):
+    """The source and data files `python -m srrg <rule>` runs (srrg.codedeps): declared as inputs,
+    so editing a module reruns exactly the rules whose stage imports it."""
+    return [_local(p) for p in stage_files(rule_name, SRC / "srrg")]
 
 
 def as_json(data):
@@ -96,6 +83,11 @@ def as_json(data):
 
 def section(name):
     return as_json(config[name])
+
+
+def wildcard_choice(names):
+    """A wildcard constraint that matches exactly the given names (none: matches nothing)."""
+    return "|".join(re.escape(n) for n in names) or "^$"
 
 
 def ingest_slice():
@@ -142,12 +134,11 @@ def dataset_shards(wildcards):
     return [str(root / f) for f in json.loads(plan.read_text())["files"]]
 
 
-# Helpers of the stage files (kept here so that those files hold only rules). They refer to
-# names a stage file defines (RUNS, STRUCTURED_METRICS, run_config, JUDGE, JUDGE_TRAIN): Python
-# looks them up when a helper is called, which happens only after that stage file was included.
-
-
-# train.smk
+# Runs (train, infer, score, tables): model x target, names checked by the config validation.
+RUNS = {spec.name: spec for spec in run_specs(config["train"])}
+RUN_NAMES = wildcard_choice(RUNS)
+# Metrics that need structured reports on both sides; Sentence-Direct runs skip them.
+STRUCTURED_METRICS = {"s_score"}
 
 
 def train_run_config(name):
@@ -163,17 +154,11 @@ def ddp_tasks_per_node(name):
     return devices if isinstance(devices, int) and devices > 1 else 0
 
 
-# score.smk
-
-
 def run_metrics(name):
     metrics = config["score"]["metrics"]
     if RUNS[name].target != "json":
         metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
     return ",".join(metrics)
-
-
-# tables.smk
 
 
 def table_runs():
@@ -190,11 +175,15 @@ def table_runs():
     ]
 
 
-# judge.smk
+# LLM judges on a subset of one run's predictions (judge.smk).
+JUDGE = config["judge"]
+JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
+if JUDGE_RUN is not None and JUDGE_RUN not in RUNS:
+    raise WorkflowError(f"judge.run {JUDGE_RUN!r} is not a run of train.runs {sorted(RUNS)}")
 
 
 def judge_options():
-    """Per-metric options for `srrg score`: every judge gets the merged llm slice (no secrets:
+    """Per-metric options for the judges: every judge gets the merged llm slice (no secrets:
     keys stay in the environment variable named by api_key_env)."""
     llm = {
         "cache_dir": str(Path(config["cache_dir"], "llm")),
@@ -208,15 +197,25 @@ def judge_options():
     return as_json(options)
 
 
-# metaeval.smk
+# Meta-evaluation on rating datasets (metaeval.smk); judges there use the judge stage's llm slice.
+METAEVAL = config["metaeval"]
+METAEVAL_DATASETS = METAEVAL["datasets"]
+METAEVAL_NAMES = wildcard_choice(METAEVAL_DATASETS)
 
 
 def metaeval_dataset_options():
-    """Judges on rating datasets use the same llm slice as the judge stage."""
     return judge_options()
 
 
-# judge_train.smk
+# Fine-tuned judges (judge_train.smk): off while judge_train.datasets is empty.
+JUDGE_TRAIN = config["judge_train"]
+JT_DATASETS = list(JUDGE_TRAIN["datasets"])
+_unknown = [d for d in JT_DATASETS if d not in METAEVAL_DATASETS]
+if _unknown:
+    raise WorkflowError(
+        f"judge_train.datasets {_unknown} are not in metaeval.datasets {sorted(METAEVAL_DATASETS)}"
+    )
+JT_NAMES = wildcard_choice(JT_DATASETS)
 
 
 def jt(*parts):

@@ -2,7 +2,7 @@ checkpoint dataset_plan:
     """Rows and shard files per split; the shard jobs are named from this plan."""
     input:
         normalized=rules.normalize.output.normalized,
-        code=srrg_code("dataset", "ingest", "report", "config", "io"),
+        code=stage_code("dataset_plan"),
     output:
         plan=results("dataset", "plan.json"),
     log:
@@ -13,7 +13,7 @@ checkpoint dataset_plan:
         cfg=section("dataset"),
         out_dir=lambda w, output: Path(output.plan).parent,
     shell:
-        "python -m srrg dataset --plan --in {input.normalized:q} --out-dir {params.out_dir:q}"
+        "python -m srrg dataset-plan --in {input.normalized:q} --out-dir {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 
 
@@ -22,7 +22,7 @@ rule dataset_shard:
     input:
         normalized=rules.normalize.output.normalized,
         plan=rules.dataset_plan.output.plan,
-        code=srrg_code("dataset", "ingest", "report", "config", "io"),
+        code=stage_code("dataset_shard"),
     output:
         shard=results("dataset", "{split}", "part-{index}.parquet"),
     log:
@@ -36,8 +36,8 @@ rule dataset_shard:
         cfg=section("dataset"),
         out_dir=lambda w, output: Path(output.shard).parent.parent,
     shell:
-        "python -m srrg dataset --shard {wildcards.split} {wildcards.index} --in {input.normalized:q}"
-        " --out-dir {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+        "python -m srrg dataset-shard --in {input.normalized:q} --out-dir {params.out_dir:q}"
+        " --config {params.cfg:q} {wildcards.split} {wildcards.index} > {log:q} 2>&1"
 
 
 rule dataset_manifest:
@@ -46,6 +46,7 @@ rule dataset_manifest:
         normalized=rules.normalize.output.normalized,
         plan=rules.dataset_plan.output.plan,
         shards=dataset_shards,
+        code=stage_code("dataset_manifest"),
     output:
         manifest=results("dataset", "manifest.json"),
     log:
@@ -63,7 +64,7 @@ rule dataset_manifest:
         ),
         out_dir=lambda w, output: Path(output.manifest).parent,
     shell:
-        "python -m srrg dataset --manifest --in {input.normalized:q} --out-dir {params.out_dir:q}"
+        "python -m srrg dataset-manifest --in {input.normalized:q} --out-dir {params.out_dir:q}"
         " --config {params.cfg:q} --upstream-config {params.upstream:q} > {log:q} 2>&1"
 
 
@@ -72,7 +73,7 @@ rule stats:
     input:
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
-        code=srrg_code("stats", "report", "config", "io"),
+        code=stage_code("stats"),
     output:
         findings_png=report(
             results("stats", "findings.png"),

@@ -2,7 +2,7 @@ rule extract:
     """Free-text sections -> MIMIC-STRUC structured reports with provenance spans."""
     input:
         studies=rules.ingest.output.studies,
-        code=srrg_code("extract", "vocab", "report", "config", "io"),
+        code=stage_code("extract"),
     output:
         extracted=results("extract", "extracted.parquet"),
     log:

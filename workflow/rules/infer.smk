@@ -4,14 +4,14 @@ rule infer:
         model=rules.train.output.model,
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
-        code=srrg_code("infer", "model", "report", "config", "io"),
+        code=stage_code("infer"),
     output:
         predictions=results("runs", "{run}", "predictions.parquet"),
         pairs=results("runs", "{run}", "pairs.parquet"),
     log:
         logs("infer", "{run}.log"),
     wildcard_constraints:
-        run="|".join(RUNS) or "^$",
+        run=RUN_NAMES,
     conda:
         "../../envs/train.yaml"
     params:

@@ -1,16 +1,7 @@
 rule ingest:
     """A report collection (IU X-ray or MIMIC-CXR) -> one row per study."""
     input:
-        code=srrg_code(
-            "ingest",
-            "sources",
-            "extract/sections",
-            "vocab/__init__",
-            "vocab/sections.yaml",
-            "report",
-            "config",
-            "io",
-        ),
+        code=stage_code("ingest"),
         data=ingest_data(),
     output:
         studies=results("ingest", "studies.parquet"),

@@ -4,17 +4,13 @@
 # no request. The embedded default uses the local SmolLM2-135M model, which runs anywhere but is
 # NOT a meaningful judge of radiology reports (see docs/judges.md).
 
-JUDGE = config["judge"]  # defaults filled by the config schema
-JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
-
-
 if JUDGE_RUN is not None:
 
     rule judge_subset:
         """The first `judge.limit` predictions (by study id) of the judged run."""
         input:
             pairs=results("runs", JUDGE_RUN, "pairs.parquet"),
-            code=srrg_code("metaeval", "io"),
+            code=stage_code("judge_subset"),
         output:
             refs=results("judge", JUDGE_RUN, "subset", "refs.parquet"),
             hyps=results("judge", JUDGE_RUN, "subset", "hyps.parquet"),
@@ -26,7 +22,7 @@ if JUDGE_RUN is not None:
             limit=JUDGE["limit"],
             out_dir=lambda w, output: Path(output.refs).parent,
         shell:
-            "python -m srrg correlate prepare --predictions {input.pairs:q} --limit {params.limit}"
+            "python -m srrg judge-subset --predictions {input.pairs:q} --limit {params.limit}"
             " --ref-col reference --hyp-col report --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
     rule judge:
@@ -35,9 +31,7 @@ if JUDGE_RUN is not None:
         input:
             refs=rules.judge_subset.output.refs,
             hyps=rules.judge_subset.output.hyps,
-            code=srrg_code(
-                "metrics", "llm", "prompts", "extract", "vocab", "report", "io"
-            ),
+            code=stage_code("judge"),
         output:
             per_report=results("judge", JUDGE_RUN, "per_report.parquet"),
             summary=results("judge", JUDGE_RUN, "summary.csv"),
@@ -51,7 +45,7 @@ if JUDGE_RUN is not None:
             options=judge_options(),
             out_dir=lambda w, output: Path(output.summary).parent,
         shell:
-            "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+            "python -m srrg judge --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
             " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
     add_targets(rules.judge.output.summary)

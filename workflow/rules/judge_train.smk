@@ -7,20 +7,9 @@
 
 from srrg.judge_train.config import JudgeTrainConfig
 
-JUDGE_TRAIN = config["judge_train"]  # defaults filled by the config schema
-JT_DATASETS = list(JUDGE_TRAIN["datasets"])
-_unknown = [d for d in JT_DATASETS if d not in METAEVAL_DATASETS]
-if _unknown:
-    raise WorkflowError(
-        f"judge_train.datasets {_unknown} are not in metaeval.datasets {sorted(METAEVAL_DATASETS)}"
-    )
 JT_CFG = JudgeTrainConfig.from_dict(
     JUDGE_TRAIN["train"]
 ).to_dict()  # validated before any job
-JT_CODE = srrg_code(
-    "judge_train", "metaeval", "metrics", "llm", "prompts", "report", "io"
-)
-JT_CONSTRAINT = "|".join(JT_DATASETS) or "^$"
 
 
 rule judge_train_prepare:
@@ -28,7 +17,7 @@ rule judge_train_prepare:
     input:
         data=lambda wc: METAEVAL_DATASETS[wc.dataset]["path"],
         analyses=lambda wc: JUDGE_TRAIN["analyses"].get(wc.dataset, []),
-        code=JT_CODE,
+        code=stage_code("judge_train_prepare"),
     output:
         examples=jt("{dataset}", "prepared", "examples.parquet"),
         refs=jt("{dataset}", "prepared", "heldout", "refs.parquet"),
@@ -38,7 +27,7 @@ rule judge_train_prepare:
     log:
         logs("judge_train", "{dataset}_prepare.log"),
     wildcard_constraints:
-        dataset=JT_CONSTRAINT,
+        dataset=JT_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
@@ -50,7 +39,7 @@ rule judge_train_prepare:
         cfg=as_json(JT_CFG),
         out_dir=lambda wc: jt(wc.dataset, "prepared"),
     shell:
-        "python -m srrg judge-train prepare --adapter {params.adapter} --data {input.data:q}"
+        "python -m srrg judge-train-prepare --adapter {params.adapter} --data {input.data:q}"
         " --options {params.options:q} {params.analyses} --out-dir {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 
@@ -61,7 +50,7 @@ rule judge_train_fit:
     """
     input:
         examples=rules.judge_train_prepare.output.examples,
-        code=JT_CODE,
+        code=stage_code("judge_train_fit"),
     output:
         adapter=directory(jt("{dataset}", "model", "adapter")),
         merged=directory(jt("{dataset}", "model", "merged")),
@@ -71,7 +60,7 @@ rule judge_train_fit:
     log:
         logs("judge_train", "{dataset}_fit.log"),
     wildcard_constraints:
-        dataset=JT_CONSTRAINT,
+        dataset=JT_NAMES,
     conda:
         "../../envs/train.yaml"
     threads: 4
@@ -82,7 +71,7 @@ rule judge_train_fit:
         work_dir=lambda wc: str(Path(config["cache_dir"], "judge_train", wc.dataset)),
         llm_cache=lambda wc: jt_llm_cache(wc.dataset),
     shell:
-        "rm -rf {params.llm_cache:q} && python -m srrg judge-train fit --prepared {params.prepared:q}"
+        "rm -rf {params.llm_cache:q} && python -m srrg judge-train-fit --prepared {params.prepared:q}"
         " --out-dir {params.out_dir:q} --work-dir {params.work_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
@@ -92,13 +81,13 @@ rule judge_train_score:
         refs=rules.judge_train_prepare.output.refs,
         hyps=rules.judge_train_prepare.output.hyps,
         model=rules.judge_train_fit.output.merged,
-        code=JT_CODE,
+        code=stage_code("judge_train_score"),
     output:
         per_report=jt("{dataset}", "scores", "per_report.parquet"),
     log:
         logs("judge_train", "{dataset}_score.log"),
     wildcard_constraints:
-        dataset=JT_CONSTRAINT,
+        dataset=JT_NAMES,
     conda:
         "../../envs/llm.yaml"
     params:
@@ -106,7 +95,7 @@ rule judge_train_score:
         options=jt_score_options,
         out_dir=lambda wc: jt(wc.dataset, "scores"),
     shell:
-        "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        "python -m srrg judge-train-score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
         " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 
@@ -117,7 +106,7 @@ rule judge_train_compare:
         finetuned=rules.judge_train_score.output.per_report,
         zero_shot=results("metaeval", "{dataset}", "scores", "per_report.parquet"),
         ratings=rules.judge_train_prepare.output.ratings,
-        code=JT_CODE,
+        code=stage_code("judge_train_compare"),
     output:
         gema=jt("{dataset}", "tables", "table_gema.md"),
         srrg=jt("{dataset}", "tables", "table_srrg.md"),
@@ -126,7 +115,7 @@ rule judge_train_compare:
     log:
         logs("judge_train", "{dataset}_compare.log"),
     wildcard_constraints:
-        dataset=JT_CONSTRAINT,
+        dataset=JT_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
@@ -134,7 +123,7 @@ rule judge_train_compare:
         suffix=JUDGE_TRAIN["suffix"],
         out_dir=lambda wc: jt(wc.dataset, "tables"),
     shell:
-        "python -m srrg judge-train compare --finetuned {input.finetuned:q} --zero-shot {input.zero_shot:q}"
+        "python -m srrg judge-train-compare --finetuned {input.finetuned:q} --zero-shot {input.zero_shot:q}"
         " --ratings {input.ratings:q} --suffix {params.suffix:q} --out {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 

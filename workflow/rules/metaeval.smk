@@ -2,15 +2,11 @@
 # under metaeval.datasets, read in their published layouts) and with the LLM-proxy rating of the
 # judge subset (S-RRG Table 3). Tables: GEMA Table 1 and S-RRG Table 3 layouts.
 
-METAEVAL = config["metaeval"]  # defaults filled by the config schema
-METAEVAL_DATASETS = METAEVAL["datasets"]
-
-
 rule metaeval_prepare:
     """A ratings dataset in its published layout -> refs/hyps for `srrg score` + long ratings table."""
     input:
         data=lambda wc: METAEVAL_DATASETS[wc.dataset]["path"],
-        code=srrg_code("metaeval", "io"),
+        code=stage_code("metaeval_prepare"),
     output:
         refs=results("metaeval", "{dataset}", "pairs", "refs.parquet"),
         hyps=results("metaeval", "{dataset}", "pairs", "hyps.parquet"),
@@ -18,7 +14,7 @@ rule metaeval_prepare:
     log:
         logs("metaeval", "{dataset}_prepare.log"),
     wildcard_constraints:
-        dataset="|".join(METAEVAL_DATASETS) or "^$",
+        dataset=METAEVAL_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
@@ -26,7 +22,7 @@ rule metaeval_prepare:
         options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
         out_dir=lambda wc: results("metaeval", wc.dataset, "pairs"),
     shell:
-        "python -m srrg correlate prepare --adapter {params.adapter} --data {input.data:q}"
+        "python -m srrg metaeval-prepare --adapter {params.adapter} --data {input.data:q}"
         " --options {params.options:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
@@ -35,13 +31,13 @@ rule metaeval_score:
     input:
         refs=rules.metaeval_prepare.output.refs,
         hyps=rules.metaeval_prepare.output.hyps,
-        code=srrg_code("metrics", "llm", "prompts", "extract", "vocab", "report", "io"),
+        code=stage_code("metaeval_score"),
     output:
         per_report=results("metaeval", "{dataset}", "scores", "per_report.parquet"),
     log:
         logs("metaeval", "{dataset}_score.log"),
     wildcard_constraints:
-        dataset="|".join(METAEVAL_DATASETS) or "^$",
+        dataset=METAEVAL_NAMES,
     conda:
         "../../envs/llm.yaml"
     params:
@@ -49,7 +45,7 @@ rule metaeval_score:
         options=metaeval_dataset_options(),
         out_dir=lambda wc: results("metaeval", wc.dataset, "scores"),
     shell:
-        "python -m srrg score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
+        "python -m srrg metaeval-score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metrics}"
         " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 
@@ -58,7 +54,7 @@ rule metaeval_correlate:
     input:
         scores=rules.metaeval_score.output.per_report,
         ratings=rules.metaeval_prepare.output.ratings,
-        code=srrg_code("metaeval", "io"),
+        code=stage_code("metaeval_correlate"),
     output:
         gema=results("metaeval", "{dataset}", "tables", "table_gema.md"),
         srrg=results("metaeval", "{dataset}", "tables", "table_srrg.md"),
@@ -66,14 +62,14 @@ rule metaeval_correlate:
     log:
         logs("metaeval", "{dataset}_correlate.log"),
     wildcard_constraints:
-        dataset="|".join(METAEVAL_DATASETS) or "^$",
+        dataset=METAEVAL_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
         cfg=as_json(METAEVAL["correlate"]),
         out_dir=lambda wc: results("metaeval", wc.dataset, "tables"),
     shell:
-        "python -m srrg correlate run --scores {input.scores:q} --ratings {input.ratings:q}"
+        "python -m srrg metaeval-correlate --scores {input.scores:q} --ratings {input.ratings:q}"
         " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
@@ -88,7 +84,7 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
         """S-RRG Table 3: metrics vs the LLM-proxy rating on the judge subset."""
         input:
             scores=rules.judge.output.per_report,
-            code=srrg_code("metaeval", "io"),
+            code=stage_code("metaeval_proxy"),
         output:
             gema=results("metaeval", "proxy", JUDGE_RUN, "table_gema.md"),
             srrg=results("metaeval", "proxy", JUDGE_RUN, "table_srrg.md"),
@@ -106,7 +102,7 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
             ),
             out_dir=lambda w, output: Path(output.gema).parent,
         shell:
-            "python -m srrg correlate run --scores {input.scores:q} --out {params.out_dir:q}"
+            "python -m srrg metaeval-proxy --scores {input.scores:q} --out {params.out_dir:q}"
             " --config {params.cfg:q} > {log:q} 2>&1"
 
     add_targets(rules.metaeval_proxy.output.srrg)

@@ -2,7 +2,7 @@ rule normalize:
     """Raw location phrases -> standardized phrases (rules, or an LLM through srrg.llm)."""
     input:
         extracted=rules.extract.output.extracted,
-        code=srrg_code("normalize", "llm", "vocab", "report", "config", "io"),
+        code=stage_code("normalize"),
     output:
         normalized=results("normalize", "normalized.parquet"),
         phrases=results("normalize", "phrases.parquet"),
@@ -15,5 +15,5 @@ rule normalize:
     params:
         cfg=as_json(normalize_slice()),
     shell:
-        "python -m srrg normalize-locations --in {input.extracted:q} --out {output.normalized:q}"
+        "python -m srrg normalize --in {input.extracted:q} --out {output.normalized:q}"
         " --phrases {output.phrases:q} --config {params.cfg:q} > {log:q} 2>&1"

@@ -1,19 +1,15 @@
-# Metrics that need structured reports on both sides; Sentence-Direct runs skip them.
-STRUCTURED_METRICS = {"s_score"}
-
-
 rule score:
     """Every configured metric on one run's predictions (NLG metrics read sentence renderings)."""
     input:
         pairs=rules.infer.output.pairs,
-        code=srrg_code("metrics", "report", "config", "io"),
+        code=stage_code("score"),
     output:
         summary=results("runs", "{run}", "score", "summary.csv"),
         per_report=results("runs", "{run}", "score", "per_report.parquet"),
     log:
         logs("score", "{run}.log"),
     wildcard_constraints:
-        run="|".join(RUNS) or "^$",
+        run=RUN_NAMES,
     conda:
         "../../envs/score.yaml"
     params:

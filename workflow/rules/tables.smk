@@ -10,7 +10,7 @@ rule tables:
     input:
         summaries=[results("runs", r, "score", "summary.csv") for r in RUNS],
         predictions=[results("runs", r, "predictions.parquet") for r in RUNS],
-        code=srrg_code("tables", "report", "config", "io"),
+        code=stage_code("tables"),
     output:
         TABLE_FILES,
     log:

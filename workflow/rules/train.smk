@@ -1,9 +1,3 @@
-from srrg.model.config import run_config, run_specs
-
-RUNS = {spec.name: spec for spec in run_specs(config["train"])}
-MODEL_CODE = srrg_code("model", "report", "config", "io")
-
-
 rule train:
     """Fit one run (model x target). Checkpoints live outside the outputs and a rerun resumes from
     the last one. On SLURM the profile sets `mpi: srun` for this rule, so each of the
@@ -12,14 +6,14 @@ rule train:
     input:
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
-        code=MODEL_CODE,
+        code=stage_code("train"),
     output:
         model=results("runs", "{run}", "model.pt"),
         summary=results("runs", "{run}", "model.pt.json"),
     log:
         logs("train", "{run}.log"),
     wildcard_constraints:
-        run="|".join(RUNS) or "^$",
+        run=RUN_NAMES,
     conda:
         "../../envs/train.yaml"
     resources:

@@ -10,10 +10,7 @@ where the code carries such qualifiers.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -283,28 +280,3 @@ def run_iu(archive: str | Path | None = None, config: Any = None, keep_predictio
     predictions = [e.to_dict() for e in extractions]
     result = evaluate((r.mesh_major for r in records), predictions)
     return (result, seconds, len(records), predictions) if keep_predictions else (result, seconds, len(records))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="srrg eval-extraction",
-        description="Positive-finding precision/recall/F1 and severity/location agreement of the extractor "
-        "against the IU X-ray expert MeSH codes.",
-    )
-    parser.add_argument("--archive", help="NLMCXR_reports.tgz (default: ../shared/data copy, else torchxrayvision's)")
-    parser.add_argument("--config", help="the extract config slice (inline JSON or a .json/.yaml path)")
-    parser.add_argument("--out", help="also write the numbers as JSON here")
-    parser.add_argument("--min-support", type=int, default=1, help="hide findings with fewer expert codes and no false positives")
-    args = parser.parse_args(argv)
-    result, seconds, n = run_iu(args.archive, args.config)
-    print(format_result(result, args.min_support))
-    print(f"extraction: {n} reports in {seconds:.2f} s ({n / seconds:.0f} reports/s, one process)")
-    if args.out:
-        from srrg.io import write_text
-
-        write_text(args.out, json.dumps({**result.to_dict(), "seconds": seconds, "n": n}, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

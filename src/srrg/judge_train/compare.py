@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 import polars as pl
 
+from srrg.errors import UserError
 from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval
 
 
@@ -14,16 +15,16 @@ def side_by_side(finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix
     """Held-out pairs (the tuned judge's rows) with the zero-shot scores joined on, and the headline
     columns to correlate: zero-shot ones as named, tuned ones with the suffix."""
     if ID not in finetuned.columns:
-        raise ValueError(f"fine-tuned scores need a {ID!r} column; found {finetuned.columns}")
+        raise UserError(f"fine-tuned scores need a {ID!r} column; found {finetuned.columns}")
     tuned = finetuned.rename({c: f"{c}{suffix}" for c in finetuned.columns if c != ID})
     metrics = [f"{c}{suffix}" for c in HEADLINE if c in finetuned.columns]
     if zero_shot is None:
         return tuned, metrics
     if ID not in zero_shot.columns:
-        raise ValueError(f"zero-shot scores need a {ID!r} column; found {zero_shot.columns}")
+        raise UserError(f"zero-shot scores need a {ID!r} column; found {zero_shot.columns}")
     clash = sorted(set(zero_shot.columns) & set(tuned.columns) - {ID})
     if clash:
-        raise ValueError(f"column(s) {clash} exist in both tables; choose another --suffix")
+        raise UserError(f"column(s) {clash} exist in both tables; choose another --suffix")
     joined = tuned.join(zero_shot, on=ID, how="left")
     return joined, [c for c in HEADLINE if c in zero_shot.columns] + metrics
 
@@ -35,6 +36,6 @@ def compare(
     srrg.metaeval.run.MetaevalConfig fields; `metrics` is filled in here)."""
     joined, metrics = side_by_side(finetuned, zero_shot, suffix)
     if not metrics:
-        raise ValueError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")
+        raise UserError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")
     cfg = MetaevalConfig.from_dict({**options, "metrics": metrics})
     return joined, run_metaeval(joined, ratings, cfg)

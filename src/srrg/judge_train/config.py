@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from srrg.config import from_dict
+from srrg.errors import UserError
 
 TARGETS = ("auto", "score", "analysis")
 CASE_KEYS = ("reference", "pair_prefix")
@@ -75,19 +76,19 @@ class JudgeTrainConfig:
         choices = {"target": TARGETS, "case_by": CASE_KEYS, "quantization": QUANTIZATION, "precision": PRECISION}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ValueError(f"judge_train.{name} must be one of {allowed}, got {getattr(self, name)!r}")
+                raise UserError(f"judge_train.{name} must be one of {allowed}, got {getattr(self, name)!r}")
         for name in ("validate_fraction", "test_fraction"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"judge_train.{name} must be in [0, 1), got {getattr(self, name)!r}")
+                raise UserError(f"judge_train.{name} must be in [0, 1), got {getattr(self, name)!r}")
         if self.validate_fraction + self.test_fraction >= 1.0:
-            raise ValueError("judge_train.validate_fraction + test_fraction must leave cases for training (< 1)")
+            raise UserError("judge_train.validate_fraction + test_fraction must leave cases for training (< 1)")
         for name in ("max_length", "lora_r", "lora_alpha", "batch_size", "grad_accum", "logging_steps", "save_steps"):
             if getattr(self, name) <= 0:
-                raise ValueError(f"judge_train.{name} must be > 0, got {getattr(self, name)!r}")
+                raise UserError(f"judge_train.{name} must be > 0, got {getattr(self, name)!r}")
         if self.learning_rate <= 0 or self.epochs <= 0:
-            raise ValueError("judge_train.learning_rate and epochs must be > 0")
+            raise UserError("judge_train.learning_rate and epochs must be > 0")
         if self.score_min is not None and self.score_max is not None and self.score_max <= self.score_min:
-            raise ValueError(f"judge_train.score_max ({self.score_max}) must exceed score_min ({self.score_min})")
+            raise UserError(f"judge_train.score_max ({self.score_max}) must exceed score_min ({self.score_min})")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> JudgeTrainConfig:

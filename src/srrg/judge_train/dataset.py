@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from srrg.errors import UserError
 from srrg.io import write_parquet, write_text
 from srrg.judge_train.config import JudgeTrainConfig
 from srrg.metaeval.adapters import RatingsDataset
@@ -70,7 +71,7 @@ def split_cases(cases: Sequence[str], validate_fraction: float, test_fraction: f
 
     n_test, n_val = count(test_fraction), count(validate_fraction)
     if n - n_test - n_val < 1:
-        raise ValueError(f"{n} case(s) cannot fill train/validate/test with fractions {validate_fraction}/{test_fraction}")
+        raise UserError(f"{n} case(s) cannot fill train/validate/test with fractions {validate_fraction}/{test_fraction}")
     order = np.random.default_rng(seed).permutation(n)
     labels = ["test"] * n_test + ["validate"] * n_val + ["train"] * (n - n_test - n_val)
     return {unique[i]: label for i, label in zip(order, labels)}
@@ -95,7 +96,7 @@ def target_mode(cfg: JudgeTrainConfig, analyses: pl.DataFrame | None) -> str:
     if cfg.target == "auto":
         return "analysis" if analyses is not None else "score"
     if cfg.target == "analysis" and analyses is None:
-        raise ValueError("judge_train.target 'analysis' needs an analyses table (--analyses with pair_id, analysis)")
+        raise UserError("judge_train.target 'analysis' needs an analyses table (--analyses with pair_id, analysis)")
     return cfg.target
 
 
@@ -107,7 +108,7 @@ def build_examples(ds: RatingsDataset, cfg: JudgeTrainConfig, analyses: pl.DataF
     if analyses is not None:
         missing = [c for c in ("pair_id", "analysis") if c not in analyses.columns]
         if missing:
-            raise ValueError(f"analyses table: missing column(s) {missing}; found {analyses.columns}")
+            raise UserError(f"analyses table: missing column(s) {missing}; found {analyses.columns}")
         texts = {str(p): a for p, a in zip(analyses["pair_id"], analyses["analysis"]) if a and str(a).strip()}
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
     ids, refs, hyps = pairs["pair_id"].to_list(), pairs["reference"].to_list(), pairs["candidate"].to_list()

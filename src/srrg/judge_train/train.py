@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import polars as pl
 
+from srrg.errors import UserError
 from srrg.io import write_parquet, write_text
 from srrg.judge_train.config import JudgeTrainConfig
 from srrg.judge_train.dataset import OK, TOO_LONG
@@ -44,7 +45,7 @@ def use_4bit(cfg: JudgeTrainConfig, cuda: bool, has_bnb: bool) -> bool:
         return False
     if cfg.quantization == "4bit" and not (cuda and has_bnb):
         missing = [m for m, ok in (("a CUDA GPU", cuda), ("the bitsandbytes package", has_bnb)) if not ok]
-        raise RuntimeError(f"judge_train.quantization '4bit' needs {' and '.join(missing)}; use 'auto' or 'none' for LoRA")
+        raise UserError(f"judge_train.quantization '4bit' needs {' and '.join(missing)}; use 'auto' or 'none' for LoRA")
     return cuda and has_bnb
 
 
@@ -69,7 +70,7 @@ def load_base(cfg: JudgeTrainConfig, quantize: bool, bf16: bool) -> tuple[Any, A
     dtype = torch.bfloat16 if bf16 else torch.float32
     if quantize:
         if gguf:
-            raise ValueError("QLoRA loads safetensors weights; a GGUF base cannot be quantized with bitsandbytes (set quantization: none)")
+            raise UserError("QLoRA loads safetensors weights; a GGUF base cannot be quantized with bitsandbytes (set quantization: none)")
         from peft import prepare_model_for_kbit_training
         from transformers import BitsAndBytesConfig
 
@@ -230,7 +231,7 @@ def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Pa
     val_set, val_rows = encode_split(tokenizer, examples, "validate", cfg.max_length)
     test_rows = [{"pair_id": p, "split": "test", "n_tokens": None, "status": s} for p, s in examples.filter(pl.col("split") == "test").select("pair_id", "status").iter_rows()]
     if not train_set:
-        raise ValueError("no trainable example in the train split (check statuses in examples.parquet and judge_train.max_length)")
+        raise UserError("no trainable example in the train split (check statuses in examples.parquet and judge_train.max_length)")
     model = attach_lora(model, cfg)
     checkpoints.mkdir(parents=True, exist_ok=True)
     trainer = Trainer(

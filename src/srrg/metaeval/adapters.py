@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 import polars as pl
 
+from srrg.errors import UserError
 from srrg.metrics.judge_common import CATEGORIES
 
 RATINGS_SCHEMA = {
@@ -66,7 +67,7 @@ def _frame(rows: list[dict[str, Any]], schema: Mapping[str, Any]) -> pl.DataFram
 def _require(df: pl.DataFrame, columns: list[str], source: Path) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"{source}: missing column(s) {missing}; found {df.columns} (set the adapter's column options)")
+        raise UserError(f"{source}: missing column(s) {missing}; found {df.columns} (set the adapter's column options)")
 
 
 def _truthy(value: Any) -> bool:
@@ -93,7 +94,7 @@ def read_rexval(root: str | Path, id_col: str = "study_number", reference_col: s
     for row in errors.iter_rows(named=True):
         index = int(row["error_category"]) - 1
         if not 0 <= index < len(CATEGORIES):
-            raise ValueError(f"{errors_path}: error_category must be 1-6, got {row['error_category']!r}")
+            raise UserError(f"{errors_path}: error_category must be 1-6, got {row['error_category']!r}")
         ratings.append(
             {
                 "pair_id": f"{row['study_number']}:{row['candidate_type']}",
@@ -113,7 +114,7 @@ def _cases(obj: Any) -> list[tuple[str, Any]]:
         return [(str(k), v) for k, v in obj.items()]
     if isinstance(obj, list):
         return [(str(c.get("id", c.get("case_id", i))) if isinstance(c, Mapping) else str(i), c) for i, c in enumerate(obj)]
-    raise ValueError(f"expected a JSON list or object of cases, got {type(obj).__name__}")
+    raise UserError(f"expected a JSON list or object of cases, got {type(obj).__name__}")
 
 
 def _significance(item: Any) -> str:
@@ -199,7 +200,7 @@ ADAPTERS: dict[str, Callable[..., RatingsDataset]] = {
 def load_dataset(adapter: str, path: str | Path, **options: Any) -> RatingsDataset:
     """Read a ratings dataset with the named adapter (options are that adapter's column names)."""
     if adapter not in ADAPTERS:
-        raise ValueError(f"unknown ratings adapter {adapter!r}; available: {sorted(ADAPTERS)}")
+        raise UserError(f"unknown ratings adapter {adapter!r}; available: {sorted(ADAPTERS)}")
     return ADAPTERS[adapter](path, **options)
 
 
@@ -207,7 +208,7 @@ def human_scores(ratings: pl.DataFrame, target: str) -> tuple[pl.DataFrame, bool
     """(pair_id, human) averaged over raters, and whether lower is better. Error targets sum a
     rater's counts over categories first, so each rater gives one total per pair."""
     if target not in TARGETS:
-        raise ValueError(f"unknown human target {target!r}; use one of {sorted(TARGETS)}")
+        raise UserError(f"unknown human target {target!r}; use one of {sorted(TARGETS)}")
     kind, significance, lower = TARGETS[target]
     rows = ratings.filter(pl.col("kind") == kind)
     if significance:

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from srrg.errors import UserError
 from srrg.metaeval.correlation import coefficient
 
 
@@ -32,7 +33,7 @@ def split_mask(pair_ids: Sequence[str], test_fraction: float, seed: int) -> np.n
     """True for held-out pairs. A pair's side depends only on its id and the seed (hash-ranked), so
     adding pairs to a dataset does not reshuffle the others."""
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise UserError(f"test_fraction must be in (0, 1), got {test_fraction}")
     keys = [hashlib.sha256(f"{seed}:{p}".encode()).hexdigest() for p in pair_ids]
     order = np.argsort(keys, kind="stable")
     n_test = max(1, round(len(pair_ids) * test_fraction))

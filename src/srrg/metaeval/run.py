@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import polars as pl
 
 from srrg.config import from_dict
+from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.metaeval import tables
 from srrg.metaeval.adapters import SIG, human_category_counts, human_scores
@@ -74,10 +75,10 @@ def resolve_human(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metae
     """(frame with ID and `human`, target description, lower_is_better)."""
     if cfg.human_column:
         if cfg.human_column not in scores.columns:
-            raise ValueError(f"human_column {cfg.human_column!r} is not a score column; have {scores.columns}")
+            raise UserError(f"human_column {cfg.human_column!r} is not a score column; have {scores.columns}")
         return scores.select(ID, pl.col(cfg.human_column).cast(pl.Float64).alias("human")), f"proxy:{cfg.human_column}", False
     if ratings is None:
-        raise ValueError("no human ratings: pass --ratings, or set metaeval.human_column to a proxy score column")
+        raise UserError("no human ratings: pass --ratings, or set metaeval.human_column to a proxy score column")
     target = cfg.human_target
     if target == "auto":
         target = "rating" if (ratings["kind"] == "rating").any() else "errors_significant"
@@ -89,7 +90,7 @@ def metric_columns(scores: pl.DataFrame, cfg: MetaevalConfig, exclude: Sequence[
     if cfg.metrics:
         missing = [m for m in cfg.metrics if m not in scores.columns]
         if missing:
-            raise ValueError(f"metric column(s) {missing} not in the scores table; have {scores.columns}")
+            raise UserError(f"metric column(s) {missing} not in the scores table; have {scores.columns}")
         return list(cfg.metrics)
     numeric = [c for c, t in scores.schema.items() if t.is_numeric() and c not in exclude]
     headline = [c for c in HEADLINE if c in numeric]
@@ -113,7 +114,7 @@ def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metaev
     reference = cfg.paired_reference or (max(kendall, key=kendall.get) if kendall else None)
     if reference is not None:
         if reference not in xs:
-            raise ValueError(f"paired_reference {reference!r} is not among the metrics {metrics}")
+            raise UserError(f"paired_reference {reference!r} is not among the metrics {metrics}")
         for m in metrics:
             if m != reference:
                 for method in METHODS:
@@ -141,7 +142,7 @@ def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metaev
         for name, feats in cfg.ensembles.items():
             unknown = [f for f in feats if f not in xs]
             if unknown:
-                raise ValueError(f"ensemble {name!r}: feature(s) {unknown} are not among the metrics {metrics}")
+                raise UserError(f"ensemble {name!r}: feature(s) {unknown} are not among the metrics {metrics}")
             res = evaluate_ensemble(name, {f: xs[f] for f in feats}, y, mask)
             ens_rows.append({**asdict(res), "features": ",".join(res.features), "weights": json.dumps(res.weights)})
             for f in feats:  # each member alone on the same held-out pairs, for comparison

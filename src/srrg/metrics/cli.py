@@ -3,17 +3,15 @@ per-report and summary tables. Unmatched ids are written out and reported, never
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
-import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from srrg.io import load_config_arg, read_table, write_parquet, write_text
-from srrg.metrics.base import available, score_all
+from srrg.errors import UserError
+from srrg.io import read_table, write_parquet, write_text
+from srrg.metrics.base import score_all
 
 
 COUNTS = ("n_pairs", "n_unmatched")
@@ -24,11 +22,11 @@ def load_reports(path: str | Path, id_col: str, text_col: str) -> pl.DataFrame:
     df = read_table(path)
     missing = [c for c in (id_col, text_col) if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; found {df.columns}")
+        raise UserError(f"{path}: missing column(s) {missing}; found {df.columns}")
     df = df.select(pl.col(id_col).cast(pl.String).alias("study_id"), pl.col(text_col).cast(pl.String).fill_null("").alias("report"))
     dupes = df.filter(pl.col("study_id").is_duplicated())["study_id"].unique().to_list()
     if dupes:
-        raise ValueError(f"{path}: duplicate study ids {sorted(dupes)[:5]} ({len(dupes)} in all)")
+        raise UserError(f"{path}: duplicate study ids {sorted(dupes)[:5]} ({len(dupes)} in all)")
     return df
 
 
@@ -71,29 +69,3 @@ def run_score(
     write_text(out / "summary.csv", pl.DataFrame([rounded]).write_csv())
     write_text(out / "summary.md", summary_markdown(summary))
     return summary
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg score", description=__doc__)
-    parser.add_argument("--refs", required=True, help="Parquet/JSONL/CSV with study ids and reference reports")
-    parser.add_argument("--hyps", required=True, help="Parquet/JSONL/CSV with study ids and generated reports")
-    parser.add_argument("--metrics", required=True, help=f"comma-separated; available: {','.join(available())}")
-    parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--config", help="JSON (inline or file) of per-metric options, e.g. {\"s_score\": {\"d_over\": \"reference\"}}")
-    parser.add_argument("--id-col", default="study_id")
-    parser.add_argument("--ref-col", default="report")
-    parser.add_argument("--hyp-col", default="report")
-    args = parser.parse_args(argv)
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    start = time.perf_counter()
-    try:
-        summary = run_score(args.refs, args.hyps, metrics, args.out, load_config_arg(args.config), args.id_col, args.ref_col, args.hyp_col)
-    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as err:
-        print(f"srrg score: error: {err}", file=sys.stderr)
-        return 1
-    print(
-        f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
-        f"(listed in {Path(args.out) / 'unmatched.csv'}), {time.perf_counter() - start:.1f}s"
-    )
-    print(summary_markdown({k: v for k, v in summary.items() if k not in COUNTS}), end="")
-    return 0

@@ -7,25 +7,22 @@ Lightning's SLURMEnvironment supplies ranks (ntasks-per-node = devices); only ra
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.plugins.environments import SLURMEnvironment
 
-from srrg.config import ConfigError, config_hash
-from srrg.io import atomic_path, load_config_arg, write_text
-from srrg.model.config import TrainConfig, run_config
+from srrg.config import config_hash
+from srrg.io import atomic_path, write_text
+from srrg.model.config import TrainConfig
 from srrg.model.datamodule import ReportDataModule
-from srrg.model.images import ImageError
 from srrg.model.module import ReportModule
 
 log = logging.getLogger("srrg.train")
@@ -114,21 +111,3 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         write_text(f"{out}.json", json.dumps(summary, indent=2) + "\n")
         log.info("train %s: %d steps, train_loss %s, %.1fs -> %s", run, summary["steps"], summary["train_loss"], summary["seconds"], out)
     return summary
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg train", description=__doc__)
-    parser.add_argument("--dataset", required=True, help="dataset folder with train/ (and validate/) Parquet shards")
-    parser.add_argument("--out", required=True, help="exported model file (weights + config); a summary goes to OUT.json")
-    parser.add_argument("--config", help="train config slice: inline JSON or a .json/.yaml path")
-    parser.add_argument("--run", default="default", help="run name: names the checkpoint folder, and selects the run when the slice has `runs`")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        raw: Mapping[str, Any] = load_config_arg(args.config)
-        cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
-        run_train(args.dataset, args.out, cfg, args.run)
-    except (ConfigError, FileNotFoundError, ImageError) as err:
-        print(f"srrg train: error: {err}", file=sys.stderr)
-        return 1
-    return 0

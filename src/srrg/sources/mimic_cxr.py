@@ -18,6 +18,7 @@ from typing import Iterator, Mapping
 import polars as pl
 from tqdm import tqdm
 
+from srrg.errors import UserError
 from srrg.text.sections import split_sections
 
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
@@ -73,7 +74,7 @@ def iter_report_files(reports: str | Path) -> Iterator[tuple[str, str, bytes]]:
         raise FileNotFoundError(f"MIMIC-CXR reports not found at {path} (set ingest.mimic_cxr.reports)")
     if path.is_file():
         if not zipfile.is_zipfile(path):
-            raise ValueError(f"{path}: expected the mimic-cxr-reports folder or its .zip")
+            raise UserError(f"{path}: expected the mimic-cxr-reports folder or its .zip")
         with zipfile.ZipFile(path) as zf:
             for name in zf.namelist():
                 m = _REPORT_NAME.search(name)
@@ -121,7 +122,7 @@ def view_rank(view: str | None) -> int:
 def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
     """Every study named by the reports, the split CSV or the metadata CSV, sorted by study id."""
     if not (cfg.reports or cfg.split_csv or cfg.metadata_csv):
-        raise ValueError("ingest.mimic_cxr needs at least one of reports, split_csv, metadata_csv")
+        raise UserError("ingest.mimic_cxr needs at least one of reports, split_csv, metadata_csv")
     images = pl.DataFrame(schema={"dicom_id": pl.Utf8, "study_id": pl.Utf8, "subject_id": pl.Utf8})
     split_of: dict[str, str] = {}
     if cfg.split_csv:

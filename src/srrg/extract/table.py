@@ -1,4 +1,5 @@
-"""`srrg extract`: studies.parquet -> extracted.parquet (stage contract: one row per input row).
+"""The extract stage's table step: studies -> extracted (stage contract: one row per input row;
+the command is srrg.stages.extract).
 
 Adds `structured` (MIMIC-STRUC JSON, raw un-normalized locations), `provenance` (JSON list of the
 kept mentions with character spans into their section column) and `extract_status`
@@ -8,24 +9,22 @@ of the same name (default findings + impression).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import time
-from collections import Counter
 
 import polars as pl
 from tqdm import tqdm
 
 from srrg.extract.pipeline import ExtractConfig, Extraction, column_sections, run_reports
-from srrg.io import read_table, write_parquet
+from srrg.errors import UserError
 
 
 def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True) -> pl.DataFrame:
     """The input table plus structured / provenance / extract_status, row for row."""
     missing = [c for c in config.sections if c not in df.columns]
     if missing:
-        raise ValueError(f"input has no column(s) {missing} for extract.sections; columns: {df.columns}")
+        raise UserError(f"input has no column(s) {missing} named by extract.sections; its columns are {df.columns}")
+    if df.height == 0:
+        raise UserError("the input table has no rows: nothing to extract")
     rows = df.select(list(config.sections)).iter_rows(named=True)
     reports = [column_sections(row, config.sections) for row in rows]
     results: list[Extraction] = []
@@ -40,21 +39,3 @@ def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True
         pl.Series("provenance", [json.dumps(r.provenance, ensure_ascii=False) for r in results], dtype=pl.Utf8),
         pl.Series("extract_status", [r.status for r in results], dtype=pl.Utf8),
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="srrg extract", description="free-text report sections -> structured reports")
-    parser.add_argument("--in", dest="inp", required=True, help="studies table (.parquet, .jsonl, .csv)")
-    parser.add_argument("--out", required=True, help="output .parquet")
-    parser.add_argument("--config", help="the `extract` config slice: inline JSON or a .json/.yaml path")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    config = ExtractConfig.from_dict(args.config)
-    start = time.perf_counter()
-    df = read_table(args.inp)
-    out = extract_table(df, config, progress=not args.no_progress)
-    write_parquet(out, args.out)
-    statuses = Counter(out["extract_status"].to_list())
-    seconds = time.perf_counter() - start
-    print(f"extract: {df.height} rows in, {out.height} rows out, statuses {dict(statuses)}, {seconds:.1f} s", file=sys.stderr)
-    return 0

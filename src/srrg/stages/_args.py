@@ -1,0 +1,27 @@
+"""Options that several commands share, worded for users (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def config(parser: argparse.ArgumentParser, section: str, what: str | None = None) -> None:
+    """--config: the settings of one config.yaml section."""
+    parser.add_argument(
+        "--config",
+        metavar="JSON|FILE",
+        help=what
+        or f"settings of the `{section}` section of config.yaml, as inline JSON or a .json/.yaml file "
+        "(unset keys take their defaults, listed in docs/config.md)",
+    )
+
+
+def progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-progress", action="store_true", help="do not draw progress bars (logs, batch jobs)")
+
+
+def report_columns(parser: argparse.ArgumentParser) -> None:
+    """Column names of the reference/hypothesis tables that `srrg score` joins."""
+    parser.add_argument("--id-col", default="study_id", help="column that identifies a study in both tables (default: study_id)")
+    parser.add_argument("--ref-col", default="report", help="column of the reference reports (default: report)")
+    parser.add_argument("--hyp-col", default="report", help="column of the generated reports (default: report)")

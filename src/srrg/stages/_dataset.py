@@ -1,0 +1,22 @@
+"""Arguments and input reading shared by the dataset commands."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from srrg.stages import _args
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--in", dest="inp", required=True, help="normalized.parquet of `srrg normalize`")
+    parser.add_argument("--out-dir", required=True, help="dataset folder (holds plan.json, <split>/part-NNNNN.parquet, manifest.json)")
+    _args.config(parser, "dataset")
+
+
+def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(config, normalized table) of a dataset command."""
+    from srrg.dataset import DatasetConfig
+    from srrg.io import read_table
+
+    return DatasetConfig.from_dict(args.config), read_table(args.inp)

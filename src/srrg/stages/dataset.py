@@ -1,0 +1,29 @@
+"""Without the workflow: the plan, every shard and the manifest in one go (the workflow runs
+dataset-plan, dataset-shard and dataset-manifest as separate jobs)."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args, _dataset
+
+HELP = "write the whole dataset (plan, Parquet shards per split, manifest.json) in one go"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _dataset.add_common(parser)
+    parser.add_argument("--upstream-config", metavar="JSON|FILE", help="settings of the stages before the dataset, recorded in the manifest")
+    _args.progress(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    import sys
+    import time
+
+    from srrg.dataset import summarize, write_dataset
+    from srrg.io import load_config_arg
+
+    start = time.perf_counter()
+    cfg, df = _dataset.read_input(args)
+    manifest = write_dataset(df, args.out_dir, cfg, load_config_arg(args.upstream_config), progress=not args.no_progress)
+    print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)

@@ -1,0 +1,28 @@
+"""A shard is a pure function of (input, split, index, config): rerunning gives the same bytes."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _dataset
+
+HELP = "write one Parquet shard of the dataset (a split and a shard index of plan.json)"
+SPLITS = ("train", "validate", "test")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _dataset.add_common(parser)
+    parser.add_argument("split", choices=SPLITS, help="the split the shard belongs to")
+    parser.add_argument("index", type=int, help="shard number within the split, from 0 (part-00000.parquet)")
+
+
+def run(args: argparse.Namespace) -> None:
+    import sys
+    from pathlib import Path
+
+    from srrg.dataset import shard_frame, shard_name, to_dataset_frame, write_shard
+
+    cfg, df = _dataset.read_input(args)
+    part = shard_frame(to_dataset_frame(df), args.split, args.index, cfg.rows_per_shard)
+    write_shard(part, Path(args.out_dir) / args.split / shard_name(args.index), cfg)
+    print(f"dataset shard {args.split}/{shard_name(args.index)}: rows={part.height}", file=sys.stderr)

@@ -1,0 +1,31 @@
+"""Structured-First outputs are parsed (valid / repaired / unparseable, never raising) and rendered
+to sentences for the NLG metrics; studies outside the view filter keep a row with a status."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "beam-search predictions of a trained model for one dataset split"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model file written by `srrg train`")
+    parser.add_argument("--dataset", required=True, help="dataset folder with <split>/ Parquet shards")
+    parser.add_argument("--out", required=True, help="predictions Parquet file to write (one row per study)")
+    parser.add_argument("--pairs", help="also write the pairs to score (study_id, reference, report) to this Parquet file")
+    _args.config(parser, "infer")
+
+
+def run(args: argparse.Namespace) -> None:
+    from srrg.errors import UserError
+    from srrg.infer import InferConfig, run_infer
+    from srrg.io import load_config_arg
+    from srrg.model.images import ImageError
+
+    cfg = InferConfig.from_dict(load_config_arg(args.config))
+    try:
+        run_infer(args.model, args.dataset, args.out, args.pairs, cfg)
+    except ImageError as err:
+        raise UserError(str(err)) from err

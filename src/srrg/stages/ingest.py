@@ -1,0 +1,34 @@
+"""Every study of the collection is a row; `ingest_status` says why one has no usable report or images."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "read IU X-ray or MIMIC-CXR reports into studies.parquet (one row per study)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", choices=["iu_xray", "mimic_cxr"], help="collection to read (overrides `source` of --config)")
+    _args.config(parser, "ingest")
+    parser.add_argument("--out", required=True, help="output Parquet file (studies.parquet)")
+    _args.progress(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    import sys
+    import time
+
+    from srrg.config import from_dict, load_section
+    from srrg.ingest import IngestConfig, ingest, summarize
+    from srrg.io import write_parquet
+
+    raw = load_section(args.config, "ingest")
+    if args.source:
+        raw["source"] = args.source
+    cfg = from_dict(IngestConfig, raw, "ingest")
+    start = time.perf_counter()
+    df = ingest(cfg, progress=not args.no_progress)
+    write_parquet(df, args.out)
+    print(summarize(df, time.perf_counter() - start), file=sys.stderr)

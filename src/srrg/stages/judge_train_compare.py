@@ -1,0 +1,34 @@
+"""Only the held-out pairs are compared, so the tuned judge is never scored on its training data."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _metaeval
+
+HELP = "correlation tables of the fine-tuned judge next to the zero-shot metrics (held-out pairs)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--finetuned", required=True, help="per_report.parquet of the tuned judge (`srrg judge-train-score`)")
+    parser.add_argument("--zero-shot", help="per_report.parquet of the zero-shot metrics (any superset of the pairs)")
+    parser.add_argument("--ratings", required=True, help="heldout/ratings.parquet of `srrg judge-train-prepare`")
+    parser.add_argument("--suffix", default="_ft", help="suffix of the tuned judge's columns (default: _ft)")
+    parser.add_argument("--out", required=True, help="folder for the tables")
+    _metaeval.correlate_config(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    import polars as pl
+
+    from srrg.io import load_config_arg, read_table, write_parquet
+    from srrg.judge_train.compare import compare
+    from srrg.metaeval.run import write_result
+
+    zero_shot = read_table(args.zero_shot) if args.zero_shot else None
+    joined, result = compare(read_table(args.finetuned), zero_shot, pl.read_parquet(args.ratings), load_config_arg(args.config), args.suffix)
+    write_parquet(joined, Path(args.out) / "per_report.parquet")
+    write_result(result, args.out)
+    print(f"{len(result.info['metrics'])} metrics x {result.info['n_with_human']} held-out pairs -> {args.out}")

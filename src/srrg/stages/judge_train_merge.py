@@ -1,0 +1,23 @@
+"""Needed after QLoRA training on a GPU: the merged model is what the local judge backend loads."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "fold a LoRA adapter into its (unquantized) base model"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--adapter", required=True, help="adapter folder written by `srrg judge-train-fit`")
+    parser.add_argument("--out", required=True, help="folder for the merged model")
+    _args.config(parser, "judge_train.train", "the judge training settings used for the adapter (they name the base model)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from srrg.io import load_config_arg
+    from srrg.judge_train.config import JudgeTrainConfig
+    from srrg.judge_train.train import merge
+
+    print(f"merged -> {merge(args.adapter, JudgeTrainConfig.from_dict(load_config_arg(args.config)), args.out)}")

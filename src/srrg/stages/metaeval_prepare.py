@@ -1,0 +1,24 @@
+"""The pairs go to `srrg score` (refs.parquet, hyps.parquet) and the ratings to
+`srrg metaeval-correlate` (ratings.parquet, long format)."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _metaeval
+
+HELP = "a ratings dataset (ReXVal, RadPref, RaTE-Eval, RadEvalX) -> pairs to score + ratings"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _metaeval.dataset_arguments(parser)
+    parser.add_argument("--out-dir", required=True, help="folder for refs.parquet, hyps.parquet and ratings.parquet")
+
+
+def run(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from srrg.io import load_config_arg
+    from srrg.metaeval.prepare import prepare_from_dataset
+
+    print(f"srrg metaeval-prepare: {prepare_from_dataset(args.adapter, args.data, load_config_arg(args.options), Path(args.out_dir))}")

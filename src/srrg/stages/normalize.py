@@ -1,0 +1,40 @@
+"""Rules normalization is deterministic and offline; the LLM path sends each unique phrase once
+through srrg.llm, validates the answer and falls back to the rules phrase (docs/workflow.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "replace raw location phrases of structured reports by normalized phrases (rules or an LLM)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--in", dest="inp", required=True, help="extracted.parquet of `srrg extract` (needs a `structured` column)")
+    parser.add_argument("--out", required=True, help="output Parquet file (normalized.parquet)")
+    parser.add_argument("--phrases", required=True, help="output Parquet file with one row per unique raw phrase and how it was normalized")
+    _args.config(
+        parser,
+        "normalize",
+        "settings of the `normalize` section of config.yaml as inline JSON or a .json/.yaml file; "
+        "with method llm, its `llm` key holds the settings of the `llm` section",
+    )
+    parser.add_argument("--stats", default=None, help="also write the summary and the LLM usage to this JSON file")
+
+
+def run(args: argparse.Namespace) -> None:
+    import json
+    import sys
+
+    from srrg.io import load_config_arg, read_table, write_parquet, write_text
+    from srrg.normalize import NormalizeConfig
+    from srrg.normalize import run as normalize
+
+    cfg = NormalizeConfig.from_dict(load_config_arg(args.config))
+    out, table, summary = normalize(read_table(args.inp), cfg)
+    write_parquet(out, args.out)
+    write_parquet(table, args.phrases)
+    if args.stats:
+        write_text(args.stats, json.dumps(summary.__dict__, indent=2, sort_keys=True))
+    print(summary.line(), file=sys.stderr)

@@ -1,0 +1,63 @@
+"""References and hypotheses are joined on the study id; ids found on one side only are listed in
+unmatched.csv and counted, never dropped silently. Outputs: per_report.parquet, summary.csv,
+summary.md (docs/metrics.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from srrg.stages import _args
+
+HELP = "score generated reports against references with any registered metrics"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
+    parser.add_argument("--hyps", required=True, help="generated reports: Parquet, JSONL or CSV with a study id and a report column")
+    parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
+    parser.add_argument("--out", required=True, help="output folder")
+    _args.config(
+        parser,
+        "score",
+        'options per metric as inline JSON or a .json/.yaml file, e.g. {"s_score": {"d_over": "reference"}} '
+        "(keys: docs/config.md)",
+    )
+    _args.report_columns(parser)
+
+
+def metric_options(metrics: list[str], value: str | None) -> dict[str, Any]:
+    """The --config options, after checking that every metric named (in --metrics or as an
+    options key) is registered; each metric checks its own option keys when it is built."""
+    from srrg.errors import UserError
+    from srrg.io import load_config_arg
+    from srrg.metrics.base import available
+
+    options = load_config_arg(value)
+    if not metrics:
+        raise UserError(f"--metrics names no metric; available: {', '.join(available())}")
+    for where, names in (("--metrics", metrics), ("--config", list(options))):
+        unknown = sorted(set(names) - set(available()))
+        if unknown:
+            raise UserError(f"{where}: unknown metric(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    bad = sorted(k for k, v in options.items() if not isinstance(v, dict))
+    if bad:
+        raise UserError(f"--config: the options of {', '.join(bad)} must be a mapping of option -> value")
+    return options
+
+
+def run(args: argparse.Namespace) -> None:
+    import time
+    from pathlib import Path
+
+    from srrg.metrics.cli import COUNTS, run_score, summary_markdown
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    options = metric_options(metrics, args.config)
+    start = time.perf_counter()
+    summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col)
+    print(
+        f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
+        f"(listed in {Path(args.out) / 'unmatched.csv'}), {time.perf_counter() - start:.1f}s"
+    )
+    print(summary_markdown({k: v for k, v in summary.items() if k not in COUNTS}), end="")

@@ -1,0 +1,33 @@
+"""Counts are over positive findings of all splits; the figure layout follows S-RRG Fig. 5."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "dataset statistics: most frequent findings, probability and severity as CSV and PNG"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="dataset folder holding manifest.json")
+    parser.add_argument("--out-dir", required=True, help="folder for the CSV tables and PNG figures")
+    _args.config(parser, "stats")
+
+
+def run(args: argparse.Namespace) -> None:
+    import sys
+    import time
+
+    from srrg.stats import StatsConfig, read_dataset, write_stats
+
+    cfg = StatsConfig.from_dict(args.config)
+    start = time.perf_counter()
+    df = read_dataset(args.dataset)
+    tables = write_stats(df, args.out_dir, cfg)
+    n_pos = int(tables["probability"]["count"].sum())
+    print(
+        f"stats: studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
+        f"levels={tables['severity'].height} | {time.perf_counter() - start:.1f}s",
+        file=sys.stderr,
+    )

@@ -1,0 +1,34 @@
+"""Checkpoints live outside the outputs, so a killed job resumes; under `srun`, Lightning reads the
+ranks from SLURM and only rank 0 writes outputs (docs/model.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from srrg.stages import _args
+
+HELP = "train an image-to-report model for one run (Lightning; multi-GPU and SLURM aware)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="dataset folder with train/ (and validate/) Parquet shards")
+    parser.add_argument("--out", required=True, help="model file to write (weights + config); a summary goes to OUT.json")
+    _args.config(parser, "train")
+    parser.add_argument(
+        "--run", default="default", help="run name: names the checkpoint folder, and picks the entry of `runs` when the settings list runs"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    from srrg.errors import UserError
+    from srrg.io import load_config_arg
+    from srrg.model.config import TrainConfig, run_config
+    from srrg.model.images import ImageError
+    from srrg.model.train import run_train
+
+    raw = load_config_arg(args.config)
+    cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
+    try:
+        run_train(args.dataset, args.out, cfg, args.run)
+    except ImageError as err:  # a missing or unreadable image the configured image root names
+        raise UserError(str(err)) from err
