@@ -9,8 +9,7 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from srrg.errors import UserError
-from srrg.io import read_table, write_parquet, write_text
+from srrg.io import read_reports, write_parquet, write_text
 from srrg.metrics.base import score_all
 
 
@@ -18,16 +17,10 @@ COUNTS = ("n_pairs", "n_unmatched")
 
 
 def load_reports(path: str | Path, id_col: str, text_col: str) -> pl.DataFrame:
-    """Two columns (id as string, report text with nulls as ""); duplicate ids are an error."""
-    df = read_table(path)
-    missing = [c for c in (id_col, text_col) if c not in df.columns]
-    if missing:
-        raise UserError(f"{path}: missing column(s) {missing}; found {df.columns}")
-    df = df.select(pl.col(id_col).cast(pl.String).alias("study_id"), pl.col(text_col).cast(pl.String).fill_null("").alias("report"))
-    dupes = df.filter(pl.col("study_id").is_duplicated())["study_id"].unique().to_list()
-    if dupes:
-        raise UserError(f"{path}: duplicate study ids {sorted(dupes)[:5]} ({len(dupes)} in all)")
-    return df
+    """Two columns, study_id and report, both text: ids exactly as written, structured-report
+    objects as their JSON, nulls as ""; a .txt file gives one report per line (docs/inputs.md).
+    Empty files, missing or duplicate ids and reports of another type are user errors."""
+    return read_reports(path, id_col, text_col)
 
 
 def align(refs: pl.DataFrame, hyps: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

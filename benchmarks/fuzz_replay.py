@@ -1,0 +1,517 @@
+"""Replay of the hostile-input probe (issue 16): fuzzed model outputs, bad command lines, config mutations.
+
+Prints, per family, the number of cases, how many ended badly and the wall time:
+
+(a) >= 10,000 seeded fuzzed model outputs (random JSON-ish text, truncations, byte noise, wrong
+    types, huge numbers, lone surrogates and invalid UTF-8, deep nesting, long noise) through
+    `srrg.report.parse_report` and the `s_score` and `bleu` metrics. Any exception counts: model
+    output must never raise (docs/inputs.md).
+(b) >= 80 bad command lines as `python -m srrg <cmd> ...` subprocesses (missing, empty, binary and
+    misshapen files, directories for files, bad JSON in --config, unknown shard names ...). A case
+    is `traceback` when stderr holds a Python traceback, `clean` when it exits 2 with a short
+    message and no traceback, `other` otherwise (exit 0 on a bad input, exit 1, ...).
+(c) >= 30 mutations of config.yaml (typos in keys at every level, wrong value types, duplicate YAML
+    keys) through `srrg.config.load_config`; a mutation that passes validation is a miss. A few also
+    go through `snakemake -n --configfile` in a temporary copy of the workflow.
+
+Every case that did not end well is listed with its command. Bounded (< 3 min on 2 cores) and
+runnable any time; nothing is written outside a temporary folder.
+
+    .venv/bin/python benchmarks/fuzz_replay.py [--families abc] [--jobs 2] [--seed 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ["pleural effusion", "atelectasis", "cardiomegaly", "pneumothorax", "edema", "nodule", "opacity", "Consolidation"]
+LEVELS = ["mild", "small", "moderate", "large", None, "", "null"]
+LOCATIONS = ["in the left lower lobe", "at the right base", "bilateral", None, ""]
+JUNK = ['{', '}', '[', ']', '"', "'", ",", ":", "\\", "\n", "\x00", "\t", "null", "true", "NaN", "-", "1e999", "\ufffd", "\ud800", "é", "🫁", "```json"]
+REF = json.dumps({"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "at the right base"}], "negative": ["pneumothorax"]})
+
+
+# --- (a) fuzzed model outputs ------------------------------------------------------------------
+
+
+def _wild_value(rng: random.Random, depth: int = 0) -> Any:
+    """Any JSON-ish value, wrong types included."""
+    kinds = ["int", "float", "str", "bool", "none", "list", "dict", "big"] if depth < 3 else ["int", "str", "none", "big"]
+    kind = rng.choice(kinds)
+    if kind == "int":
+        return rng.randint(-5, 5)
+    if kind == "float":
+        return rng.choice([0.5, 2.0, -1.0, 3.0000001, float("inf"), float("nan"), 1e308])
+    if kind == "str":
+        return rng.choice(NAMES + LEVELS[:4] + ["", " ", "3", "two", "\u202e", "x" * rng.randint(0, 300)])
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "none":
+        return None
+    if kind == "big":
+        return rng.choice([10**400, -(10**30), 2**63, 2**64 + 1])
+    if kind == "list":
+        return [_wild_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {rng.choice(["name", "probability", "level", "location", "positive", "negative", "x"]): _wild_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def _report(rng: random.Random, wild: float) -> dict[str, Any]:
+    """A report-shaped object whose fields are wrong with probability `wild`."""
+
+    def pick(good: Any) -> Any:
+        return _wild_value(rng) if rng.random() < wild else good
+
+    positive = [
+        {"name": pick(rng.choice(NAMES)), "probability": pick(rng.choice([1, 2, 3])), "level": pick(rng.choice(LEVELS)), "location": pick(rng.choice(LOCATIONS))}
+        for _ in range(rng.randint(0, 5))
+    ]
+    negative = [pick(rng.choice(NAMES)) for _ in range(rng.randint(0, 4))]
+    obj: dict[str, Any] = {"positive": pick(positive), "negative": pick(negative)}
+    if rng.random() < wild:
+        obj[rng.choice(["extra", "Positive", "size"])] = _wild_value(rng)
+    return obj
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+def model_outputs(seed: int, n: int) -> Iterator[tuple[str, str | bytes | None]]:
+    """(subfamily, output) pairs, seeded; n in all."""
+    rng = random.Random(seed)
+    makers: list[tuple[str, int, Callable[[], str | bytes | None]]] = [
+        ("json_ish", 20, lambda: _dumps(_report(rng, 0.3))),
+        ("truncated", 20, lambda: (lambda s: s[: rng.randint(0, len(s))])(_dumps(_report(rng, 0.1)))),
+        ("mutated", 20, lambda: _mutate(rng, _dumps(_report(rng, 0.1)))),
+        ("wrong_type", 12, lambda: _dumps(_wild_value(rng))),
+        ("huge_number", 5, lambda: _dumps(_report(rng, 0.0)).replace('"probability": ', '"probability": ' + rng.choice(["1" + "0" * 5000, "1e400", "-1e400", "NaN", "Infinity", "3." + "0" * 3000]) + " + 0 * ", 1)),
+        ("bad_unicode", 10, lambda: _bad_unicode(rng)),
+        ("deep_nesting", 3, lambda: _deep(rng)),
+        ("noise", 10, lambda: "".join(rng.choice(JUNK + ["a", " ", "finding"]) for _ in range(rng.randint(0, 400)))),
+    ]
+    weights = [w for _, w, _ in makers]
+    for i in range(n):
+        name, _, make = rng.choices(makers, weights)[0]
+        if i % 500 == 0:  # a few long outputs (bounded so the replay stays fast)
+            yield "long", _dumps(_report(rng, 0.0))[:-2] + " " + "x" * rng.randint(50_000, 200_000)
+            continue
+        yield name, make()
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    chars = list(text)
+    for _ in range(rng.randint(1, 8)):
+        pos = rng.randint(0, len(chars))
+        op = rng.random()
+        if op < 0.4:
+            chars.insert(pos, rng.choice(JUNK))
+        elif op < 0.7 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif chars:
+            chars[min(pos, len(chars) - 1)] = rng.choice(JUNK)
+    return "".join(chars)
+
+
+def _bad_unicode(rng: random.Random) -> str | bytes | None:
+    text = _dumps(_report(rng, 0.1))
+    choice = rng.random()
+    if choice < 0.4:  # raw bytes with invalid UTF-8 sequences
+        raw = bytearray(text.encode("utf-8"))
+        for _ in range(rng.randint(1, 5)):
+            raw.insert(rng.randint(0, len(raw)), rng.choice([0x80, 0xC3, 0xFF, 0xFE, 0xED]))
+        return bytes(raw)
+    if choice < 0.8:  # lone surrogates inside the text
+        pos = rng.randint(0, len(text))
+        return text[:pos] + rng.choice(["\ud800", "\udfff", "\udc80\udc81", "\\ud800"]) + text[pos:]
+    return rng.choice([None, b"", b"\xff\xfe", "\x00" * 10, "\ufeff" + text])
+
+
+def _deep(rng: random.Random) -> str:
+    depth = rng.choice([50, 1000, 5000, 50_000])
+    if rng.random() < 0.5:
+        return "[" * depth + "]" * rng.choice([0, depth])
+    return '{"positive": ' + '{"a": ' * depth + "1" + "}" * depth + ', "negative": []}'
+
+
+def family_a(seed: int, n: int) -> dict[str, Any]:
+    from srrg.metrics import evaluate
+    from srrg.report import parse_report
+
+    cases = list(model_outputs(seed, n))
+    failures: list[str] = []
+    timings: dict[str, float] = {}
+
+    start = time.perf_counter()
+    for family, text in cases:
+        try:
+            report, status = parse_report(text)
+            assert status in {"valid", "repaired", "unparseable"}
+        except Exception as err:  # noqa: BLE001 - counting every escape is the point
+            failures.append(f"parse_report [{family}] {_short(text)}: {type(err).__name__}: {err}")
+    timings["parse_report"] = time.perf_counter() - start
+
+    texts = [t.decode("utf-8", "surrogateescape") if isinstance(t, bytes) else (t or "") for _, t in cases]
+    for metric in ("s_score", "bleu"):
+        start = time.perf_counter()
+        for lo in range(0, len(texts), 500):
+            chunk = texts[lo : lo + 500]
+            try:
+                evaluate([REF] * len(chunk), chunk, [metric])
+                continue
+            except Exception:  # noqa: BLE001 - find the offending cases one by one
+                pass
+            for text in chunk:
+                try:
+                    evaluate([REF], [text], [metric])
+                except Exception as err:  # noqa: BLE001
+                    failures.append(f"{metric} {_short(text)}: {type(err).__name__}: {err}")
+        timings[metric] = time.perf_counter() - start
+    return {"cases": len(cases), "bad": len(failures), "timings": timings, "failures": failures}
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} chars)"
+
+
+# --- (b) bad command lines ----------------------------------------------------------------------
+
+
+def _fixtures(tmp: Path) -> dict[str, str]:
+    """Small input files of every bad shape, written once per replay."""
+    import polars as pl
+
+    f: dict[str, str] = {}
+
+    def put(name: str, content: str | bytes) -> str:
+        path = tmp / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        f[name] = str(path)
+        return str(path)
+
+    good = [{"study_id": "s1", "report": REF}, {"study_id": "s2", "report": "no acute findings."}]
+    put("good.jsonl", "".join(json.dumps(r) + "\n" for r in good))
+    put("empty.jsonl", "")
+    put("empty.csv", "")
+    put("empty.json", "")
+    put("empty.parquet", "")
+    put("header_only.csv", "study_id,report\n")
+    put("wrong_cols.csv", "id,text\n1,a\n")
+    put("wrong_cols.jsonl", '{"id": 1, "text": "a"}\n')
+    put("bad_line.jsonl", '{"study_id": "s1", "report": "a"}\n{"study_id": "s2", "report": \n')
+    put("garbage.parquet", os.urandom(512))
+    put("garbage.jsonl", os.urandom(512))
+    put("latin1.csv", "study_id,report\ns1,caf\xe9\n".encode("latin-1"))
+    put("numbers.json", "[1, 2, 3]")
+    put("object.json", '{"study_id": "s1"}')
+    put("report_number.jsonl", '{"study_id": "s1", "report": 5}\n')
+    put("report_list.jsonl", '{"study_id": "s1", "report": ["a", "b"]}\n')
+    put("report_bool.jsonl", '{"study_id": "s1", "report": true}\n')
+    put("null_id.jsonl", '{"study_id": null, "report": "a"}\n')
+    put("list_id.jsonl", '{"study_id": [1], "report": "a"}\n')
+    put("dupes.csv", "study_id,report\ns1,a\ns1,b\n")
+    put("other_ids.jsonl", '{"study_id": "zzz", "report": "a"}\n')
+    put("scalar_line.jsonl", "5\n")
+    put("bad.yaml", "s_score: [unclosed\n")
+    put("list.yaml", "- 1\n- 2\n")
+    put("dup.yaml", "s_score: {}\ns_score: {}\n")
+    put("archive.tgz", b"")
+    put("text.tgz", "not an archive")
+    put("model.pt", os.urandom(256))
+    put("runs.json", '[{"name": "x"}]')
+    put("table.xlsx", "x")
+    pl.DataFrame({"x": [1]}).write_parquet(tmp / "wrong_cols.parquet")
+    f["wrong_cols.parquet"] = str(tmp / "wrong_cols.parquet")
+    pl.DataFrame({"study_id": ["s1"], "report": [[1, 2]]}).write_parquet(tmp / "report_list.parquet")
+    f["report_list.parquet"] = str(tmp / "report_list.parquet")
+    (tmp / "adir").mkdir()
+    (tmp / "empty_dir").mkdir()
+    (tmp / "a_file_as_out").write_text("x")
+    f["adir"], f["empty_dir"], f["file_out"] = str(tmp / "adir"), str(tmp / "empty_dir"), str(tmp / "a_file_as_out")
+    f["missing"] = str(tmp / "does_not_exist.parquet")
+    f["out"] = str(tmp / "out")
+    return f
+
+
+def cli_cases(f: dict[str, str]) -> list[list[str]]:
+    """Argument lists after `python -m srrg`."""
+    good, out, missing = f["good.jsonl"], f["out"], f["missing"]
+
+    def score(refs: str = good, hyps: str = good, metrics: str = "s_score", *extra: str) -> list[str]:
+        return ["score", "--refs", refs, "--hyps", hyps, "--metrics", metrics, "--out", out, *extra]
+
+    bad_tables = [
+        "missing", "adir", "empty.jsonl", "empty.csv", "empty.json", "empty.parquet", "header_only.csv",
+        "wrong_cols.csv", "wrong_cols.jsonl", "wrong_cols.parquet", "bad_line.jsonl", "garbage.parquet",
+        "garbage.jsonl", "latin1.csv", "numbers.json", "object.json", "report_number.jsonl",
+        "report_list.jsonl", "report_bool.jsonl", "report_list.parquet", "null_id.jsonl", "list_id.jsonl",
+        "dupes.csv", "scalar_line.jsonl", "table.xlsx",
+    ]
+    cases = [score(refs=f.get(name, missing)) for name in bad_tables]
+    cases += [score(hyps=f.get(name, missing)) for name in ("missing", "adir", "empty.jsonl", "garbage.parquet", "report_number.jsonl")]
+    cases += [
+        score(hyps=f["other_ids.jsonl"]),  # no id in common
+        score(metrics="nonexistent"),
+        score(metrics=""),
+        score(metrics=",,"),
+        score(metrics="s_score,nonexistent"),
+        score(good, good, "s_score", "--config", '{"s_score":'),
+        score(good, good, "s_score", "--config", "[1, 2]"),
+        score(good, good, "s_score", "--config", f["missing"] + ".yaml"),
+        score(good, good, "s_score", "--config", f["bad.yaml"]),
+        score(good, good, "s_score", "--config", f["list.yaml"]),
+        score(good, good, "s_score", "--config", f["dup.yaml"]),
+        score(good, good, "s_score", "--config", '{"s_score": {"bogus_option": 1}}'),
+        score(good, good, "s_score", "--config", '{"s_score": {"d_over": "nobody"}}'),
+        score(good, good, "s_score", "--config", '{"nonexistent_metric": {}}'),
+        score(good, good, "s_score", "--id-col", "nope"),
+        score(good, good, "s_score", "--ref-col", "nope"),
+        ["score", "--refs", good, "--hyps", good, "--metrics", "s_score", "--out", f["file_out"]],
+        ["score", "--refs", good],
+        ["score", "--bogus"],
+        ["extract", "--in", missing, "--out", out + "/x.parquet"],
+        ["extract", "--in", f["adir"], "--out", out + "/x.parquet"],
+        ["extract", "--in", f["empty.parquet"], "--out", out + "/x.parquet"],
+        ["extract", "--in", f["wrong_cols.parquet"], "--out", out + "/x.parquet"],
+        ["extract", "--in", f["garbage.parquet"], "--out", out + "/x.parquet"],
+        ["extract", "--in", good, "--out", out + "/x.parquet", "--config", '{"bogus": 1}'],
+        ["extract", "--in", good, "--out", out + "/x.parquet", "--config", "{not json"],
+        ["eval-extraction", "--archive", missing],
+        ["eval-extraction", "--archive", f["archive.tgz"]],
+        ["eval-extraction", "--archive", f["text.tgz"]],
+        ["ingest", "--source", "bogus", "--out", out + "/s.parquet"],
+        ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", "{not json"],
+        ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", json.dumps({"iu_xray": {"archive": missing}})],
+        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"reports": missing}})],
+        ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", '{"bogus_section": {}}'],
+        ["normalize-locations", "--in", missing, "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
+        ["normalize-locations", "--in", f["wrong_cols.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
+        ["normalize-locations", "--in", f["garbage.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
+        ["normalize-locations", "--in", good, "--out", out + "/n.parquet", "--phrases", out + "/p.parquet", "--config", '{"backend": "bogus"}'],
+        ["dataset", "--in", missing, "--out-dir", out + "/ds"],
+        ["dataset", "--in", f["wrong_cols.parquet"], "--out-dir", out + "/ds"],
+        ["dataset", "--in", good, "--out-dir", out + "/ds", "--shard", "trian", "0"],
+        ["dataset", "--in", good, "--out-dir", out + "/ds", "--shard", "train", "-1"],
+        ["dataset", "--in", good, "--out-dir", out + "/ds", "--shard", "train", "abc"],
+        ["dataset", "--in", good, "--out-dir", f["empty_dir"], "--manifest"],
+        ["dataset", "--in", good, "--out-dir", out + "/ds", "--config", '{"bogus": 1}'],
+        ["stats", "--dataset", missing, "--out-dir", out + "/st"],
+        ["stats", "--dataset", f["empty_dir"], "--out-dir", out + "/st"],
+        ["stats", "--dataset", f["empty_dir"], "--out-dir", out + "/st", "--config", "{not json"],
+        ["tables", "--runs", "{not json", "--out-dir", out + "/t"],
+        ["tables", "--runs", "{}", "--out-dir", out + "/t"],
+        ["tables", "--runs", f["runs.json"], "--out-dir", out + "/t"],
+        ["tables", "--runs", missing + ".json", "--out-dir", out + "/t"],
+        ["infer", "--model", missing, "--dataset", f["empty_dir"], "--out", out + "/p.parquet"],
+        ["infer", "--model", f["model.pt"], "--dataset", f["empty_dir"], "--out", out + "/p.parquet"],
+        ["train", "--dataset", missing, "--out", out + "/m.pt"],
+        ["train", "--dataset", f["empty_dir"], "--out", out + "/m.pt", "--config", '{"bogus": 1}'],
+        ["correlate", "run", "--scores", missing, "--out", out + "/c"],
+        ["correlate", "run", "--scores", f["garbage.parquet"], "--out", out + "/c"],
+        ["correlate", "run", "--scores", f["wrong_cols.parquet"], "--out", out + "/c", "--config", '{"bogus": 1}'],
+        ["correlate", "prepare", "--adapter", "bogus", "--out-dir", out + "/c"],
+        ["correlate", "prepare", "--out-dir", out + "/c"],
+        ["judge-train", "prepare", "--adapter", "rexval", "--data", missing, "--out-dir", out + "/j"],
+        ["judge-train", "compare", "--finetuned", missing, "--ratings", missing, "--out", out + "/j"],
+        ["judge-train", "fit", "--prepared", missing, "--out-dir", out + "/j", "--work-dir", out + "/w"],
+        ["bogus-command"],
+        [],
+    ]
+    return cases
+
+
+def _run_cli(args: list[str], timeout: float) -> tuple[str, int, str]:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "SRRG_NO_PROGRESS": "1"}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "srrg", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return "timeout", -1, f"no answer in {timeout:.0f}s"
+    err = proc.stderr.strip()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if "Traceback (most recent call last)" in err:
+        return "traceback", proc.returncode, lines[-1] if lines else ""
+    last = lines[-1] if lines else ""
+    if proc.returncode == 2 and last:
+        return "clean", 2, last
+    out = proc.stdout.strip().splitlines()
+    return "other", proc.returncode, last or (out[-1] if out else "")
+
+
+def family_b(jobs: int, timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="srrg-fuzz-cli-") as tmp:
+        cases = cli_cases(_fixtures(Path(tmp)))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(lambda a: _run_cli(a, timeout), cases))
+    counts = {k: sum(r[0] == k for r in results) for k in ("clean", "traceback", "other", "timeout")}
+    failures = [
+        f"{kind} (exit {rc}): python -m srrg {' '.join(_quote(a) for a in args)}\n      -> {msg[:200]}"
+        for args, (kind, rc, msg) in zip(cases, results)
+        if kind != "clean"
+    ]
+    return {"cases": len(cases), "bad": len(failures), "counts": counts, "failures": failures}
+
+
+def _quote(arg: str) -> str:
+    arg = arg.replace(tempfile.gettempdir(), "$TMP")
+    return arg if arg and all(c.isalnum() or c in "-_./,=$" for c in arg) else json.dumps(arg)
+
+
+# --- (c) config mutations -------------------------------------------------------------------------
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(key path, value) for every mapping key in the config, depth first."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield (*prefix, key), value
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _paths(value, (*prefix, i))
+
+
+def _get_parent(obj: Any, path: tuple[Any, ...]) -> Any:
+    for key in path[:-1]:
+        obj = obj[key]
+    return obj
+
+
+def config_mutations(base: dict[str, Any], seed: int) -> list[tuple[str, str]]:
+    """(description, YAML text) of configs that must not validate."""
+    rng = random.Random(seed)
+    paths = [p for p, _ in _paths(base)]
+    by_depth: dict[int, list[tuple[Any, ...]]] = {}
+    for p in paths:
+        if isinstance(p[-1], str):
+            by_depth.setdefault(len(p), []).append(p)
+    out: list[tuple[str, str]] = []
+    for depth, group in sorted(by_depth.items()):  # key typos at every level
+        for path in rng.sample(group, min(4, len(group))):
+            cfg = copy.deepcopy(base)
+            parent = _get_parent(cfg, path)
+            typo = path[-1][:-1] + path[-1][-1] * 2 if len(path[-1]) > 1 else path[-1] + "x"
+            parent[typo] = parent.pop(path[-1])
+            out.append((f"typo {'.'.join(map(str, path))} -> {typo}", yaml.safe_dump(cfg, sort_keys=False)))
+    leaves = [(p, v) for p, v in _paths(base) if isinstance(p[-1], str) and not isinstance(v, (dict, list))]
+    for path, value in rng.sample(leaves, min(16, len(leaves))):  # wrong value types
+        cfg = copy.deepcopy(base)
+        wrong: Any = {"unexpected": [1, 2]} if not isinstance(value, str) or rng.random() < 0.5 else [value]
+        if isinstance(value, bool):
+            wrong = "maybe"
+        elif isinstance(value, (int, float)):
+            wrong = rng.choice(["twelve", {"n": value}])
+        _get_parent(cfg, path)[path[-1]] = wrong
+        out.append((f"type {'.'.join(map(str, path))}: {value!r} -> {wrong!r}", yaml.safe_dump(cfg, sort_keys=False)))
+    text = yaml.safe_dump(base, sort_keys=False)
+    for section in [k for k, v in base.items() if isinstance(v, dict)][:4]:  # duplicate top-level sections
+        out.append((f"duplicate section {section}", text + yaml.safe_dump({section: base[section]}, sort_keys=False)))
+    nested = [p for p in by_depth.get(2, []) if not isinstance(base[p[0]][p[1]], (dict, list))]
+    for path in rng.sample(nested, min(3, len(nested))):  # duplicate nested key
+        dup = text.replace(f"\n  {path[1]}:", f"\n  {path[1]}: {json.dumps(base[path[0]][path[1]])}\n  {path[1]}:", 1)
+        out.append((f"duplicate key {path[0]}.{path[1]}", dup))
+    return out
+
+
+def family_c(seed: int, snakemake_cases: int, timeout: float) -> dict[str, Any]:
+    from srrg import config as srrg_config
+
+    base = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    cases = config_mutations(base, seed)
+    passed: list[str] = []
+    errors: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="srrg-fuzz-cfg-") as tmp:
+        for i, (desc, text) in enumerate(cases):
+            path = Path(tmp) / f"m{i}.yaml"
+            path.write_text(text, encoding="utf-8")
+            try:
+                srrg_config.load_config(path)
+                passed.append(f"passes validation: {desc}")
+            except (ValueError, srrg_config.ConfigError):
+                pass
+            except Exception as err:  # noqa: BLE001
+                errors.append(f"{type(err).__name__} (not a config error): {desc}: {err}")
+        snake = _snakemake_dry_runs(cases, Path(tmp), snakemake_cases, timeout)
+    return {"cases": len(cases), "bad": len(passed) + len(errors), "failures": passed + errors, "snakemake": snake}
+
+
+def _snakemake_dry_runs(cases: list[tuple[str, str]], tmp: Path, n: int, timeout: float) -> dict[str, Any]:
+    """A few mutations through `snakemake -n` in a temporary copy of the workflow."""
+    exe = Path(sys.executable).with_name("snakemake")
+    if n <= 0 or not exe.exists():
+        return {"cases": 0, "bad": 0, "failures": []}
+    work = tmp / "wf"
+    work.mkdir()
+    shutil.copy(ROOT / "Snakefile", work / "Snakefile")
+    shutil.copy(ROOT / "config.yaml", work / "config.yaml")
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    picks = [cases[i] for i in sorted(random.Random(0).sample(range(len(cases)), min(n, len(cases))))]
+    picks = [c for c in cases if c[0].startswith("duplicate section")][:1] + picks[: n - 1]
+    failures = []
+    for i, (desc, text) in enumerate(picks):
+        cfg = work / f"mut{i}.yaml"
+        cfg.write_text(text, encoding="utf-8")
+        try:
+            proc = subprocess.run([str(exe), "-n", "-q", "--cores", "1", "--configfile", str(cfg), "-d", str(work)], cwd=work, capture_output=True, text=True, timeout=timeout)
+            if proc.returncode == 0:
+                failures.append(f"snakemake -n accepts: {desc}")
+        except subprocess.TimeoutExpired:
+            failures.append(f"snakemake -n timed out: {desc}")
+    return {"cases": len(picks), "bad": len(failures), "failures": failures}
+
+
+# --- report ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", default="abc", help="which families to run (a, b, c)")
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--outputs", type=int, default=10_000, help="fuzzed model outputs in (a)")
+    parser.add_argument("--jobs", type=int, default=2, help="concurrent CLI subprocesses in (b)")
+    parser.add_argument("--timeout", type=float, default=90.0, help="seconds per CLI case / snakemake run")
+    parser.add_argument("--snakemake", type=int, default=4, help="config mutations also run through snakemake -n")
+    args = parser.parse_args()
+
+    rows = []
+    if "a" in args.families:
+        start = time.perf_counter()
+        res = family_a(args.seed, args.outputs)
+        rows.append(("a model outputs", res, time.perf_counter() - start, ", ".join(f"{k} {v:.1f}s" for k, v in res["timings"].items())))
+    if "b" in args.families:
+        start = time.perf_counter()
+        res = family_b(args.jobs, args.timeout)
+        rows.append(("b bad CLI inputs", res, time.perf_counter() - start, ", ".join(f"{k} {v}" for k, v in res["counts"].items())))
+    if "c" in args.families:
+        start = time.perf_counter()
+        res = family_c(args.seed, args.snakemake, args.timeout)
+        sn = res["snakemake"]
+        rows.append(("c config mutations", res, time.perf_counter() - start, f"snakemake -n: {sn['cases']} run, {sn['bad']} accepted"))
+        res["failures"] += sn["failures"]
+
+    print(f"{'family':<20} {'cases':>6} {'bad':>5} {'wall s':>7}  detail")
+    for name, res, wall, detail in rows:
+        print(f"{name:<20} {res['cases']:>6} {res['bad']:>5} {wall:>7.1f}  {detail}")
+    for name, res, _, _ in rows:
+        if res["failures"]:
+            print(f"\n{name}: {len(res['failures'])} case(s) that did not end well")
+            for line in res["failures"]:
+                print(f"  {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Careless and hostile inputs of issue 16 (and the .txt inputs of issue 15): each test fails on the
+code before the fix. Input formats and cache bounds are documented in docs/inputs.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tracemalloc
+
+import polars as pl
+import pytest
+
+from srrg import report
+from srrg.errors import UserError
+from srrg.io import write_parquet, write_text
+from srrg.metrics.cli import load_reports, run_score
+
+REPORT = {
+    "positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right costophrenic angle"}],
+    "negative": ["pneumothorax"],
+}
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def umask():
+    """Set a umask for one test and restore the previous one."""
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield lambda mask: os.umask(mask)
+    os.umask(previous)
+
+
+# issue 16 case 2: a report stored as a JSON object was cast to text with its keys dropped, parsed as
+# empty, and scored 0.250 against the same report given as a string.
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_structured_object_reports_score_like_their_json_text(tmp_path, fmt):
+    refs = _jsonl(tmp_path / "refs.jsonl", [{"study_id": "s1", "report": json.dumps(REPORT)}])
+    if fmt == "jsonl":
+        hyps = _jsonl(tmp_path / "hyps.jsonl", [{"study_id": "s1", "report": REPORT}])
+    else:
+        hyps = tmp_path / "hyps.parquet"
+        pl.DataFrame({"study_id": ["s1"], "report": [REPORT]}).write_parquet(hyps)
+    summary = run_score(refs, hyps, ["s_score"], tmp_path / "out")
+    assert summary["n_pairs"] == 1
+    assert summary["s_score"] == 1.0  # identical reports
+    assert json.loads(load_reports(hyps, "study_id", "report")["report"][0]) == REPORT  # no key dropped
+
+
+# issue 16 case 2: anything but a string, an object or null is refused, naming the file, row and id.
+@pytest.mark.parametrize("value, kind", [(5, "a number"), (["a", "b"], "a list"), (True, "a boolean")])
+def test_report_of_another_type_is_a_user_error(tmp_path, value, kind):
+    path = _jsonl(tmp_path / "hyps.jsonl", [{"study_id": "a", "report": "x"}, {"study_id": "b", "report": value}])
+    with pytest.raises(UserError) as err:
+        load_reports(path, "study_id", "report")
+    message = str(err.value)
+    assert str(path) in message and "line 2" in message and "'b'" in message and kind in message
+    assert "allowed: a string, a structured-report object or null" in message
+
+
+# issue 16 case 3: CSV ids were type-guessed: 007 became 7 and no longer matched "007" from JSONL.
+def test_csv_ids_are_text_and_match_jsonl_ids(tmp_path):
+    refs = tmp_path / "refs.csv"
+    refs.write_text('study_id,report\n007,"' + json.dumps(REPORT).replace('"', '""') + '"\n', encoding="utf-8")
+    hyps = _jsonl(tmp_path / "hyps.jsonl", [{"study_id": "007", "report": json.dumps(REPORT)}])
+    summary = run_score(refs, hyps, ["s_score"], tmp_path / "out")
+    assert (summary["n_pairs"], summary["n_unmatched"], summary["s_score"]) == (1, 0, 1.0)
+
+
+# issue 16 case 3: 1e3 and 1000 are two different ids, not duplicates of the number 1000.
+def test_csv_ids_that_look_like_the_same_number_stay_distinct(tmp_path):
+    path = tmp_path / "refs.csv"
+    path.write_text("study_id,report\n1e3,a\n1000,b\n0012,c\n", encoding="utf-8")
+    assert load_reports(path, "study_id", "report")["study_id"].to_list() == ["1e3", "1000", "0012"]
+
+
+# issue 16 case 7: outputs were written 0600 whatever the umask (temp file + rename).
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_outputs_respect_the_umask(tmp_path, umask, mask, mode):
+    umask(mask)
+    write_text(tmp_path / "summary.csv", "a\n1\n")
+    write_parquet(pl.DataFrame({"a": [1]}), tmp_path / "per_report.parquet")
+    assert stat.S_IMODE(os.stat(tmp_path / "summary.csv").st_mode) == mode
+    assert stat.S_IMODE(os.stat(tmp_path / "per_report.parquet").st_mode) == mode
+
+
+# issue 16 case 8: parse caches grew without bound (+859 MiB after 300 distinct 1 MB outputs).
+def test_parse_cache_holds_at_most_its_documented_number_of_reports():
+    report._parse_default.cache_clear()
+    for i in range(report.PARSE_CACHE_SIZE + 200):
+        report.parse_report(json.dumps({"positive": [], "negative": [f"finding {i}"]}))
+    assert report._parse_default.cache_info().currsize == report.PARSE_CACHE_SIZE
+    # LRU: the most recent report is still cached, the first one was evicted
+    hits = report._parse_default.cache_info().hits
+    report.parse_report(json.dumps({"positive": [], "negative": [f"finding {report.PARSE_CACHE_SIZE + 199}"]}))
+    assert report._parse_default.cache_info().hits == hits + 1
+
+
+# issue 16 case 8: long distinct outputs (and long names inside them) are parsed but never kept.
+def test_long_outputs_do_not_grow_the_caches():
+    long_name = "opacity " * 2000  # 16,000 characters, far above the phrase cap
+    outputs = [
+        json.dumps({"positive": [{"name": f"{long_name}{i}", "probability": 3, "level": None, "location": long_name}], "negative": []})
+        + " " * (200_000 + i)
+        for i in range(20)
+    ]
+    before = (report._parse_default.cache_info().currsize, report._default_canonical.cache_info().currsize)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    for i, text in enumerate(outputs):
+        parsed, status = report.parse_report(text)
+        assert status == report.REPAIRED and parsed.positive[0].name == " ".join(["opacity"] * 2000 + [str(i)])
+    grown = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    assert (report._parse_default.cache_info().currsize, report._default_canonical.cache_info().currsize) == before
+    assert grown < 1_000_000  # the 20 outputs hold ~4.3 MB of text; caching them would keep it
+
+
+# issue 15: plain line-aligned .txt references and hypotheses, one report per line, ids = line numbers.
+def test_txt_reports_are_line_aligned(tmp_path):
+    empty = json.dumps({"positive": [], "negative": []})
+    refs = tmp_path / "refs.txt"
+    hyps = tmp_path / "hyps.txt"
+    refs.write_text(f"{json.dumps(REPORT)}\n{empty}\n{json.dumps(REPORT)}\n", encoding="utf-8")
+    hyps.write_text(f"{json.dumps(REPORT)}\r\n{empty}\r\n", encoding="utf-8")  # CRLF, one line short
+    assert load_reports(hyps, "study_id", "report").to_dicts() == [
+        {"study_id": "1", "report": json.dumps(REPORT)},
+        {"study_id": "2", "report": empty},
+    ]
+    summary = run_score(refs, hyps, ["s_score"], tmp_path / "out")
+    assert (summary["n_pairs"], summary["n_unmatched"]) == (2, 1)
+    per = pl.read_parquet(tmp_path / "out" / "per_report.parquet")
+    assert per["study_id"].to_list() == ["1", "2"] and per["s_score"].to_list() == [1.0, 1.0]
