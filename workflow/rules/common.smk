@@ -179,7 +179,9 @@ def table_runs():
 JUDGE = config["judge"]
 JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
 if JUDGE_RUN is not None and JUDGE_RUN not in RUNS:
-    raise WorkflowError(f"judge.run {JUDGE_RUN!r} is not a run of train.runs {sorted(RUNS)}")
+    raise WorkflowError(
+        f"judge.run {JUDGE_RUN!r} is not a run of train.runs {sorted(RUNS)}"
+    )
 
 
 def judge_options():

@@ -1,4 +1,4 @@
-# Fine-tuned LLM judges (VERT LoRA recipe; DESIGN §4.4, docs/judge_train.md): for each rating
+# Fine-tuned LLM judges (VERT LoRA recipe; docs/judge_train.md): for each rating
 # dataset named in judge_train.datasets (entries of metaeval.datasets), split the rated pairs by
 # case, LoRA/QLoRA-tune a base model on the train split, score the held-out split with the tuned
 # judge through the unchanged `vert` (or `green`) metric, and correlate it with the human ratings

@@ -1,6 +1,7 @@
-# Meta-evaluation (DESIGN §4.7): correlation of metrics with human ratings (datasets configured
+# Meta-evaluation (docs/judges.md): correlation of metrics with human ratings (datasets configured
 # under metaeval.datasets, read in their published layouts) and with the LLM-proxy rating of the
 # judge subset (S-RRG Table 3). Tables: GEMA Table 1 and S-RRG Table 3 layouts.
+
 
 rule metaeval_prepare:
     """A ratings dataset in its published layout -> refs/hyps for `srrg score` + long ratings table."""
