@@ -109,3 +109,15 @@ def test_srrg_compare_command(tmp_path, capsys):
     assert main(["compare", "--refs", str(tmp_path / "refs.parquet"), "--hyps", f"A={tmp_path / 'a.parquet'}",
                  "--metrics", "rouge_l", "--out", str(out)]) == 2
     assert "two or more systems" in capsys.readouterr().err
+
+
+def test_bleu_is_compared_as_corpus_bleu():
+    refs = ["the heart is normal", "small left pleural effusion", "no pneumothorax", "the lungs are clear"]
+    a = ["the heart is normal", "large effusion", "pneumothorax", "clear lungs"]
+    b = ["heart normal", "small left effusion", "no pneumothorax", "the lungs are clear"]
+    rows = {r.key: r for r in compare_systems(refs, {"a": a, "b": b}, ["bleu"], cfg=CompareConfig(n_boot=50, n_rounds=16))}
+    for k in range(1, 5):  # the tested statistic is the summary's corpus BLEU, not a mean of sentence BLEU
+        assert rows[f"bleu_{k}"].value_a == pytest.approx(evaluate(refs, a, ["bleu"])[f"bleu_{k}"], rel=1e-12)
+        assert rows[f"bleu_{k}"].value_b == pytest.approx(evaluate(refs, b, ["bleu"])[f"bleu_{k}"], rel=1e-12)
+        assert rows[f"bleu_{k}"].statistic.startswith("corpus BLEU")
+    assert not any(key.startswith("bleu_stat_") for key in rows)

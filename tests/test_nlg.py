@@ -167,3 +167,11 @@ def test_unknown_metric_and_length_mismatch():
         evaluate(["a"], ["a"], ["bertscore_xl"])
     with pytest.raises(ValueError, match="differ in length"):
         evaluate(["a", "b"], ["a"], ["bleu"])
+
+
+@pytest.mark.parametrize("tokenization", ["r2gen", "none"])
+def test_corpus_bleu_from_pair_statistics_equals_the_scorer(tokenization):
+    stats = nlg.bleu_statistics(REFS, HYPS, tokenization)
+    totals = [sum(column) for column in zip(*stats)]
+    want = evaluate(REFS, HYPS, ["bleu"], options={"bleu": {"tokenization": tokenization}})
+    assert nlg.corpus_bleu(totals) == [want[f"bleu_{k}"] for k in range(1, 5)]  # exact

@@ -2,9 +2,10 @@
 paired-bootstrap CI, the difference to the baseline (the first system) with its CI, a paired
 bootstrap p-value and an approximate-randomization p-value (docs/metrics.md, "Comparing systems").
 
-The statistic of a metric is the mean of its per-report values (NaN skipped), except CE, whose
-micro precision/recall/F1 are recomputed from the per-report counts. For BLEU this is the mean
-sentence-level BLEU, not the corpus BLEU of the summary; the table names the statistic it tests.
+The statistic of a metric is the mean of its per-report values (NaN skipped), except where the
+corpus value is not a mean: CE micro precision/recall/F1 are recomputed from per-report counts and
+BLEU from its per-pair n-gram statistics, so both equal the summary's numbers on the full set. The
+table names the statistic it tests.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import numpy as np
 
 from srrg.errors import UserError
 from srrg.metaeval.correlation import _ci, bootstrap_indices
+from srrg.config import from_dict
 from srrg.metrics.base import score_all
+from srrg.metrics.nlg import BLEU_STATS, NLGConfig, bleu_statistics, corpus_bleu
 
 Stat = Callable[[np.ndarray], float]
 MEAN = "mean of per-report values"
 COUNT_COLUMNS = ("ce_tp", "ce_fp", "ce_fn")
+BLEU_COLUMNS = tuple(f"bleu_stat_{s}" for s in BLEU_STATS)
+BLEU_KEYS = tuple(f"bleu_{k}" for k in range(1, 5))
 
 
 @dataclass(frozen=True)
@@ -89,10 +94,22 @@ def _micro(part: str) -> Stat:
     return stat
 
 
+def _corpus_bleu(k: int) -> Stat:
+    def stat(values: np.ndarray) -> float:
+        return float(corpus_bleu(values.sum(axis=0))[k - 1])
+
+    return stat
+
+
 def statistics(columns: Sequence[str]) -> list[Statistic]:
-    """The statistics a per-report table supports: every numeric column's mean, and CE micro
-    P/R/F1 when its count columns are present (the counts themselves are not compared)."""
-    stats = [Statistic(c, (c,), column_mean, MEAN) for c in columns if c not in COUNT_COLUMNS]
+    """The statistics a per-report table supports: every numeric column's mean; CE micro P/R/F1
+    when its count columns are present; corpus BLEU (replacing the mean of sentence BLEU) when the
+    BLEU statistics columns are present. Count and statistics columns are not compared themselves."""
+    hidden = set(COUNT_COLUMNS) | set(BLEU_COLUMNS)
+    corpus = set(BLEU_COLUMNS) <= set(columns)
+    stats = [Statistic(c, (c,), column_mean, MEAN) for c in columns if c not in hidden and not (corpus and c in BLEU_KEYS)]
+    if corpus:
+        stats += [Statistic(f"bleu_{k}", BLEU_COLUMNS, _corpus_bleu(k), "corpus BLEU, as in summary.csv") for k in range(1, 5)]
     if set(COUNT_COLUMNS) <= set(columns):
         stats += [Statistic(f"ce_{p}_micro", COUNT_COLUMNS, _micro(p), "micro, from per-report counts") for p in ("precision", "recall", "f1")]
     return stats
@@ -175,8 +192,15 @@ def compare_systems(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     cfg: CompareConfig = CompareConfig(),
 ) -> list[Comparison]:
-    """Score each system's hypotheses (aligned with refs) with the same metrics, then compare."""
-    tables = {name: score_all(refs, hyps, metrics, options).per_report for name, hyps in systems.items()}
+    """Score each system's hypotheses (aligned with refs) with the same metrics, then compare;
+    with BLEU, its per-pair statistics join the tables so that corpus BLEU is resampled."""
+    tables = {}
+    for name, hyps in systems.items():
+        table = dict(score_all(refs, hyps, metrics, options).per_report)
+        if "bleu" in metrics:
+            tokenization = from_dict(NLGConfig, (options or {}).get("bleu"), "bleu options").tokenization
+            table.update(zip(BLEU_COLUMNS, map(list, zip(*bleu_statistics(refs, hyps, tokenization)))))
+        tables[name] = table
     return compare_tables(tables, cfg)
 
 

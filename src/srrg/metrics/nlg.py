@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -138,6 +139,37 @@ def prepare(refs: Sequence[str], hyps: Sequence[str], tokenization: str = "r2gen
     tokens = tokenize([text_for_nlg(t) for t in [*refs, *hyps]], tokenization)
     n = len(refs)
     return {i: [tokens[i]] for i in range(n)}, {i: [tokens[n + i]] for i in range(len(hyps))}
+
+
+# per pair, as pycocoevalcap cooks it: hypothesis length, closest reference length, n-gram guesses, matches
+BLEU_STATS = ("testlen", "reflen", *(f"guess_{k}" for k in range(1, 5)), *(f"correct_{k}" for k in range(1, 5)))
+
+
+def bleu_statistics(refs: Sequence[str], hyps: Sequence[str], tokenization: str = "r2gen") -> list[tuple[float, ...]]:
+    """Per pair the sufficient statistics of corpus BLEU (BLEU_STATS), from pycocoevalcap's own
+    cook functions with the "closest" reference length, so any subset of pairs can be rescored."""
+    from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test
+
+    gts, res = prepare(refs, hyps, tokenization)
+    out = []
+    for i in gts:
+        c = cook_test(res[i][0], cook_refs(gts[i], n=4), eff="closest", n=4)
+        out.append((float(c["testlen"]), float(c["reflen"]), *map(float, c["guess"]), *map(float, c["correct"])))
+    return out
+
+
+def corpus_bleu(totals: Sequence[float]) -> list[float]:
+    """BLEU-1..4 from summed BLEU_STATS, with pycocoevalcap's corpus arithmetic (its constants
+    1e-15 and 1e-9 keep zero counts finite); equal to the `bleu` metric's summary on the same pairs."""
+    tiny, small = 1e-15, 1e-9
+    testlen, reflen, guess, correct = totals[0], totals[1], totals[2:6], totals[6:10]
+    ratio = (testlen + tiny) / (reflen + small)
+    penalty = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
+    product, scores = 1.0, []
+    for k in range(4):
+        product *= (correct[k] + tiny) / (guess[k] + small)
+        scores.append(product ** (1 / (k + 1)) * penalty)
+    return scores
 
 
 class NLGMetric(Metric):
