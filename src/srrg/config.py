@@ -21,8 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
 
 from srrg.errors import UserError
 from srrg.text.decode import config_value, read_mapping_file
@@ -37,8 +35,13 @@ class ConfigError(UserError):
     """The configuration does not match the schema; the message lists every offending key."""
 
 
-def _with_defaults(validator_class: type) -> type:
-    """A validator that fills `default` values (deep copies, so the schema is never mutated)."""
+@lru_cache(maxsize=1)
+def _defaulting_validator() -> type:
+    """A Draft 2020-12 validator that fills `default` values (deep copies, so the schema is never
+    mutated). jsonschema is imported here, on first use: importing srrg.config stays cheap."""
+    from jsonschema import Draft202012Validator, validators
+
+    validator_class = Draft202012Validator
     validate_properties = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator: Any, properties: Mapping[str, Any], instance: Any, schema: Any) -> Any:
@@ -51,13 +54,10 @@ def _with_defaults(validator_class: type) -> type:
     return validators.extend(validator_class, {"properties": set_defaults})
 
 
-_DefaultingValidator = _with_defaults(Draft202012Validator)
-
-
 @lru_cache(maxsize=4)
 def _load_schema(path: str) -> dict[str, Any]:
     schema = read_mapping_file(path)
-    Draft202012Validator.check_schema(schema)
+    _defaulting_validator().check_schema(schema)
     return schema
 
 
@@ -71,7 +71,7 @@ def _key(path: typing.Iterable[Any], root: str) -> str:
     return ".".join(p for p in parts if p)
 
 
-def _describe(error: ValidationError, root: str) -> str:
+def _describe(error: Any, root: str) -> str:
     """One line per error that says which key and what to do about it."""
     where = _key(error.absolute_path, root) or "config"
     if error.validator == "additionalProperties":
@@ -91,7 +91,7 @@ def validate(
     """
     schema = dict(schema) if schema is not None else load_schema()
     instance = copy.deepcopy(dict(data or {}))
-    errors = sorted(_DefaultingValidator(schema).iter_errors(instance), key=lambda e: list(map(str, e.path)))
+    errors = sorted(_defaulting_validator()(schema).iter_errors(instance), key=lambda e: list(map(str, e.path)))
     if errors:
         problems = "; ".join(_describe(e, root) for e in errors)
         raise ConfigError(f"invalid configuration ({len(errors)} problem(s)): {problems}")
