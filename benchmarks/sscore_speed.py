@@ -52,15 +52,18 @@ def make_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
     return [json.dumps(r) for r in refs], [json.dumps(perturb(r, rng)) for r in refs]
 
 
-def best_of(repeat: int, fn) -> float:
-    times = []
+def best_of(repeat: int, fn) -> tuple[float, float]:
+    """Best wall-clock and best process-CPU seconds: on a shared machine the CPU time is what one
+    dedicated core would take."""
+    walls, cpus = [], []
     for _ in range(repeat):
         location_bleu.cache_clear()  # cold caches each round: no credit for earlier rounds
         _parse_default.cache_clear()
-        start = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus)
 
 
 def main() -> None:
@@ -79,8 +82,9 @@ def main() -> None:
         f"pairs: {len(refs)} (IU X-ray extractions + seeded perturbations; {n_pos:.2f} positive findings per "
         f"reference; {len(set(refs))} distinct references, {len(set(hyps))} distinct hypotheses)"
     )
-    print(f"S-Score from JSON strings (parse + canonicalize + score): {len(refs) / t_end_to_end:,.0f} pairs/s")
-    print(f"S-Score of parsed reports:                               {len(refs) / t_score:,.0f} pairs/s")
+    n = len(refs)
+    print(f"S-Score from JSON strings (parse + canonicalize + score): {n / t_end_to_end[0]:,.0f} pairs/s wall, {n / t_end_to_end[1]:,.0f} pairs/s CPU")
+    print(f"S-Score of parsed reports:                               {n / t_score[0]:,.0f} pairs/s wall, {n / t_score[1]:,.0f} pairs/s CPU")
     print(f"summary: {evaluate(refs, hyps, ['s_score'])}")
 
 
