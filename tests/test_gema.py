@@ -36,10 +36,12 @@ def test_objective_hand_computed():
     s = objective_scores(ref, hyp, W)
     # disease: {effusion, atelectasis} vs {effusion, cardiomegaly}: rates 1/2 and 1/2 -> 0.5
     assert s["disease"] == pytest.approx(0.5)
-    assert s["location"] == 0.0  # (effusion, left) vs (effusion, right)
-    assert s["severity"] == pytest.approx(0.5)  # (effusion, small) shared
-    assert s["uncertainty"] == pytest.approx(0.5)  # (effusion, certain) shared
-    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 0.5 + 0.5))
+    # attributes only on the one matched pair (effusion): location left vs right, severity and
+    # uncertainty agree
+    assert s["location"] == 0.0
+    assert s["severity"] == 1.0
+    assert s["uncertainty"] == 1.0
+    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 1 + 1))
 
 
 def test_asymmetric_rates_harmonic_mean():
@@ -75,7 +77,7 @@ def test_subjective_rounding_midpoints_round_up():
 def test_gema_blend_and_explanations_kept():
     sub = '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
     res = score_answers([REF], [HYP], [sub])
-    s_obj = 0.25 * 1.5
+    s_obj = 0.25 * 2.5
     assert res.per_report["gema_sub"] == [0.8]
     assert res.per_report["gema"] == [pytest.approx(0.8 * s_obj + 0.2 * 0.8)]
     assert res.per_report["gema_status"] == [OK]
@@ -87,8 +89,8 @@ def test_gema_blend_and_explanations_kept():
 def test_failures_are_recorded_not_scored():
     res = score_answers([REF, "not json", REF], [HYP, HYP, HYP], ['{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}', None, "{}"])
     assert res.per_report["gema_status"][0] == OK
-    assert res.per_report["gema_status"][1] == "failed:ref_entities,subjective"
-    assert res.per_report["gema_status"][2] == "failed:subjective"
+    assert res.per_report["gema_status"][1] == "no_response:ref_entities,subjective"  # worst failure first
+    assert res.per_report["gema_status"][2] == "unparseable:subjective"
     assert math.isnan(res.per_report["gema"][1]) and math.isnan(res.per_report["gema"][2])
     assert res.summary["gema_failures"] == 2
     assert parse_subjective(None)[2] == NO_RESPONSE and parse_subjective("[1, 2]")[2] == UNPARSEABLE
@@ -97,7 +99,7 @@ def test_failures_are_recorded_not_scored():
 def test_entity_parsing_tolerates_noise():
     text = 'Here you go: {"entities": [{"disease": "Edema", "uncertainty": "possible"}, {"location": "x"}, "junk", {"disease": "edema"}]}'
     ents, status = parse_entities(text)
-    assert status == OK and ents == (("edema", None, None, "uncertain"),)
+    assert status == OK and ents == (("edema", None, None, "uncertain"), ("edema", None, None, None))
     assert parse_entities('{"entities": []}') == ((), OK)
     assert parse_entities("nothing")[1] == UNPARSEABLE
 
@@ -133,7 +135,40 @@ def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
         options = {"gema": {"llm": stub_llm_config(stub.base_url, str(tmp_path / "cache"))}}
         refs, hyps = ["Small left effusion."] * 2, ["Right effusion, mild cardiomegaly."] * 2
         out = evaluate(refs, hyps, ["gema"], per_report=True, options=options)
-        assert out["gema"] == pytest.approx([0.8 * 0.375 + 0.2 * 1.0] * 2)
+        assert out["gema"] == pytest.approx([0.8 * 0.625 + 0.2 * 1.0] * 2)
         assert len(stub.requests) == 3  # two distinct report texts + one distinct pair
         evaluate(refs, hyps, ["gema"], options=options)
         assert len(stub.requests) == 3
+
+
+def test_diseases_match_through_the_vocabulary():
+    ref, _ = parse_entities(entities(("effusion", "left", "small", "certain"), ("enlarged heart", None, "mild", "certain")))
+    hyp, _ = parse_entities(entities(("Pleural effusions", "left", "Small", "certain"), ("small left effusion", None, None, "certain"),
+                                     ("cardiomegaly", None, "mildly", "certain")))
+    assert [e[0] for e in ref] == ["pleural effusion", "cardiomegaly"]
+    assert [e[0] for e in hyp] == ["pleural effusion", "pleural effusion", "cardiomegaly"]
+    assert hyp[2][2] == "mild"  # severity words map onto the vocabulary's levels
+    s = objective_scores(ref, hyp, W)
+    # repeated disease kept: 2 matched pairs of 2 ref and 3 hyp entities -> 2 * 2 / 5
+    assert s["disease"] == pytest.approx(0.8)
+    # the ref effusion pairs with the hyp effusion that agrees on location and severity
+    assert s["location"] == 1.0 and s["severity"] == 1.0 and s["uncertainty"] == 1.0
+
+
+def test_repeated_diseases_are_kept_and_paired_one_to_one():
+    ref, _ = parse_entities(entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain")))
+    hyp, _ = parse_entities(entities(("nodule", "left lower lobe", None, "certain")))
+    s = objective_scores(ref, hyp, W)
+    assert s["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found
+    assert s["location"] == 1.0  # the found nodule pairs with the one in the same place
+
+
+def test_cut_off_entity_list_is_truncated_not_repaired():
+    from srrg.metrics.judge_common import Reply
+
+    cut = Reply('{"entities": [{"disease": "pleural effusion", "location": "le', "truncated", "answer cut off at max_tokens=16")
+    assert parse_entities(cut) == ((), "truncated")
+    sub = '{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}'
+    res = score_answers([REF], [cut], [sub])
+    assert res.per_report["gema_status"] == ["truncated:hyp_entities"] and math.isnan(res.per_report["gema"][0])
+    assert res.summary["gema_failures"] == 1 and res.summary["gema_truncated"] == 1

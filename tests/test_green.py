@@ -51,7 +51,7 @@ def test_five_pair_example_mean_and_population_std():
     assert res.summary["green_zero_sig_b"] == pytest.approx(1 / 5)
     assert res.summary["green_zero_sig_c"] == pytest.approx(3 / 5)
     assert res.summary["green_zero_sig_f"] == pytest.approx(1.0)
-    assert res.summary["green_parse_failures"] == 0
+    assert res.summary["green_failures"] == 0
 
 
 def test_missing_sections_are_partial_and_read_as_zero():
@@ -67,7 +67,7 @@ def test_no_scorable_section_is_a_flagged_failure_not_a_zero():
     assert res.per_report["green_status"] == [UNPARSEABLE, NO_RESPONSE, OK]
     assert math.isnan(res.per_report["green"][0]) and math.isnan(res.per_report["green"][1])
     assert res.summary["green"] == pytest.approx(0.5)  # only the parsed answer counts
-    assert res.summary["green_parse_failures"] == 2 and res.summary["green_n_parsed"] == 1
+    assert res.summary["green_failures"] == 2 and res.summary["green_n_parsed"] == 1
 
 
 def test_extra_text_around_the_answer():

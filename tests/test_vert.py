@@ -32,7 +32,9 @@ def test_well_formed_answer_gives_direct_score_and_formulas():
 
 @pytest.mark.parametrize(
     ("body", "expected"),
-    [("0.756", 0.76), ("1.00", 1.0), ("Score: 0.5 (moderate)", 0.5), ("85%", 0.85), ("7/10", math.nan), ("none", math.nan), ("1.5", math.nan)],
+    [("0.756", 0.76), ("1.00", 1.0), ("Score: 0.5 (moderate)", 0.5), ("85%", 0.85), ("7/10", math.nan), ("none", math.nan), ("1.5", math.nan),
+     ("With 2 significant errors and 3 matched findings the score is 0.60", 0.6), ("0.80 / 1.00", 0.8), ("8 out of 10", math.nan),
+     ("0.7 out of 1", 0.7), ("-0.2", math.nan), ("**0.45**", 0.45)],
 )
 def test_direct_score_forms(body, expected):
     value = parse_direct_score(f"[Score]:\n{body}\n")
@@ -107,3 +109,25 @@ def test_vert_end_to_end_through_openai_server(tmp_path, monkeypatch):
         sent = len(stub.requests)
         evaluate(["r1", "r2"], ["h1", "h2"], ["vert"], options=options)
         assert len(stub.requests) == sent
+
+
+@pytest.mark.parametrize("variant", ["direct", "formula", "rubric"])
+def test_prompt_variants_share_the_answer_format(variant):
+    content = vert_requests(["ref text"], ["cand text"], VertConfig(variant=variant))[0].messages[0]["content"]
+    assert "[Score]:" in content and "[Matched Findings]:" in content and "cand text" in content
+    assert ("M / (M + S + 0.5 * I)" in content) == (variant == "formula")
+    assert ("0.80 to 0.99" in content) == (variant == "rubric")
+
+
+def test_unknown_variant_is_refused():
+    with pytest.raises(ValueError, match="variant"):
+        VertConfig(variant="fancy")
+
+
+def test_failed_answers_have_nan_counts():
+    from srrg.metrics.judge_common import Reply
+
+    res = score_responses([Reply("[Clinically Significant Errors]:\n(a) False", "truncated"), green_answer((1,) + (0,) * 5, 1, score="0.5")])
+    assert res.per_report["vert_status"] == ["truncated", "ok"] and res.per_report["vert_score_status"] == ["truncated", "ok"]
+    assert math.isnan(res.per_report["vert_sig_a"][0]) and res.per_report["vert_sig_a"][1] == 1
+    assert res.summary["vert_truncated"] == 1 and res.summary["vert_failures"] == 1 and res.summary["vert"] == 0.5

@@ -2,7 +2,8 @@
 
 Per report and category: TP = min(g, h), FP = max(0, g - h), FN = max(0, h - g) with g the judge's
 count and h the human count; summed over reports, then P = TP/(TP+FP), R = TP/(TP+FN) and F1;
-a zero denominator gives 0.
+a zero denominator gives 0. A report whose judge answer failed (no answer, cut off, unparseable)
+has NaN counts (docs/judges.md): it is skipped here, never read as "no errors".
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ from typing import Any, Mapping, Sequence
 import polars as pl
 
 from srrg.io import read_reports, write_parquet, write_text
-from srrg.metrics.base import score_all
+from srrg.errors import StageFailed
+from srrg.metrics.base import MetricResult, score_all
+from srrg.metrics.judge_common import JudgeFailed
 
 
 COUNTS = ("n_pairs", "n_unmatched")
@@ -40,6 +42,24 @@ def summary_markdown(summary: Mapping[str, float]) -> str:
     return "| " + " | ".join(summary) + " |\n|" + "---|" * len(summary) + "\n| " + " | ".join(cells) + " |\n"
 
 
+def score_each(
+    refs: Sequence[str], hyps: Sequence[str], metrics: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None
+) -> tuple[MetricResult, list[JudgeFailed]]:
+    """Every metric's result merged, and the judges that failed (JudgeFailed carries the partial
+    result, which is merged too): one failing judge neither hides the others nor loses its rows."""
+    merged = MetricResult({}, {})
+    failures: list[JudgeFailed] = []
+    for name in metrics:
+        try:
+            result = score_all(refs, hyps, [name], options)
+        except JudgeFailed as failure:
+            result = failure.result
+            failures.append(failure)
+        merged.per_report.update(result.per_report)
+        merged.summary.update(result.summary)
+    return merged, failures
+
+
 def run_score(
     refs_path: str | Path,
     hyps_path: str | Path,
@@ -50,10 +70,12 @@ def run_score(
     ref_col: str = "report",
     hyp_col: str = "report",
 ) -> dict[str, float]:
-    """Score one prediction file; writes per_report.parquet, summary.csv, summary.md, unmatched.csv."""
+    """Score one prediction file; writes per_report.parquet, summary.csv, summary.md, unmatched.csv.
+    A judge that could not answer well enough (JudgeFailed) raises StageFailed after everything
+    is written, with one line per failed judge naming its endpoint and counts."""
     out = Path(out_dir)
     pairs, unmatched = align(load_reports(refs_path, id_col, ref_col), load_reports(hyps_path, id_col, hyp_col))
-    result = score_all(pairs["reference"].to_list(), pairs["hypothesis"].to_list(), metrics, options)
+    result, failures = score_each(pairs["reference"].to_list(), pairs["hypothesis"].to_list(), metrics, options)
     per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in result.per_report.items())
     summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **result.summary}
     write_parquet(per_report, out / "per_report.parquet")
@@ -61,4 +83,6 @@ def run_score(
     rounded = {k: int(v) if k in COUNTS else round(v, 3) for k, v in summary.items()}
     write_text(out / "summary.csv", pl.DataFrame([rounded]).write_csv())
     write_text(out / "summary.md", summary_markdown(summary))
+    if failures:  # written first: the partial per-report results stay on disk for inspection
+        raise StageFailed("; ".join(str(f) for f in failures) + f" (partial results in {out})")
     return summary

@@ -1,10 +1,13 @@
 """GEMA-Score (DESIGN §4.5): agents as separate LLM calls with JSON answers, arithmetic in code.
 
 1. entity agent (one call per distinct report): (disease, location, severity, uncertainty) tuples;
-2. objective accuracy, computed here: per dimension the symmetric match rates S(x, x̂) = |x ∩ x̂|/|x|
-   and S(x̂, x) = |x ∩ x̂|/|x̂| and their harmonic mean; a dimension other than disease compares
-   (disease, value) pairs, so a wrong location of a shared disease is a miss; both sides empty -> 1,
-   one empty -> 0 (as the S-Score's set F1, which this reuses); S_obj = Σ w_d · F1_d;
+   disease names are mapped onto the project's finding vocabulary (srrg.vocab synonyms: "effusion"
+   and "pleural effusion" are one disease), and a disease listed twice (two nodules) stays twice;
+2. objective accuracy, computed here: disease = harmonic mean of the two match rates
+   S(x, x̂) = |x ∩ x̂|/|x| and S(x̂, x) = |x ∩ x̂|/|x̂| over the disease multisets (both empty -> 1, one
+   empty -> 0); location, severity and uncertainty are compared only on matched entities (pairs of
+   a reference and a candidate entity of the same disease): the share of matched pairs that agree
+   (no matched pair: 1 when both reports have no entity, else 0); S_obj = Σ w_d · score_d;
 3. subjective agent (one call per pair): fluency, grammar and terminology issue counts,
    S_sub = Σ w_a · max(0, 1 - 0.05 · errors_a), rounded to the nearest of {0, 0.2, ..., 1};
 4. GEMA = α · S_obj + (1 - α) · S_sub (α = 0.8), with the explanations kept per report.
@@ -14,25 +17,32 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
-    NO_RESPONSE,
     OK,
     UNPARSEABLE,
     JudgeConfig,
-    answers,
+    Reply,
+    as_reply,
+    ask,
+    check_failures,
     client_for,
     decode_json_object,
+    failure_counts,
     pair_requests,
     template,
     to_count,
     truncate_words,
+    worst,
 )
-from srrg.metrics.sscore import set_f1
 from srrg.report import normalize_text
+from srrg.vocab import severity_map, synonym_map
 
 NAME = "gema"
 DIMENSIONS = ("disease", "location", "severity", "uncertainty")
@@ -62,12 +72,14 @@ class GemaConfig(JudgeConfig):
     """dimension_weights: disease/location/severity/uncertainty weights of S_obj (sum 1);
     aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj."""
 
+    max_tokens: int = 1024  # the entity agent lists every finding of a long report as JSON
     dimension_weights: Mapping[str, float] = field(default_factory=lambda: {d: 0.25 for d in DIMENSIONS})
     aspect_weights: Mapping[str, float] = field(default_factory=lambda: {a: 1 / 3 for a in ASPECTS})
     alpha: float = 0.8
     penalty_per_error: float = 0.05
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for label, weights, names in (("dimension", self.dimension_weights, DIMENSIONS), ("aspect", self.aspect_weights, ASPECTS)):
             if set(weights) != set(names) or min(weights.values()) < 0 or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9):
                 raise ValueError(f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, got {dict(weights)}")
@@ -82,43 +94,91 @@ def _optional(value: Any) -> str | None:
     return None if text in {"", "null", "none", "n/a", "unknown"} else text
 
 
-def parse_entities(text: str | None) -> tuple[tuple[Entity, ...], str]:
-    """Entity tuples from the entity agent's JSON, and a status; duplicate diseases keep the first."""
-    if text is None:
-        return (), NO_RESPONSE
-    obj = decode_json_object(text)
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[dict[str, str], re.Pattern[str]]:
+    """The synonym map and one pattern of its surface forms, longest first (whole words only)."""
+    synonyms = synonym_map()
+    forms = sorted(synonyms, key=len, reverse=True)
+    return synonyms, re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b")
+
+
+def canonical_disease(name: str) -> str:
+    """The vocabulary's canonical finding for a disease name: the whole name when it is a known
+    surface form, else the longest known form inside it ("small left effusion" -> pleural
+    effusion); a name with no known form is kept as written (open vocabulary)."""
+    synonyms, pattern = _vocabulary()
+    if name in synonyms:
+        return synonyms[name]
+    found = pattern.findall(name)
+    return synonyms[max(found, key=len)] if found else name
+
+
+def parse_entities(answer: str | Reply | None) -> tuple[tuple[Entity, ...], str]:
+    """Entity tuples from the entity agent's JSON, and a status. Disease names are canonical
+    vocabulary names and severities canonical levels; repeated diseases are all kept. A reply that
+    failed in transport (no_response, or truncated: a cut-off list is never repaired) has none."""
+    reply = as_reply(answer)
+    if reply.status != OK or reply.text is None:
+        return (), reply.status
+    obj = decode_json_object(reply.text)
     items = obj.get("entities") if obj is not None else None
     if not isinstance(items, list):
         return (), UNPARSEABLE
-    seen: dict[str, Entity] = {}
+    entities = []
     for item in items:
         if not isinstance(item, dict) or _optional(item.get("disease")) is None:
             continue
-        disease = _optional(item["disease"]) or ""
+        disease = canonical_disease(_optional(item["disease"]) or "")
+        severity = _optional(item.get("severity"))
         uncertainty = _optional(item.get("uncertainty"))
-        entity = (disease, _optional(item.get("location")), _optional(item.get("severity")), _UNCERTAINTY.get(uncertainty or "", uncertainty))
-        seen.setdefault(disease, entity)
-    return tuple(seen.values()), OK
+        entities.append((
+            disease, _optional(item.get("location")), severity_map().get(severity or "", severity),
+            _UNCERTAINTY.get(uncertainty or "", uncertainty),
+        ))
+    return tuple(entities), OK
 
 
-def dimension_items(entities: Sequence[Entity], dimension: str) -> set[Any]:
-    """The set compared for one dimension: disease names, or (disease, value) pairs."""
-    index = DIMENSIONS.index(dimension)
-    return {e[0] if index == 0 else (e[0], e[index]) for e in entities}
+def match_entities(ref: Sequence[Entity], hyp: Sequence[Entity]) -> list[tuple[Entity, Entity]]:
+    """One-to-one pairs of a reference and a candidate entity of the same disease, as many as the
+    rarer side has; among entities of one disease the pairs that agree on most attributes are
+    taken first (ties in report order), so a found nodule pairs with the nodule in its place."""
+    candidates = sorted(
+        (-sum(r[k] == h[k] for k in range(1, len(DIMENSIONS))), i, j)
+        for i, r in enumerate(ref)
+        for j, h in enumerate(hyp)
+        if r[0] == h[0]
+    )
+    used_ref: set[int] = set()
+    used_hyp: set[int] = set()
+    pairs = []
+    for _, i, j in candidates:
+        if i not in used_ref and j not in used_hyp:
+            used_ref.add(i)
+            used_hyp.add(j)
+            pairs.append((ref[i], hyp[j]))
+    return pairs
 
 
 def objective_scores(ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapping[str, float]) -> dict[str, float]:
-    """Per-dimension harmonic mean of the two match rates and their weighted sum S_obj."""
-    per = {d: set_f1(dimension_items(ref, d), dimension_items(hyp, d)) for d in DIMENSIONS}
+    """disease: harmonic mean of the two match rates over the disease multisets; location,
+    severity, uncertainty: share of matched pairs that agree; obj: their weighted sum."""
+    if not ref and not hyp:
+        per = {d: 1.0 for d in DIMENSIONS}
+    else:
+        pairs = match_entities(ref, hyp)
+        per = {"disease": 2 * len(pairs) / (len(ref) + len(hyp))}
+        for i, d in enumerate(DIMENSIONS[1:], start=1):
+            per[d] = sum(r[i] == h[i] for r, h in pairs) / len(pairs) if pairs else 0.0
     per["obj"] = sum(weights[d] * per[d] for d in DIMENSIONS)
     return per
 
 
-def parse_subjective(text: str | None) -> tuple[dict[str, int] | None, str, str]:
+def parse_subjective(answer: str | Reply | None) -> tuple[dict[str, int] | None, str, str]:
     """(error counts per aspect, explanation, status) from the subjective agent's JSON."""
-    if text is None:
-        return None, "", NO_RESPONSE
-    obj = decode_json_object(text)
+    reply = as_reply(answer)
+    if reply.status != OK or reply.text is None:
+        return None, "", reply.status
+    obj = decode_json_object(reply.text)
     if obj is None:
         return None, "", UNPARSEABLE
     counts: dict[str, int] = {}
@@ -149,24 +209,34 @@ def _entities_json(entities: Sequence[Entity]) -> str:
 
 
 def _objective_note(ref: Sequence[Entity], hyp: Sequence[Entity]) -> str:
-    r, h = dimension_items(ref, "disease"), dimension_items(hyp, "disease")
-    return f"matched: {', '.join(sorted(r & h)) or '-'}; missing: {', '.join(sorted(r - h)) or '-'}; extra: {', '.join(sorted(h - r)) or '-'}"
+    r, h = Counter(e[0] for e in ref), Counter(e[0] for e in hyp)
+
+    def names(c: Counter[str]) -> str:
+        return ", ".join(sorted(c.elements())) or "-"
+
+    return f"matched: {names(r & h)}; missing: {names(r - h)}; extra: {names(h - r)}"
+
+
+def pair_status(statuses: Mapping[str, str]) -> str:
+    """ok, or `<worst failure>:<failed agents>` (e.g. truncated:hyp_entities)."""
+    failed = [agent for agent, s in statuses.items() if s != OK]
+    return OK if not failed else f"{worst(list(statuses.values()))}:{','.join(failed)}"
 
 
 def score_answers(
-    ref_answers: Sequence[str | None],
-    hyp_answers: Sequence[str | None],
-    subjective_answers: Sequence[str | None],
+    ref_answers: Sequence[str | Reply | None],
+    hyp_answers: Sequence[str | Reply | None],
+    subjective_answers: Sequence[str | Reply | None],
     cfg: GemaConfig = GemaConfig(),
 ) -> MetricResult:
     """GEMA per report from the three agents' answers; a failed agent makes that report NaN and
-    its status names the agent."""
+    its status names the failure and the agent."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
     for ref_text, hyp_text, sub_text in zip(ref_answers, hyp_answers, subjective_answers, strict=True):
         ref, ref_status = parse_entities(ref_text)
         hyp, hyp_status = parse_entities(hyp_text)
         counts, explanation, sub_status = parse_subjective(sub_text)
-        failed = [n for n, s in (("ref_entities", ref_status), ("hyp_entities", hyp_status), ("subjective", sub_status)) if s != OK]
+        status = pair_status({"ref_entities": ref_status, "hyp_entities": hyp_status, "subjective": sub_status})
         obj = objective_scores(ref, hyp, cfg.dimension_weights) if ref_status == hyp_status == OK else None
         sub = subjective_score(counts, cfg.aspect_weights, cfg.penalty_per_error) if counts is not None else math.nan
         s_obj = obj["obj"] if obj else math.nan
@@ -176,14 +246,14 @@ def score_answers(
         for d in DIMENSIONS:
             per[f"gema_{d}"].append(obj[d] if obj else math.nan)
         for a in ASPECTS:
-            per[f"gema_{a}_errors"].append(counts[a] if counts else None)
-        per["gema_status"].append(OK if not failed else "failed:" + ",".join(failed))
+            per[f"gema_{a}_errors"].append(float(counts[a]) if counts else math.nan)
+        per["gema_status"].append(status)
         note = _objective_note(ref, hyp) if obj else ""
         per["gema_explanation"].append(" | ".join(p for p in (note, explanation) if p))
         per["gema_ref_entities"].append(_entities_json(ref))
         per["gema_hyp_entities"].append(_entities_json(hyp))
     summary = {k: nanmean(per[k]) for k in ("gema", "gema_obj", "gema_sub", *(f"gema_{d}" for d in DIMENSIONS))}
-    summary["gema_failures"] = float(sum(s != OK for s in per["gema_status"]))
+    summary.update(failure_counts(NAME, [s.split(":")[0] for s in per["gema_status"]]))
     return MetricResult(per, summary)
 
 
@@ -210,8 +280,11 @@ class Gema(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         entity, texts, subjective = gema_requests(refs, hyps, self.cfg)
-        replies = answers(client_for(self.client, self.cfg), [*entity, *subjective])
+        client = client_for(self.client, self.cfg)
+        replies = ask(client, [*entity, *subjective])
         by_text = dict(zip(texts, replies[: len(entity)]))
         ref_answers = [by_text[truncate_words(r, self.cfg.max_words)] for r in refs]
         hyp_answers = [by_text[truncate_words(h, self.cfg.max_words)] for h in hyps]
-        return score_answers(ref_answers, hyp_answers, replies[len(entity) :], self.cfg)
+        result = score_answers(ref_answers, hyp_answers, replies[len(entity) :], self.cfg)
+        check_failures(NAME, [s.split(":")[0] for s in result.per_report["gema_status"]], replies, client, self.cfg, result)
+        return result

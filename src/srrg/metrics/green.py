@@ -2,8 +2,9 @@
 six categories and the matched findings; GREEN = matched / (matched + significant errors).
 
 The prompt is the published one (src/srrg/prompts/green.txt) and parsing follows the official
-implementation (see judge_common). Unlike the official code, an answer without any scorable
-section is not silently scored: its GREEN is NaN, its status says why, and the summary counts it.
+implementation (see judge_common; docs/judges.md lists where ours differs). Unlike the official
+code, an answer that cannot be scored (unparseable, cut off, or none) is not silently 0: its GREEN
+and every count column are NaN, its status says why, and the summary counts it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     CATEGORIES,
-    NO_RESPONSE,
     PARTIAL,
-    UNPARSEABLE,
     ErrorReport,
     JudgeConfig,
     PairJudge,
+    Reply,
+    as_reply,
+    count_columns,
+    failure_counts,
     parse_error_report,
     population_std,
     pair_requests,
@@ -36,8 +39,11 @@ KEYS = ("green", *SIG_KEYS, *INSIG_KEYS, "green_matched", "green_status", "green
 
 @dataclass(frozen=True)
 class GreenConfig(JudgeConfig):
-    """number_words: also read counts written as words ("two."); False is the official parser."""
+    """number_words: also read counts written as words ("two."); False is the official parser.
+    max_tokens 1024: official GREEN answers run to about 340-440 tokens (the official code allows
+    2048 tokens, prompt included)."""
 
+    max_tokens: int = 1024
     number_words: bool = True
 
 
@@ -57,7 +63,8 @@ def green_requests(refs: Sequence[str], hyps: Sequence[str], cfg: GreenConfig) -
 
 def summarize(reports: Sequence[ErrorReport], scores: Sequence[float]) -> dict[str, float]:
     """Mean and population std of GREEN over the parsed answers, per category the share of parsed
-    answers with zero significant errors, and the counts of partial and failed answers."""
+    answers with zero significant errors, and the counts of partial and failed answers
+    (green_failures, split into green_no_response / green_truncated / green_unparseable)."""
     parsed = [r for r in reports if r.parsed]
     summary = {"green": nanmean(scores), "green_std": population_std(scores)}
     for i, c in enumerate(CATEGORIES):
@@ -65,24 +72,26 @@ def summarize(reports: Sequence[ErrorReport], scores: Sequence[float]) -> dict[s
         summary[f"green_zero_sig_{c}"] = zero / len(parsed) if parsed else math.nan
     summary["green_n_parsed"] = float(len(parsed))
     summary["green_partial"] = float(sum(r.status == PARTIAL for r in reports))
-    summary["green_parse_failures"] = float(sum(r.status in (UNPARSEABLE, NO_RESPONSE) for r in reports))
+    summary.update(failure_counts("green", [r.status for r in reports]))
     return summary
 
 
-def score_responses(responses: Sequence[str | None], cfg: GreenConfig = GreenConfig()) -> MetricResult:
-    """Per-report GREEN values, counts, status and explanation from the judge's answers."""
-    reports = [parse_error_report(text, cfg.number_words) for text in responses]
+def score_responses(responses: Sequence[str | Reply | None], cfg: GreenConfig = GreenConfig()) -> MetricResult:
+    """Per-report GREEN values, counts, status and explanation from the judge's replies."""
+    replies = [as_reply(r) for r in responses]
+    reports = [parse_error_report(reply, cfg.number_words) for reply in replies]
     scores = [green_value(r) for r in reports]
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
-    for text, report, score in zip(responses, reports, scores):
+    for reply, report, score in zip(replies, reports, scores):
+        sig, insig, matched = count_columns(report)
         per["green"].append(score)
         for i in range(len(CATEGORIES)):
-            per[SIG_KEYS[i]].append(report.significant[i])
-            per[INSIG_KEYS[i]].append(report.insignificant[i])
-        per["green_matched"].append(report.matched)
+            per[SIG_KEYS[i]].append(sig[i])
+            per[INSIG_KEYS[i]].append(insig[i])
+        per["green_matched"].append(matched)
         per["green_status"].append(report.status)
         per["green_matched_findings"].append("; ".join(report.matched_findings))
-        per["green_explanation"].append((section(text, "Explanation") or "").strip() if text else "")
+        per["green_explanation"].append((section(reply.text, "Explanation") or "").strip() if reply.text else "")
     return MetricResult(per, summarize(reports, scores))
 
 
@@ -93,9 +102,10 @@ class Green(PairJudge):
     name = NAME
     keys = KEYS
     config_class = GreenConfig
+    status_keys = ("green_status",)
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
         return green_requests(refs, hyps, self.cfg)
 
-    def score(self, texts: Sequence[str | None]) -> MetricResult:
-        return score_responses(texts, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
+        return score_responses(replies, self.cfg)

@@ -1,9 +1,16 @@
 """Shared pieces of the LLM-judge metrics (GREEN, VERT, GEMA, proxy rating).
 
 Prompt templates are package data (src/srrg/prompts/*.txt) so that a prompt change is a data change
-that the workflow tracks. The error-count parser follows the official GREEN implementation
-(Stanford-AIMI/GREEN, `parse_error_counts`) because GREEN and VERT share that answer format; where
-this module goes beyond the official parser (numbers written as words) it says so.
+that the workflow tracks. The error-count parser reads answers exactly as the official GREEN
+implementation does (its cleaner, sections, category lines, matched findings) because GREEN and VERT
+share that answer format; docs/judges.md lists every place where our reading differs and why.
+
+Every answer carries a status: ok; partial (scored as the official code scores it, but a section is
+missing or a count could not be read); or a failure — unparseable, no_response (the endpoint gave
+no answer after its retries), truncated (cut off by max_tokens). A failure is never a number: its
+score and every count column are NaN, it is left out of means and count-level P/R/F1, the summary
+counts it, and a run with more failures than `max_failure_fraction` raises JudgeFailed (a
+StageFailed carrying the partial result, so the caller writes it before exiting non-zero).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from importlib import resources
 from typing import Any, ClassVar, Mapping, Sequence
 
 from srrg.config import from_dict
+from srrg.errors import StageFailed
 from srrg.llm.base import LLMRequest, PromptTemplate
 from srrg.metrics.base import Metric, MetricResult
 from srrg.report import decode_json
@@ -35,8 +43,9 @@ SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
 MATCHED = "Matched Findings"
 
-# parse statuses of one judge answer
-OK, PARTIAL, UNPARSEABLE, NO_RESPONSE = "ok", "partial", "unparseable", "no_response"
+# statuses of one judge answer; FAILED ones have no score
+OK, PARTIAL, UNPARSEABLE, NO_RESPONSE, TRUNCATED = "ok", "partial", "unparseable", "no_response", "truncated"
+FAILED = (NO_RESPONSE, TRUNCATED, UNPARSEABLE)  # most to least severe
 
 _WORD_NUMBERS = {
     w: i
@@ -46,9 +55,28 @@ _WORD_NUMBERS = {
     )
 }
 _NUMBER_WORDS = "|".join(_WORD_NUMBERS)
-_CHAT_MARKERS = ("<|assistant|>", "<|im_start|>assistant")
-# text of the prompts' answer templates (GREEN, VERT), never of a real answer
-_PLACEHOLDERS = ("<The number of", "<number>")
+_ASSISTANT = "<|assistant|>"  # the official GREEN chat template's answer marker
+_EXPLANATION = "[Explanation]:"
+_ECHOED_EXPLANATION = "[Explanation]:\n    <Explanation>\n"  # the prompt's answer template, indented
+# placeholders of the prompts' answer templates (GREEN, VERT), never part of a real answer
+_PLACEHOLDERS = ("<The number of", "<number>", "<Error", "<Finding", "<error", "<finding")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One judge answer as the parsers see it: its text (None when there is none) and how it
+    arrived: ok | no_response (error after retries; `error` says why) | truncated (cut off)."""
+
+    text: str | None
+    status: str = OK
+    error: str = ""
+
+
+def as_reply(answer: str | Reply | None) -> Reply:
+    """A plain answer text is an ok reply and None is no answer, so parsers accept either."""
+    if isinstance(answer, Reply):
+        return answer
+    return Reply(None, NO_RESPONSE) if answer is None else Reply(answer)
 
 
 @lru_cache(maxsize=None)
@@ -72,18 +100,21 @@ def to_count(token: str) -> int | None:
 
 
 def clean_response(text: str) -> str:
-    """Drop what precedes the answer: echoed chat markers and any preamble before the last
-    `[Explanation]:` (the official GREEN cleaner does the same for its own chat template)."""
-    for marker in _CHAT_MARKERS:
-        if marker in text:
-            text = text.rsplit(marker, 1)[-1]
-    if "[Explanation]:" in text:
-        text = text.rsplit("[Explanation]:", 1)[-1]
+    """The official GREEN cleaner (green_score.utils.clean_responses), rule for rule: keep what
+    follows the last `<|assistant|>`; then, when an `[Explanation]:` is present, keep what follows
+    the last one — except when the indented answer template `[Explanation]:\\n    <Explanation>\\n`
+    was echoed, where the official code keeps the text between the first and the second
+    `[Explanation]:` (the echoed template); finally drop `</s>` and `<unk>`."""
+    if _ASSISTANT in text:
+        text = text.split(_ASSISTANT)[-1]
+    if _EXPLANATION in text:
+        parts = text.split(_EXPLANATION)
+        text = parts[1] if _ECHOED_EXPLANATION in text else parts[-1]
     return text.replace("</s>", "").replace("<unk>", "")
 
 
 def section(text: str, name: str) -> str | None:
-    """Body of `[name]:`, which runs to the first blank line (official GREEN rule); None if absent."""
+    """Body of the first `[name]:`, which runs to the first blank line (official rule); None if absent."""
     match = re.search(rf"\[{re.escape(name)}\]:\s*(.*?)(?:\n\s*\n|\Z)", text, re.DOTALL)
     return match.group(1) if match else None
 
@@ -93,38 +124,55 @@ def _count_pattern(number_words: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<=: )\b(?:{alternatives})\b(?=\.)", re.IGNORECASE)
 
 
-def category_counts(body: str, number_words: bool = True) -> tuple[int, ...]:
+@dataclass(frozen=True)
+class Reading:
+    """What one section yielded: its counts, whether every count it announces was read, and
+    whether any count was read at all (a section starting with "No" reads as all zeros)."""
+
+    counts: tuple[int, ...]
+    complete: bool
+    any_read: bool
+
+
+def category_counts(body: str, number_words: bool = True) -> Reading:
     """Six counts (a)..(f) from a category section, as the official parser reads them: lines
     `(x) ...: N.`, numbered (1)..(6) when no lettered line exists; the lines are sorted and the last
-    line of a category wins, so duplicated lines are never added up. A body starting with "No"
-    means no errors. number_words=False is the exact official behaviour (a word count reads as 0)."""
-    counts = [0] * len(CATEGORIES)
+    line of a category with a readable count wins, so duplicated lines are never added up. A body
+    starting with "No" means no errors. A category line without a readable count (or a body with no
+    category line) reads as 0, as in the official code, but makes the reading incomplete.
+    number_words=False is the exact official behaviour (a word count reads as 0)."""
     if body.startswith("No"):
-        return tuple(counts)
+        return Reading((0,) * len(CATEGORIES), True, True)
     labels = [f"({c}) " for c in CATEGORIES]
     lines = sorted(re.findall(r"\([a-f]\) .*", body))
     if not lines:
         lines = sorted(re.findall(r"\([1-6]\) .*", body))
         labels = [f"({i}) " for i in range(1, len(CATEGORIES) + 1)]
     pattern = _count_pattern(number_words)
+    counts = [0] * len(CATEGORIES)
+    complete, any_read = bool(lines), False
     for position, label in enumerate(labels):
         for line in lines:
             if line.startswith(label):
                 found = pattern.findall(line)
                 if found:
                     counts[position] = to_count(found[0]) or 0
-    return tuple(counts)
+                    any_read = True
+                else:
+                    complete = False
+    return Reading(tuple(counts), complete, any_read)
 
 
-def matched_count(body: str, number_words: bool = True) -> tuple[int, tuple[str, ...]]:
-    """Matched findings: the integer before the first period at the start of the section (official
-    rule) and the `;`-separated finding names after it."""
+def matched_count(body: str, number_words: bool = True) -> tuple[int | None, tuple[str, ...]]:
+    """Matched findings: the integer before the first period at the very start of the section
+    (official rule; "No ..." means 0) and the `;`-separated finding names after it; None when no
+    count can be read there (the official code then reads 0)."""
     if body.startswith("No"):
         return 0, ()
     alternatives = rf"\d+|{_NUMBER_WORDS}" if number_words else r"\d+"
     match = re.match(rf"\b({alternatives})\b\.", body, re.IGNORECASE)
     if not match:
-        return 0, ()
+        return None, ()
     rest = body[match.end() :]
     names = tuple(n.strip().rstrip(".") for n in rest.split(";") if n.strip().rstrip("."))
     return to_count(match.group(1)) or 0, names
@@ -133,8 +181,7 @@ def matched_count(body: str, number_words: bool = True) -> tuple[int, tuple[str,
 @dataclass(frozen=True)
 class ErrorReport:
     """Parsed error-count answer: per-category significant and insignificant counts, matched
-    findings, and a status (ok | partial: a section missing and read as zero | unparseable |
-    no_response)."""
+    findings, and a status (ok | partial | unparseable | no_response | truncated)."""
 
     significant: tuple[int, ...] = (0,) * 6
     insignificant: tuple[int, ...] = (0,) * 6
@@ -147,26 +194,53 @@ class ErrorReport:
         return self.status in (OK, PARTIAL)
 
 
-def parse_error_report(text: str | None, number_words: bool = True) -> ErrorReport:
-    """Parse a GREEN-format answer; never raises. Missing sections read as zero (official) and
-    mark the answer `partial`; with neither the significant-error nor the matched-findings section,
-    or with the prompt's answer template echoed instead of counts, the answer is `unparseable`."""
-    if text is None:
-        return ErrorReport(status=NO_RESPONSE)
-    cleaned = clean_response(text)
+def _echoes_template(bodies: Sequence[str | None]) -> bool:
+    return any(body is not None and p in body for body in bodies for p in _PLACEHOLDERS)
+
+
+def parse_error_report(answer: str | Reply | None, number_words: bool = True) -> ErrorReport:
+    """Parse a GREEN-format answer; never raises. Counts are the official parser's; the status adds
+    what it does not say: `partial` when a section is missing or a count could not be read (both
+    read as 0, as officially); `unparseable` when neither the significant-error nor the
+    matched-findings section exists, or when not one count could be read and the prompt's answer
+    template was echoed; a reply that failed in transport keeps its status (no_response, truncated)."""
+    reply = as_reply(answer)
+    if reply.status != OK or reply.text is None:
+        return ErrorReport(status=reply.status if reply.status != OK else NO_RESPONSE)
+    cleaned = clean_response(reply.text)
     sig, insig, matched = (section(cleaned, s) for s in (SIGNIFICANT, INSIGNIFICANT, MATCHED))
     if sig is None and matched is None:
         return ErrorReport(status=UNPARSEABLE)
-    if any(body is not None and p in body for body in (sig, matched) for p in _PLACEHOLDERS):
-        return ErrorReport(status=UNPARSEABLE)  # the model echoed the answer template
-    n_matched, names = matched_count(matched, number_words) if matched is not None else (0, ())
+    none = Reading((0,) * len(CATEGORIES), False, False)
+    sig_read = category_counts(sig, number_words) if sig is not None else none
+    insig_read = category_counts(insig, number_words) if insig is not None else none
+    n_matched, names = matched_count(matched, number_words) if matched is not None else (None, ())
+    if not (sig_read.any_read or insig_read.any_read or n_matched is not None) and _echoes_template((sig, insig, matched)):
+        return ErrorReport(status=UNPARSEABLE)  # the model echoed the answer template, no count at all
+    complete = sig_read.complete and insig_read.complete and n_matched is not None
     return ErrorReport(
-        significant=category_counts(sig, number_words) if sig is not None else (0,) * 6,
-        insignificant=category_counts(insig, number_words) if insig is not None else (0,) * 6,
-        matched=n_matched,
+        significant=sig_read.counts,
+        insignificant=insig_read.counts,
+        matched=n_matched or 0,
         matched_findings=names,
-        status=OK if None not in (sig, insig, matched) else PARTIAL,
+        status=OK if complete else PARTIAL,
     )
+
+
+def count_columns(report: ErrorReport) -> tuple[list[float], list[float], float]:
+    """(significant a..f, insignificant a..f, matched) as per-report column values: NaN for an
+    answer that failed, so it can never count as "no errors" in means or count-level P/R/F1."""
+    if not report.parsed:
+        nan = [math.nan] * len(CATEGORIES)
+        return nan, list(nan), math.nan
+    return [float(c) for c in report.significant], [float(c) for c in report.insignificant], float(report.matched)
+
+
+def failure_counts(prefix: str, statuses: Sequence[str]) -> dict[str, float]:
+    """Summary keys `<prefix>_failures` (answers without a score) and one per failure kind."""
+    out = {f"{prefix}_failures": float(sum(s in FAILED for s in statuses))}
+    out.update({f"{prefix}_{kind}": float(sum(s == kind for s in statuses)) for kind in FAILED})
+    return out
 
 
 def unified_score(tp: float, sig: float, insig: float, a: float, b_sig: float, b_insig: float) -> float:
@@ -206,16 +280,35 @@ class JudgeConfig:
 
     llm: the `llm` config slice (srrg.llm.LLMConfig) naming backend, model, cache and concurrency;
     max_words: each report is cut to this many words before prompting (GREEN uses 300; 0 keeps all);
-    max_tokens: answer length limit sent with every request.
+    max_tokens: answer length limit of every request; each judge sets a default that fits its real
+    answers, and an answer that reaches it is `truncated`, never scored;
+    max_failure_fraction: a run with a larger share of failed answers (no answer, cut off,
+    unparseable) raises JudgeFailed; so does a run where no request got any answer.
     """
 
     llm: Mapping[str, Any] = field(default_factory=dict)
     max_words: int = 300
-    max_tokens: int = 512
+    max_tokens: int = 1024
+    max_failure_fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if not 0.0 <= self.max_failure_fraction <= 1.0:
+            raise ValueError(f"max_failure_fraction must be in [0, 1], got {self.max_failure_fraction}")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
         return from_dict(cls, data, f"{cls.__name__} options")
+
+
+class JudgeFailed(StageFailed):
+    """The judge could not answer well enough for its scores to be trusted. `result` holds the
+    per-report values and statuses computed so far, for the caller to write before exiting."""
+
+    def __init__(self, message: str, result: MetricResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def template(name: str, fields_: Sequence[str]) -> PromptTemplate:
@@ -226,13 +319,51 @@ def template(name: str, fields_: Sequence[str]) -> PromptTemplate:
     return PromptTemplate(id=name, version=version, messages=(("user", text),), fields=tuple(fields_))
 
 
-def answers(client: Any, requests: Sequence[LLMRequest]) -> list[str | None]:
-    """Send all requests in one batch (so cache, concurrency and retries apply) and return the
-    answer texts in order; a failed request gives None, which the parsers record as no_response."""
+def ask(client: Any, requests: Sequence[LLMRequest]) -> list[Reply]:
+    """Send all requests in one batch (so cache, concurrency and retries apply) and return one
+    Reply per request, in order: the text with status ok, the cut-off text with status truncated,
+    or no text with status no_response and the client's error."""
     if not requests:
         return []
-    responses = client.complete(list(requests))
-    return [r.text if r.ok else None for r in responses]
+    out = []
+    for r in client.complete(list(requests)):
+        if r.ok:
+            out.append(Reply(r.text))
+        elif r.status == TRUNCATED:
+            out.append(Reply(r.text, TRUNCATED, r.error or ""))
+        else:
+            out.append(Reply(None, NO_RESPONSE, r.error or ""))
+    return out
+
+
+def describe(client: Any) -> str:
+    """The client's endpoint for failure messages (any object with complete() may stand in)."""
+    return client.describe() if hasattr(client, "describe") else type(client).__name__
+
+
+def worst(statuses: Sequence[str]) -> str:
+    """The most severe failure among several statuses of one pair, or ok."""
+    return next((kind for kind in FAILED if kind in statuses), OK)
+
+
+def check_failures(
+    metric: str, statuses: Sequence[str], replies: Sequence[Reply], client: Any, cfg: JudgeConfig, result: MetricResult
+) -> None:
+    """Raise JudgeFailed when no request got an answer, or when the share of failed pairs exceeds
+    cfg.max_failure_fraction; one line names the metric, the counts, the limit and the endpoint."""
+    n = len(statuses)
+    failed = [s for s in statuses if s in FAILED]
+    no_answer = bool(replies) and all(r.status == NO_RESPONSE for r in replies)
+    if not n or (not no_answer and len(failed) / n <= cfg.max_failure_fraction):
+        return
+    kinds = ", ".join(f"{failed.count(k)} {k}" for k in FAILED if k in failed)
+    error = next((r.error for r in replies if r.error), "")
+    raise JudgeFailed(
+        f"{metric}: {len(failed)} of {n} judge answers failed ({kinds}; allowed share "
+        f"{cfg.max_failure_fraction:g}, max_tokens {cfg.max_tokens}) from {describe(client)}"
+        + (f"; first error: {error}" if error else ""),
+        result,
+    )
 
 
 def client_for(client: Any, cfg: JudgeConfig) -> Any:
@@ -249,11 +380,12 @@ def client_for(client: Any, cfg: JudgeConfig) -> Any:
 
 
 class PairJudge(Metric):
-    """A judge that sends one request per pair and scores the answer texts: subclasses name their
-    config class, build the requests and parse the answers. `client` (any object with
+    """A judge that sends one request per pair and scores the replies: subclasses name their config
+    class and status columns, build the requests and parse the replies. `client` (any object with
     complete(requests)) lets several metrics share one client."""
 
     config_class: ClassVar[type[JudgeConfig]]
+    status_keys: ClassVar[tuple[str, ...]]
 
     def __init__(self, client: Any = None, **options: Any) -> None:
         self.cfg = self.config_class.from_dict(options)
@@ -264,11 +396,16 @@ class PairJudge(Metric):
         """One request per (reference, hypothesis) pair."""
 
     @abstractmethod
-    def score(self, texts: Sequence[str | None]) -> MetricResult:
-        """Per-report values and summary from the answers (None = no answer)."""
+    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
+        """Per-report values and summary from the replies (a plain text is an ok reply)."""
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        return self.score(answers(client_for(self.client, self.cfg), self.requests(refs, hyps)))
+        client = client_for(self.client, self.cfg)
+        replies = ask(client, self.requests(refs, hyps))
+        result = self.score(replies)
+        statuses = [worst([result.per_report[k][i] for k in self.status_keys]) for i in range(len(replies))]
+        check_failures(self.name, statuses, replies, client, self.cfg, result)
+        return result
 
 
 def pair_requests(

@@ -12,12 +12,14 @@ from typing import Any, Sequence
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
-    NO_RESPONSE,
     OK,
     UNPARSEABLE,
     JudgeConfig,
     PairJudge,
+    Reply,
+    as_reply,
     decode_json_object,
+    failure_counts,
     pair_requests,
 )
 
@@ -28,20 +30,25 @@ KEYS = ("proxy_rating", "proxy_disease_prediction", "proxy_detailed_descriptions
 
 @dataclass(frozen=True)
 class ProxyRatingConfig(JudgeConfig):
-    """scale_max: each dimension is an integer 0..scale_max."""
+    """scale_max: each dimension is an integer 0..scale_max. max_tokens 512: the answer is a small
+    JSON object with a one- or two-sentence explanation."""
 
+    max_tokens: int = 512
     scale_max: int = 10
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.scale_max < 1:
             raise ValueError(f"proxy_rating scale_max must be >= 1, got {self.scale_max}")
 
 
-def parse_rating(text: str | None, scale_max: int) -> tuple[dict[str, float] | None, str, str]:
-    """(dimension ratings, explanation, status); a rating outside 0..scale_max is a parse failure."""
-    if text is None:
-        return None, "", NO_RESPONSE
-    obj = decode_json_object(text)
+def parse_rating(answer: str | Reply | None, scale_max: int) -> tuple[dict[str, float] | None, str, str]:
+    """(dimension ratings, explanation, status); a rating outside 0..scale_max is a parse failure,
+    and a reply that failed in transport (no_response, truncated) is never read."""
+    reply = as_reply(answer)
+    if reply.status != OK or reply.text is None:
+        return None, "", reply.status
+    obj = decode_json_object(reply.text)
     if obj is None:
         return None, "", UNPARSEABLE
     ratings: dict[str, float] = {}
@@ -59,7 +66,7 @@ def parse_rating(text: str | None, scale_max: int) -> tuple[dict[str, float] | N
     return ratings, explanation.strip() if isinstance(explanation, str) else "", OK
 
 
-def score_responses(responses: Sequence[str | None], cfg: ProxyRatingConfig = ProxyRatingConfig()) -> MetricResult:
+def score_responses(responses: Sequence[str | Reply | None], cfg: ProxyRatingConfig = ProxyRatingConfig()) -> MetricResult:
     """Per-report dimension ratings (raw scale) and their mean scaled to [0, 1]."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
     for text in responses:
@@ -70,7 +77,7 @@ def score_responses(responses: Sequence[str | None], cfg: ProxyRatingConfig = Pr
         per["proxy_status"].append(status)
         per["proxy_explanation"].append(explanation)
     summary = {k: nanmean(per[k]) for k in ("proxy_rating", "proxy_disease_prediction", "proxy_detailed_descriptions")}
-    summary["proxy_failures"] = float(sum(s != OK for s in per["proxy_status"]))
+    summary.update(failure_counts("proxy", per["proxy_status"]))
     return MetricResult(per, summary)
 
 
@@ -85,9 +92,10 @@ class ProxyRating(PairJudge):
     name = NAME
     keys = KEYS
     config_class = ProxyRatingConfig
+    status_keys = ("proxy_status",)
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
         return proxy_requests(refs, hyps, self.cfg)
 
-    def score(self, texts: Sequence[str | None]) -> MetricResult:
-        return score_responses(texts, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
+        return score_responses(replies, self.cfg)

@@ -1,6 +1,8 @@
 """VERT: one judge call enumerates significant/insignificant errors (a)-(f) and matched findings,
-then gives a direct accuracy score in [0, 1] with two decimals (DESIGN §4.4).
+then gives a direct accuracy score in [0, 1] with two decimals (docs/judges.md).
 
+The prompt comes in three variants (option `variant`): direct (the judge scores freely), formula
+(the prompt states how the score follows from the counts) and rubric (the prompt gives score bands).
 From the same counts it reports the unified family a*TP / (a*TP + bS*S + bI*I): GREEN (1, 1, 0),
 F1 (2, 1, 0) and weighted (1, 2, 0.5), so one set of answers yields every variant.
 """
@@ -16,17 +18,23 @@ from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     CATEGORIES,
-    NO_RESPONSE,
+    FAILED,
     OK,
     UNPARSEABLE,
     ErrorReport,
     JudgeConfig,
     PairJudge,
+    Reply,
+    as_reply,
+    clean_response,
+    count_columns,
+    failure_counts,
     parse_error_report,
     population_std,
     pair_requests,
     section,
     unified_score,
+    worst,
 )
 
 NAME = "vert"
@@ -35,27 +43,50 @@ FORMULAS = {"green_formula": (1.0, 1.0, 0.0), "f1_formula": (2.0, 1.0, 0.0), "we
 SIG_KEYS = tuple(f"vert_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"vert_insig_{c}" for c in CATEGORIES)
 KEYS = ("vert", *FORMULAS, *SIG_KEYS, *INSIG_KEYS, "vert_matched", "vert_status", "vert_score_status")
-_NUMBER = re.compile(r"(?<![\d.])(\d*\.\d+|\d+)(%?)")
+VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # variant -> prompt
+_NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
+_SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
 
 
 @dataclass(frozen=True)
 class VertConfig(JudgeConfig):
+    """variant: direct | formula | rubric (the prompt; all three share the answer format);
+    number_words: also read counts written as words. max_tokens 1024: the answer repeats GREEN's
+    error enumeration (about 340-440 tokens for a capable judge) and adds a score."""
+
+    variant: str = "direct"
+    max_tokens: int = 1024
     number_words: bool = True
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.variant not in VARIANTS:
+            raise ValueError(f"vert variant must be one of {sorted(VARIANTS)}, got {self.variant!r}")
 
-def parse_direct_score(text: str | None) -> float:
-    """The [Score] section's number in [0, 1], rounded to two decimals; a percentage (e.g. "85%")
-    is divided by 100; anything else is NaN (no score is invented)."""
-    if not text:
+
+def parse_direct_score(answer: str | Reply | None) -> float:
+    """The [Score] section's score: its only or last number once scale denominators ("/ 1.00",
+    "out of 10") are dropped, rounded to two decimals; a percentage ("85%") is divided by 100.
+    A value outside [0, 1], a missing number or an echoed template is NaN (no score is invented)."""
+    reply = as_reply(answer)
+    if reply.status != OK or not reply.text:
         return math.nan
-    body = section(text, "Score")
+    body = section(clean_response(reply.text), "Score")
     if body is None or "<score" in body:  # "<score between 0.00 and 1.00>": the template echoed
         return math.nan
-    match = _NUMBER.search(body)
-    if not match:
+    numbers = _NUMBER.findall(_SCALE.sub(" ", body))
+    if not numbers:
         return math.nan
-    value = float(match.group(1)) / (100 if match.group(2) else 1)
+    digits, percent = numbers[-1]
+    value = float(digits) / (100 if percent else 1)
     return round(value, 2) if 0.0 <= value <= 1.0 else math.nan
+
+
+def score_status(reply: Reply, score: float) -> str:
+    """Status of the direct score: the reply's transport status when it failed, else ok or unparseable."""
+    if reply.status != OK:
+        return reply.status
+    return OK if not math.isnan(score) else UNPARSEABLE
 
 
 def formula_scores(report: ErrorReport) -> dict[str, float]:
@@ -67,29 +98,31 @@ def formula_scores(report: ErrorReport) -> dict[str, float]:
 
 
 def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig) -> list[Any]:
-    return pair_requests(NAME, refs, hyps, cfg)
+    return pair_requests(VARIANTS[cfg.variant], refs, hyps, cfg)
 
 
-def score_responses(responses: Sequence[str | None], cfg: VertConfig = VertConfig()) -> MetricResult:
+def score_responses(responses: Sequence[str | Reply | None], cfg: VertConfig = VertConfig()) -> MetricResult:
     """Per-report direct score, formula variants, counts and statuses; summary means (NaN-aware),
-    the std of the direct score and the failure counts."""
+    the std of the direct score, and the failures of the score and of the counts."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
-    for text in responses:
-        report = parse_error_report(text, cfg.number_words)
-        direct = parse_direct_score(text)
+    for reply in (as_reply(r) for r in responses):
+        report = parse_error_report(reply, cfg.number_words)
+        direct = parse_direct_score(reply)
+        sig, insig, matched = count_columns(report)
         per["vert"].append(direct)
         for key, value in formula_scores(report).items():
             per[key].append(value)
         for i in range(len(CATEGORIES)):
-            per[SIG_KEYS[i]].append(report.significant[i])
-            per[INSIG_KEYS[i]].append(report.insignificant[i])
-        per["vert_matched"].append(report.matched)
+            per[SIG_KEYS[i]].append(sig[i])
+            per[INSIG_KEYS[i]].append(insig[i])
+        per["vert_matched"].append(matched)
         per["vert_status"].append(report.status)
-        per["vert_score_status"].append(NO_RESPONSE if text is None else OK if not math.isnan(direct) else UNPARSEABLE)
+        per["vert_score_status"].append(score_status(reply, direct))
     summary = {k: nanmean(per[k]) for k in ("vert", *FORMULAS)}
     summary["vert_std"] = population_std(per["vert"])
-    summary["vert_score_failures"] = float(sum(s != OK for s in per["vert_score_status"]))
-    summary["vert_count_failures"] = float(sum(s in (UNPARSEABLE, NO_RESPONSE) for s in per["vert_status"]))
+    summary["vert_score_failures"] = float(sum(s in FAILED for s in per["vert_score_status"]))
+    summary["vert_count_failures"] = float(sum(s in FAILED for s in per["vert_status"]))
+    summary.update(failure_counts(NAME, [worst(pair) for pair in zip(per["vert_score_status"], per["vert_status"])]))
     return MetricResult(per, summary)
 
 
@@ -100,9 +133,10 @@ class Vert(PairJudge):
     name = NAME
     keys = KEYS
     config_class = VertConfig
+    status_keys = ("vert_status", "vert_score_status")
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
         return vert_requests(refs, hyps, self.cfg)
 
-    def score(self, texts: Sequence[str | None]) -> MetricResult:
-        return score_responses(texts, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
+        return score_responses(replies, self.cfg)
