@@ -80,8 +80,8 @@ def run_score(
     summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **result.summary}
     write_parquet(per_report, out / "per_report.parquet")
     write_text(out / "unmatched.csv", unmatched.write_csv())
-    rounded = {k: int(v) if k in COUNTS else round(v, 3) for k, v in summary.items()}
-    write_text(out / "summary.csv", pl.DataFrame([rounded]).write_csv())
+    exact = {k: int(v) if k in COUNTS else v for k, v in summary.items()}  # full precision; rounding only in summary.md
+    write_text(out / "summary.csv", pl.DataFrame([exact]).write_csv())
     write_text(out / "summary.md", summary_markdown(summary))
     if failures:  # written first: the partial per-report results stay on disk for inspection
         raise StageFailed("; ".join(str(f) for f in failures) + f" (partial results in {out})")
