@@ -116,3 +116,45 @@ def test_typed_stage_slices():
 def test_dataclass_defaults_mirror_the_schema():
     assert DatasetConfig.from_dict({}) == DatasetConfig()
     assert IngestConfig.from_dict({}) == IngestConfig()
+
+
+def test_the_committed_schema_carries_every_section():
+    schema = C.load_schema()
+    assert set(schema["properties"]) >= {"ingest", "extract", "llm", "train", "score", "judge", "metaeval", "judge_train"}
+    assert schema["properties"]["score"]["properties"]["options"]["additionalProperties"] is False
+
+
+@pytest.mark.slow
+def test_committed_schema_is_generated_from_the_dataclasses():
+    """Fails when a config dataclass changed and `srrg config-schema` was not rerun."""
+    from srrg.config_tree import config_schema, render
+
+    assert C.SCHEMA_PATH.read_text(encoding="utf-8") == render(config_schema()), "run `srrg config-schema` and commit"
+
+
+def test_option_typos_fail_before_the_first_job():
+    from srrg.config_tree import check_workflow_config
+
+    with pytest.raises(C.ConfigError, match=r"unknown key score\.options\.s_score\.d_ovr"):
+        check_workflow_config({"score": {"options": {"s_score": {"d_ovr": "reference"}}}})
+    with pytest.raises(C.ConfigError, match=r"unknown key score\.options\.bleuu"):
+        check_workflow_config({"score": {"options": {"bleuu": {}}}})
+    with pytest.raises(C.ConfigError, match=r"score\.metrics\.1"):
+        check_workflow_config({"score": {"metrics": ["bleu", "blue"]}})
+    with pytest.raises(C.ConfigError, match=r"unknown key judge\.options\.green\.max_wrds"):
+        check_workflow_config({"judge": {"options": {"green": {"max_wrds": 3}}}})
+    with pytest.raises(C.ConfigError, match=r"metaeval\.correlate\.n_boot: 'many'"):
+        check_workflow_config({"metaeval": {"correlate": {"n_boot": "many"}}})
+    with pytest.raises(C.ConfigError, match=r"train\.trainer\.max_steps: 'four'"):
+        check_workflow_config({"train": {"trainer": {"max_steps": "four"}}})
+
+
+def test_typed_section_checks_run_before_the_first_job():
+    from srrg.config_tree import check_workflow_config
+
+    with pytest.raises(C.ConfigError, match=r"s_score"):
+        check_workflow_config({"score": {"options": {"s_score": {"w_prob": 0.9}}}})  # weights must sum to 1
+    with pytest.raises(C.ConfigError, match=r"judge\.llm"):
+        check_workflow_config({"judge": {"llm": {"api_key": "sk-123"}}})  # secrets never in config
+    with pytest.raises(C.ConfigError, match=r"train \(run r1\)"):
+        check_workflow_config({"train": {"runs": [{"name": "r1", "label": "x", "overrides": {"model": {"baseline": {"vocab": "chars"}}}}]}})

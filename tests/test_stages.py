@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from srrg import cli, codedeps
-from srrg.config import ConfigError, check_workflow_config
+from srrg.config import ConfigError
+from srrg.config_tree import check_workflow_config
 from srrg.errors import StageFailed, UserError
 from srrg.text.decode import config_value, load_yaml
 
@@ -120,7 +121,7 @@ def _write(path: Path, text: str) -> Path:
 
 @pytest.mark.parametrize("name", ["a-b", "a b", "a/b", "", "é"])
 def test_run_names_must_be_safe(name):
-    with pytest.raises(ConfigError, match="run name"):
+    with pytest.raises(ConfigError, match=r"train\.runs\.0\.name: .* does not match"):
         check_workflow_config({"train": {"runs": [{"name": name, "label": "x", "arch": "baseline", "target": "json"}]}})
 
 

@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import types
 import typing
 from functools import lru_cache
@@ -103,26 +102,10 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     return validate(read_mapping_file(path))
 
 
-# run names reach output paths and wildcard regexes: letters, digits and '_' only
-RUN_NAME = re.compile(r"[A-Za-z0-9_]+")
-
-
-def check_run_names(train: Mapping[str, Any]) -> None:
-    runs = train.get("runs") or []
-    bad = [r.get("name") for r in runs if not isinstance(r, Mapping) or not RUN_NAME.fullmatch(str(r.get("name", "")))]
-    if bad:
-        raise ConfigError(f"train.runs: run name(s) {bad} not allowed; use letters, digits and '_' (they name output folders)")
-
-
-def check_workflow_config(data: Mapping[str, Any], files: typing.Iterable[str | os.PathLike[str]] = ()) -> dict[str, Any]:
-    """Everything the workflow checks before its first job (docs/config.md): duplicate keys in the
-    config files (YAML would silently keep the last), the schema (unknown keys, types, ranges,
-    defaults), and run names. Returns the config with every default filled."""
-    for path in files:
-        read_mapping_file(path)
-    checked = validate(data)
-    check_run_names(checked["train"])
-    return checked
+def doc(text: str, **schema: Any) -> dict[str, Any]:
+    """Dataclass field metadata for the generated config schema (srrg.config_tree): the key's
+    description and extra JSON Schema keywords (minimum, enum, ...)."""
+    return {"doc": text, "schema": schema}
 
 
 def section_schema(section: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:

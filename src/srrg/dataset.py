@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import polars as pl
 from tqdm import tqdm
 
 from srrg import __version__
-from srrg.config import config_hash, from_dict, load_section
+from srrg.config import config_hash, doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.ingest import SPLITS, natural_key
 from srrg.io import atomic_path, write_text
@@ -46,9 +46,14 @@ EXTRA_COLUMNS = ("image_views", "structured_raw")
 
 @dataclass(frozen=True)
 class DatasetConfig:
-    rows_per_shard: int = 20000
-    row_group_size: int = 2000
-    compression: str = "zstd"
+    """Parquet shards per split (srrg dataset-plan, dataset-shard, dataset-manifest)."""
+
+    rows_per_shard: int = field(
+        default=20000,
+        metadata=doc("Rows per part-NNNNN.parquet; each split has ceil(rows / rows_per_shard) shards (at least one).", minimum=1),
+    )
+    row_group_size: int = field(default=2000, metadata=doc("Parquet row group size.", minimum=1))
+    compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = "zstd"
     compression_level: int | None = 3
 
     @classmethod

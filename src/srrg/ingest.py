@@ -14,11 +14,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 import polars as pl
 
-from srrg.config import from_dict, load_section
+from srrg.config import doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.sources import mimic_cxr
 from srrg.sources.mimic_cxr import MimicConfig
@@ -46,24 +46,38 @@ SCHEMA: dict[str, Any] = {
 class SplitConfig:
     """Fractions of train/validate/test (normalized to sum 1) and the seed of the id hash."""
 
-    fractions: dict[str, float] = field(default_factory=lambda: {"train": 0.7, "validate": 0.1, "test": 0.2})
-    seed: int = 13
+    fractions: dict[str, float] = field(
+        default_factory=lambda: {"train": 0.7, "validate": 0.1, "test": 0.2},
+        metadata=doc(
+            "Shares of train/validate/test (normalized to sum 1).",
+            required=list(SPLITS),
+            additionalProperties=False,
+            properties={s: {"type": "number", "minimum": 0, "maximum": 1} for s in SPLITS},
+        ),
+    )
+    seed: int = field(default=13, metadata=doc("Seed of the id hash."))
 
 
 @dataclass(frozen=True)
 class IUConfig:
     """Open-i archive and optional image folder; None = the copies torchxrayvision ships."""
 
-    archive: str | None = None
-    metadata: str | None = None
-    image_root: str | None = None
+    archive: str | None = field(default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision."))
+    metadata: str | None = field(
+        default=None, metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy.")
+    )
+    image_root: str | None = field(
+        default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")
+    )
     image_ext: str = ".png"
 
 
 @dataclass(frozen=True)
 class IngestConfig:
-    source: str = "iu_xray"
-    limit: int | None = None
+    """Which report collection to read and how to split it (srrg ingest)."""
+
+    source: Literal["iu_xray", "mimic_cxr"] = "iu_xray"
+    limit: int | None = field(default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1))
     split: SplitConfig = field(default_factory=SplitConfig)
     iu_xray: IUConfig = field(default_factory=IUConfig)
     mimic_cxr: MimicConfig = field(default_factory=MimicConfig)

@@ -15,11 +15,11 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import polars as pl
 
-from srrg.config import from_dict
+from srrg.config import doc, from_dict
 from srrg.errors import UserError
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PromptTemplate
 from srrg.report import StructuredReport, from_obj, normalize_text
@@ -422,9 +422,11 @@ class NormalizeConfig:
     """method: rules (deterministic, offline default) | llm (through the `llm` client, rules fallback).
     max_words: longest accepted LLM answer; max_tokens: decoding budget per phrase."""
 
-    method: str = "rules"
-    max_words: int = 12
-    max_tokens: int = 24
+    method: Literal["rules", "llm"] = field(
+        default="rules", metadata=doc("rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback.")
+    )
+    max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))
+    max_tokens: int = field(default=24, metadata=doc("Decoding budget per phrase.", minimum=1))
     llm: LLMConfig = field(default_factory=LLMConfig)
 
     def __post_init__(self) -> None:

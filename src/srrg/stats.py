@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import polars as pl
 
-from srrg.config import from_dict, load_section
+from srrg.config import doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.io import atomic_path
 from srrg.report import StructuredReport, parse_report
@@ -28,8 +28,10 @@ TABLES = ("findings", "probability", "severity")
 
 @dataclass(frozen=True)
 class StatsConfig:
-    top_k: int = 20
-    dpi: int = 120
+    """Dataset statistics (S-RRG Fig. 5) as PNG + CSV."""
+
+    top_k: int = field(default=20, metadata=doc("Number of most frequent positive findings shown.", minimum=1))
+    dpi: int = field(default=120, metadata=doc("Resolution of the PNG figures.", minimum=50))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:

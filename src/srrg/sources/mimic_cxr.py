@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
 import polars as pl
 from tqdm import tqdm
 
+from srrg.config import doc
 from srrg.errors import UserError
 from srrg.text.sections import split_sections
 
@@ -33,10 +34,12 @@ VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERA
 class MimicConfig:
     """Paths of the published MIMIC-CXR files; see the `ingest.mimic_cxr` config section."""
 
-    reports: str | None = None
-    split_csv: str | None = None
-    metadata_csv: str | None = None
-    image_root: str | None = None
+    reports: str | None = field(default=None, metadata=doc("mimic-cxr-reports folder (holding files/pXX/...) or the official mimic-cxr-reports.zip."))
+    split_csv: str | None = field(default=None, metadata=doc("mimic-cxr-2.0.0-split.csv.gz"))
+    metadata_csv: str | None = field(default=None, metadata=doc("mimic-cxr-2.0.0-metadata.csv.gz (ViewPosition per image)."))
+    image_root: str | None = field(
+        default=None, metadata=doc("MIMIC-CXR-JPG root holding files/pXX/pXXXXXXXX/sXXXXXXXX/<dicom_id>.jpg; null = record relative paths.")
+    )
 
 
 @dataclass(frozen=True)

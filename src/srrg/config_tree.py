@@ -1,0 +1,357 @@
+"""The one typed config tree (docs/config.md): every section of config.yaml is a dataclass, and the
+JSON Schema that the workflow and the stage commands validate against is generated from these
+classes (`srrg config-schema`), so each default is written once, in its dataclass.
+
+Section classes live next to the code that uses them (srrg.ingest.IngestConfig,
+srrg.llm.config.LLMConfig, ...); the sections that only the workflow reads (score, judge,
+metaeval, judge_train) are defined here. Per-metric options come from each metric's
+`config_class`. A field's metadata may add JSON Schema keywords (`schema`: e.g. minimum) and a
+description (`doc`). The generated file is committed (srrg/schemas/config.schema.yaml); a test fails
+when it is stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from srrg.config import ConfigError, doc, validate
+from srrg.text.decode import read_mapping_file
+
+SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
+HEADER = "# Generated from the config dataclasses by `srrg config-schema`; do not edit (docs/config.md).\n"
+
+# section -> (module, class); imported on demand (some modules load torch or spaCy)
+SECTIONS: dict[str, tuple[str, str]] = {
+    "ingest": ("srrg.ingest", "IngestConfig"),
+    "extract": ("srrg.extract.pipeline", "ExtractConfig"),
+    "normalize": ("srrg.normalize", "NormalizeConfig"),
+    "llm": ("srrg.llm.config", "LLMConfig"),
+    "dataset": ("srrg.dataset", "DatasetConfig"),
+    "stats": ("srrg.stats", "StatsConfig"),
+    "train": ("srrg.model.config", "TrainConfig"),
+    "infer": ("srrg.infer", "InferConfig"),
+    "score": ("srrg.config_tree", "ScoreSection"),
+    "judge": ("srrg.config_tree", "JudgeSection"),
+    "metaeval": ("srrg.config_tree", "MetaevalSection"),
+    "judge_train": ("srrg.config_tree", "JudgeTrainSection"),
+}
+# keys of a section class that are not part of its config.yaml section (normalize gets the
+# top-level llm section from the workflow, not a copy of its own)
+NOT_IN_SECTION: dict[str, frozenset[str]] = {"normalize": frozenset({"llm"})}
+
+
+def _hook(name: str) -> dict[str, Any]:
+    return {"schema_hook": name}
+
+
+@dataclass(frozen=True)
+class ScoreSection:
+    """Metrics of every run's predictions (srrg score); Sentence-Direct runs skip s_score."""
+
+    metrics: tuple[str, ...] = field(
+        default=("bleu", "meteor", "rouge_l", "cider", "s_score"), metadata=_hook("metric_names")
+    )
+    options: dict[str, Any] = field(
+        default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per metric (docs/metrics.md)."}
+    )
+
+
+@dataclass(frozen=True)
+class JudgeSection:
+    """LLM judges on a subset of one run's predictions (docs/judges.md). The embedded default uses
+    the local SmolLM2-135M model: it exercises the pipeline, it is not a meaningful judge."""
+
+    run: str | None = field(default=None, metadata=doc("Run whose predictions are judged; null = the first run."))
+    limit: int = field(default=2, metadata=doc("Pairs judged (first N by study id); 0 = all.", minimum=0))
+    max_tokens: int | None = field(
+        default=None, metadata=doc("Answer length per judge request; null = each judge's own default.", minimum=1)
+    )
+    metrics: tuple[Literal["green", "vert", "gema", "proxy_rating"], ...] = ("green", "vert", "gema", "proxy_rating")
+    extra_metrics: tuple[str, ...] = field(
+        default=("bleu", "rouge_l", "s_score_text"), metadata={**_hook("metric_names"), "doc": "Non-LLM metrics scored on the same pairs."}
+    )
+    llm: dict[str, Any] = field(
+        default_factory=lambda: {"backend": "local", "max_new_tokens": 256, "batch_size": 4},
+        metadata={**_hook("llm_overrides"), "doc": "Merged over the top-level llm section for the judges."},
+    )
+    options: dict[str, Any] = field(default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per judge metric."})
+
+
+@dataclass(frozen=True)
+class RatingsDataset:
+    """A ratings dataset in its published layout (docs/judges.md)."""
+
+    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx"]
+    path: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetaevalSection:
+    """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
+
+    datasets: dict[str, RatingsDataset] = field(default_factory=dict, metadata=doc("name -> ratings dataset"))
+    metrics: tuple[str, ...] = field(
+        default=("bleu", "rouge_l", "s_score_text", "green", "vert", "gema"),
+        metadata={**_hook("metric_names"), "doc": "Metrics scored on rating datasets."},
+    )
+    correlate: Any = field(default=None, metadata=_hook("metaeval_correlate"))
+    proxy: bool = field(default=True, metadata=doc("Correlate the judge subset's metrics with its proxy_rating."))
+    caveat: str = (
+        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
+        "judge of radiology reports; these numbers only show that the pipeline runs."
+    )
+
+
+@dataclass(frozen=True)
+class JudgeTrainSection:
+    """Fine-tuned LLM judges (docs/judge_train.md). Off while datasets is empty."""
+
+    datasets: tuple[str, ...] = field(default=(), metadata=doc("Names of metaeval.datasets entries to train a judge on."))
+    analyses: dict[str, str] = field(default_factory=dict, metadata=doc("Dataset name -> table (pair_id, analysis)."))
+    train: Any = field(default=None, metadata=_hook("judge_train_settings"))
+    metrics: tuple[Literal["vert", "green"], ...] = ("vert",)
+    max_tokens: int = field(default=16, metadata=doc("Answer length when scoring.", minimum=1))
+    llm: dict[str, Any] = field(
+        default_factory=lambda: {"batch_size": 8, "device": "cpu"},
+        metadata={**_hook("llm_overrides"), "doc": "Local-backend settings when scoring with the tuned model."},
+    )
+    suffix: str = field(default="_ft", metadata=doc("Column suffix of the tuned judge in the comparison tables."))
+
+
+def section_class(name: str) -> type:
+    module, cls = SECTIONS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+# ---- schema generation ------------------------------------------------------------------------
+
+_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def type_schema(tp: Any, with_defaults: bool = True) -> dict[str, Any]:
+    """JSON Schema of a type hint (the subset the config classes use)."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return {}
+    if tp in _SIMPLE:
+        return {"type": _SIMPLE[tp]}
+    if origin is Literal:
+        return {"enum": list(typing.get_args(tp))}
+    if origin in (typing.Union, types.UnionType):
+        members = [type_schema(a, with_defaults) for a in typing.get_args(tp)]
+        if all(set(m) == {"type"} for m in members):
+            return {"type": [m["type"] for m in members]}
+        return {"anyOf": members}
+    if origin in (tuple, list) or origin is getattr(typing, "Sequence", None) or _is_abc(origin, "Sequence"):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return {"type": "array", "items": type_schema(args[0], with_defaults) if args else {}}
+    if origin is dict or _is_abc(origin, "Mapping"):
+        args = typing.get_args(tp)
+        values = type_schema(args[1], with_defaults) if len(args) == 2 else {}
+        return {"type": "object", **({"additionalProperties": values} if values else {})}
+    if dataclasses.is_dataclass(tp):
+        return dataclass_schema(tp, with_defaults=with_defaults)
+    raise TypeError(f"no JSON Schema for type {tp!r}")
+
+
+def _is_abc(origin: Any, name: str) -> bool:
+    import collections.abc
+
+    return origin is getattr(collections.abc, name)
+
+
+def _json_default(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {}  # nested sections fill their own defaults
+    if isinstance(value, tuple):
+        return [_json_default(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _json_default(v) for k, v in value.items()}
+    return value
+
+
+def _description(cls: type) -> str | None:
+    text = (cls.__doc__ or "").strip()
+    return " ".join(text.split()) if text and not text.startswith(f"{cls.__name__}(") else None
+
+
+def dataclass_schema(cls: type, skip: frozenset[str] = frozenset(), with_defaults: bool = True) -> dict[str, Any]:
+    """An object schema: one property per init field (type, default, metadata), no other keys."""
+    hints = typing.get_type_hints(cls)
+    properties: dict[str, Any] = {}
+    required = []
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name in skip:
+            continue
+        hook = f.metadata.get("schema_hook")
+        prop = HOOKS[hook]() if hook else type_schema(hints[f.name], with_defaults)
+        if f.default is not dataclasses.MISSING:
+            default: Any = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = dataclasses.MISSING
+            required.append(f.name)
+        if with_defaults and default is not dataclasses.MISSING and "default" not in prop:
+            prop["default"] = _json_default(default)
+        prop.update(f.metadata.get("schema", {}))
+        if f.metadata.get("doc"):
+            prop["description"] = f.metadata["doc"]
+        properties[f.name] = prop
+    out: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    if required:
+        out["required"] = required
+    description = _description(cls)
+    if description:
+        out["description"] = description
+    return out
+
+
+def _metric_classes() -> dict[str, Any]:
+    """Registered metric name -> its class (each metric module is imported)."""
+    from srrg.metrics.base import METRIC_MODULES
+
+    return {name: _metric_classes_of(module)[name] for name, module in sorted(METRIC_MODULES.items())}
+
+
+def _metric_options() -> dict[str, Any]:
+    props = {}
+    for name, metric in _metric_classes().items():
+        cfg = getattr(metric, "config_class", None)
+        props[name] = dataclass_schema(cfg, with_defaults=False) if cfg else {"type": "object"}
+    return {"type": "object", "additionalProperties": False, "properties": props}
+
+
+def _metric_names() -> dict[str, Any]:
+    from srrg.metrics.base import METRIC_MODULES
+
+    return {"type": "array", "items": {"enum": sorted(METRIC_MODULES)}}
+
+
+def _llm_overrides() -> dict[str, Any]:
+    from srrg.llm.config import LLMConfig
+
+    return dataclass_schema(LLMConfig, with_defaults=False)
+
+
+def _runs() -> dict[str, Any]:
+    from srrg.model.config import RunSpec
+
+    run = dataclass_schema(RunSpec)
+    run["properties"]["name"]["pattern"] = "^[A-Za-z0-9_]+$"
+    return {"type": "array", "items": run, "description": "One model x target per run; names: letters, digits, '_'."}
+
+
+HOOKS = {
+    "metric_options": _metric_options,
+    "metric_names": _metric_names,
+    "llm_overrides": _llm_overrides,
+    "runs": _runs,
+    "metaeval_correlate": lambda: {**dataclass_schema(section_class_of("srrg.metaeval.run", "MetaevalConfig")), "default": {}},
+    "judge_train_settings": lambda: {**dataclass_schema(section_class_of("srrg.judge_train.config", "JudgeTrainConfig")), "default": {}},
+}
+
+
+def section_class_of(module: str, cls: str) -> type:
+    return getattr(importlib.import_module(module), cls)
+
+
+def section_schema(name: str) -> dict[str, Any]:
+    if name == "train":  # the TrainConfig keys and `runs` side by side in one section
+        schema = dataclass_schema(section_class(name), with_defaults=False)  # defaults: TrainConfig, per run
+        schema["properties"] = {"runs": _runs(), **schema["properties"]}
+        schema["description"] = "Models and runs (srrg train; docs/model.md): the train settings, and `runs` with per-run overrides."
+        return {**schema, "default": {}}
+    return {**dataclass_schema(section_class(name), NOT_IN_SECTION.get(name, frozenset())), "default": {}}
+
+
+def config_schema() -> dict[str, Any]:
+    """The whole workflow config schema (JSON Schema 2020-12)."""
+    properties: dict[str, Any] = {
+        "results_dir": {"type": "string", "default": "results", "description": "Folder that receives every stage output."},
+        "logs_dir": {"type": "string", "default": "logs", "description": "Folder for one log file per job."},
+        "cache_dir": {"type": "string", "default": ".cache/srrg", "description": "Persistent caches kept outside declared outputs."},
+    }
+    properties.update({name: section_schema(name) for name in SECTIONS})
+    return {
+        "$schema": SCHEMA_URI,
+        "title": "srrg workflow configuration",
+        "description": "Every key has a default, so an empty config runs the embedded default; unknown keys are errors.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+def render(schema: Mapping[str, Any]) -> str:
+    import yaml
+
+    return HEADER + yaml.safe_dump(dict(schema), sort_keys=False, allow_unicode=True, width=100)
+
+
+# ---- checks before the first job ---------------------------------------------------------------
+
+
+def check_workflow_config(data: Mapping[str, Any], files: typing.Iterable[Any] = ()) -> dict[str, Any]:
+    """Everything the workflow checks before its first job (docs/config.md): duplicate keys in the
+    config files (YAML alone would keep the last), the schema (unknown keys, types, ranges, run
+    names, metric names and option keys, defaults), then the typed sections' own checks.
+    Returns the config with every default filled."""
+    for path in files:
+        read_mapping_file(path)
+    checked = validate(data)
+    check_sections(checked)
+    return checked
+
+
+def check_sections(cfg: Mapping[str, Any]) -> None:
+    """Build the typed classes whose modules load fast, so their own checks (ranges, allowed
+    values, secrets in llm settings) run at `snakemake -n`; metric option classes whose module
+    loads the spaCy pipeline are left to the schema."""
+    from srrg.judge_train.config import JudgeTrainConfig
+    from srrg.llm.config import LLMConfig
+    from srrg.model.config import TrainConfig, run_config, run_specs
+
+    checks: list[tuple[str, Any]] = [
+        ("llm", lambda: LLMConfig.from_dict(cfg["llm"])),
+        ("judge.llm", lambda: LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})),
+        ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
+        ("judge_train.train", lambda: JudgeTrainConfig.from_dict(cfg["judge_train"]["train"])),
+    ]
+    for spec in run_specs(cfg["train"]):
+        checks.append((f"train (run {spec.name})", lambda name=spec.name: TrainConfig.from_dict(run_config(cfg["train"], name))))
+    for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
+        for metric, values in options.items():
+            checks.append((f"{where}.{metric}", lambda m=metric, v=values: _check_metric_options(m, v)))
+    for where, check in checks:
+        try:
+            check()
+        except ValueError as err:
+            raise ConfigError(f"{where}: {err}") from None
+
+
+def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
+    from srrg import codedeps
+    from srrg.config import from_dict
+    from srrg.metrics.base import METRIC_MODULES
+
+    module = METRIC_MODULES[metric]
+    if "srrg.extract.pipeline" in codedeps.closure([module], codedeps.import_graph(by_name=False)):
+        return  # loading the spaCy pipeline would cost seconds; the schema checked the keys
+    cls = _metric_classes_of(module).get(metric)
+    config_class = getattr(cls, "config_class", None)
+    if config_class is not None:
+        from_dict(config_class, options, f"{metric} options")
+
+
+def _metric_classes_of(module: str) -> dict[str, Any]:
+    from srrg.metrics.base import Metric
+
+    members = vars(importlib.import_module(module)).values()
+    return {c.name: c for c in members if isinstance(c, type) and issubclass(c, Metric) and isinstance(getattr(c, "name", None), str)}
