@@ -46,3 +46,13 @@ def test_scores_in_unit_interval(hyps):
         else:
             rates = [out[f"s_score_hyp_{s}"] for s in STATUSES]
             assert sum(rates) == pytest.approx(1.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(HYPOTHESES, min_size=1, max_size=3))
+def test_ce_never_raises_and_stays_in_range(hyps):
+    per = evaluate([REF] * len(hyps), hyps, ["ce"], per_report=True)
+    # REF is positive for Pleural Effusion (probability 2): each pair has it as a true positive or a false negative
+    assert all(tp + fn == 1.0 for tp, fn in zip(per["ce_tp"], per["ce_fn"]))
+    summary = evaluate([REF] * len(hyps), hyps, ["ce"])
+    assert all(0.0 <= v <= 1.0 for k, v in summary.items() if k != "ce_failures")
