@@ -3,7 +3,10 @@ and seconds per pair of each LLM judge with the local SmolLM2-135M backend (cold
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/judge_speed.py [--pairs 2000] [--judge-pairs 2] [--max-tokens 128]
 
-Numbers depend on the machine; the script prints what it measured and nothing else.
+--max-tokens 0 uses each judge's default answer length; --pairs 0 skips s_score_text. Per judge it
+prints the answers' statuses (how many were cut off by max_tokens: `truncated`). Failed answers
+are reported, not fatal here (max_failure_fraction 1.0). Numbers depend on the machine; the script
+prints what it measured and nothing else.
 """
 
 from __future__ import annotations
@@ -53,22 +56,27 @@ def bench_judges(texts: list[str], n_pairs: int, max_tokens: int) -> None:
         print(f"local SmolLM2 load: {time.perf_counter() - start:.1f}s")
         refs, hyps = texts[:n_pairs], texts[1 : n_pairs + 1]
         for name in ("green", "vert", "gema", "proxy_rating"):
-            metric = get_metric(name, client=client, max_tokens=max_tokens)
+            options = {"max_failure_fraction": 1.0, **({"max_tokens": max_tokens} if max_tokens else {})}
+            metric = get_metric(name, client=client, **options)
+            before = client.usage.total()
             start = time.perf_counter()
             result = metric.compute(refs, hyps)
             seconds = time.perf_counter() - start
-            failures = {k: v for k, v in result.summary.items() if "fail" in k}
-            print(f"{name}: {seconds / n_pairs:.1f}s per pair ({n_pairs} pairs, max_tokens {max_tokens}, cold cache); failures {failures}")
+            after = client.usage.total()
+            kinds = {k.removeprefix(f"{name}_").removeprefix("proxy_"): int(v) for k, v in result.summary.items() if k.endswith(("failures", "truncated", "unparseable", "no_response"))}
+            print(f"{name}: {seconds / n_pairs:.1f}s per pair ({n_pairs} pairs, max_tokens {metric.cfg.max_tokens}, cold cache); "
+                  f"requests {after.sent - before.sent}, cut off {after.truncated - before.truncated}; pairs {kinds}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--judge-pairs", type=int, default=2)
-    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--max-tokens", type=int, default=128, help="0 = each judge's default")
     args = parser.parse_args()
     texts = iu_texts()
-    bench_sscore_text(texts, args.pairs)
+    if args.pairs > 0:
+        bench_sscore_text(texts, args.pairs)
     if args.judge_pairs > 0:
         bench_judges(texts, args.judge_pairs, args.max_tokens)
 

@@ -72,10 +72,14 @@ def test_a_dead_endpoint_fails_whatever_the_allowed_share():
         ProxyRating(client=FakeClient([dead, dead]), max_failure_fraction=1.0).compute(["a", "b"], ["c", "d"])
 
 
-def test_vert_pair_fails_when_its_score_or_its_counts_fail():
+def test_vert_pair_fails_when_its_direct_score_fails():
     no_score = ok(green_answer((0,) * 6, 2))  # counts fine, no [Score] section
     with pytest.raises(JudgeFailed, match="vert: 1 of 1 judge answers failed \\(1 unparseable"):
         Vert(client=FakeClient([no_score])).compute(["r"], ["h"])
+    score_only = ok("[Score]:\n0.75")  # what a tuned VERT judge answers: no counts, a valid score
+    result = Vert(client=FakeClient([score_only])).compute(["r"], ["h"])
+    assert result.per_report["vert"] == [0.75] and result.summary["vert_failures"] == 0
+    assert result.summary["vert_count_failures"] == 1 and math.isnan(result.per_report["vert_sig_a"][0])
 
 
 def test_judge_max_tokens_defaults_fit_real_answers():

@@ -34,7 +34,6 @@ from srrg.metrics.judge_common import (
     pair_requests,
     section,
     unified_score,
-    worst,
 )
 
 NAME = "vert"
@@ -122,7 +121,7 @@ def score_responses(responses: Sequence[str | Reply | None], cfg: VertConfig = V
     summary["vert_std"] = population_std(per["vert"])
     summary["vert_score_failures"] = float(sum(s in FAILED for s in per["vert_score_status"]))
     summary["vert_count_failures"] = float(sum(s in FAILED for s in per["vert_status"]))
-    summary.update(failure_counts(NAME, [worst(pair) for pair in zip(per["vert_score_status"], per["vert_status"])]))
+    summary.update(failure_counts(NAME, per["vert_score_status"]))  # the direct score is VERT's headline
     return MetricResult(per, summary)
 
 
@@ -133,7 +132,8 @@ class Vert(PairJudge):
     name = NAME
     keys = KEYS
     config_class = VertConfig
-    status_keys = ("vert_status", "vert_score_status")
+    # a pair fails when its direct score does: a score-only answer (a tuned VERT judge) is valid
+    status_keys = ("vert_score_status",)
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
         return vert_requests(refs, hyps, self.cfg)
