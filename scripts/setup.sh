@@ -16,6 +16,9 @@ if ! command -v java >/dev/null; then
   fi
 fi
 
+# `snakemake --profile slurm` / `--profile local` by name (docs/workflow.md)
+bash scripts/install_profiles.sh
+
 stamp=.venv/.srrg-installed
 want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
