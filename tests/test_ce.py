@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,21 @@ def test_structured_and_free_text_reports():
 def test_broken_structured_reference_is_a_user_error():
     with pytest.raises(UserError, match="row 1 looks like JSON"):
         evaluate([js(), '{"impression": "clear"}'], [js(), js()], ["ce"])
+
+
+LABELED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "chexpert-labeler" / "labeled_reports.csv"
+
+
+@pytest.mark.skipif(not LABELED.is_file(), reason="../shared/data/chexpert-labeler not present")
+def test_labels_of_the_chexpert_labeler_examples():
+    """The labeler's 4 labeled reports: with definite_only, our positives are its positives (1.0); by
+    default "may reflect atelectasis or consolidation" (labeler: uncertain) counts as probable."""
+    import polars as pl
+
+    table = pl.read_csv(LABELED)
+    texts = table["Reports"].to_list()
+    want = ["; ".join(c for c in CHEXPERT_14 if row[c] == 1.0) for row in table.iter_rows(named=True)]
+    strict = evaluate(texts, texts, ["ce"], per_report=True, options={"ce": {"definite_only": True}})
+    assert strict["ce_ref_labels"] == want
+    default = evaluate(texts, texts, ["ce"], per_report=True)
+    assert default["ce_ref_labels"][2] == "Lung Opacity; Consolidation; Atelectasis"
