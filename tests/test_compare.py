@@ -121,3 +121,24 @@ def test_bleu_is_compared_as_corpus_bleu():
         assert rows[f"bleu_{k}"].value_b == pytest.approx(evaluate(refs, b, ["bleu"])[f"bleu_{k}"], rel=1e-12)
         assert rows[f"bleu_{k}"].statistic.startswith("corpus BLEU")
     assert not any(key.startswith("bleu_stat_") for key in rows)
+
+
+def test_srrg_compare_on_per_report_tables(tmp_path, capsys):
+    from srrg.cli import main
+
+    pl.DataFrame({"study_id": ["1", "2", "3"], "rouge_l": [0.0, 0.5, None], "rouge_l_status": ["ok"] * 3,
+                  "green": [0.2, 0.4, 0.6]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"study_id": ["3", "2", "1", "4"], "rouge_l": [1.0, 1.0, 0.5, 0.0], "rouge_l_status": ["ok"] * 4,
+                  "green": [0.6, 0.4, 0.2, 0.0]}).write_parquet(tmp_path / "b.parquet")
+    out = tmp_path / "cmp"
+    assert main(["compare", "--per-report", f"a={tmp_path / 'a.parquet'}", "--per-report", f"b={tmp_path / 'b.parquet'}",
+                 "--out", str(out), "--n-boot", "50", "--n-rounds", "8"]) == 0
+    table = {r["metric"]: r for r in pl.read_csv(out / "compare.csv").iter_rows(named=True)}
+    assert set(table) == {"rouge_l", "green"}  # aligned on study_id; text columns left out
+    # a: (0, 0.5) with a null skipped -> 0.25; b on the same studies 1, 2, 3: (0.5, 1, 1) -> 5/6
+    assert table["rouge_l"]["value_a"] == pytest.approx(0.25) and table["rouge_l"]["value_b"] == pytest.approx(5 / 6)
+    assert table["green"]["difference"] == pytest.approx(0.0) and table["green"]["p_randomization"] == 1.0
+    assert pl.read_csv(out / "unmatched.csv", schema_overrides={"study_id": pl.String})["study_id"].to_list() == ["4"]
+    capsys.readouterr()
+    assert main(["compare", "--per-report", f"a={tmp_path / 'a.parquet'}", "--refs", "x", "--out", str(out)]) == 2
+    assert "not both" in capsys.readouterr().err

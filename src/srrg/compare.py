@@ -261,11 +261,8 @@ def run_compare(
     """Join every system's file with the references on study id, keep the studies all systems
     have, compare; writes compare.md, compare.csv (full precision) and unmatched.csv (every study
     left out, per system and side)."""
-    from pathlib import Path
-
     import polars as pl
 
-    from srrg.io import write_text
     from srrg.metrics.cli import align, load_reports
 
     refs = load_reports(refs_path, id_col, ref_col)
@@ -279,8 +276,57 @@ def run_compare(
         raise UserError(f"compare: no study id of {refs_path} is in every system's file; see the ids each file holds")
     ref_text = dict(zip(refs["study_id"], refs["report"]))
     rows = compare_systems([ref_text[s] for s in common], {n: [h[s] for s in common] for n, h in hyps.items()}, metrics, options, cfg)
+    write_outputs(rows, pl.concat(unmatched), out_dir, cfg.ci_level)
+    return rows
+
+
+def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, level: float) -> None:
+    """compare.md (3 decimals), compare.csv (full precision) and unmatched.csv."""
+    from pathlib import Path
+
+    import polars as pl
+
+    from srrg.io import write_text
+
     out = Path(out_dir)
-    write_text(out / "unmatched.csv", pl.concat(unmatched).write_csv())
+    write_text(out / "unmatched.csv", unmatched.write_csv())
     write_text(out / "compare.csv", pl.DataFrame(to_records(rows)).write_csv())
-    write_text(out / "compare.md", to_markdown(rows, cfg.ci_level))
+    write_text(out / "compare.md", to_markdown(rows, level))
+
+
+TEXT_COLUMNS = ("study_id", "reference", "hypothesis")
+
+
+def run_compare_tables(paths: Mapping[str, str], out_dir: str, cfg: CompareConfig = CompareConfig()) -> list[Comparison]:
+    """Compare per_report.parquet tables that `srrg score` already wrote (joined on study_id), so
+    judges are not paid for twice. Tables hold no n-gram statistics, so BLEU here is the mean of
+    sentence BLEU (the table says so); rescore with run_compare for corpus BLEU."""
+    import polars as pl
+
+    from srrg.io import read_table
+
+    frames = {name: read_table(path) for name, path in paths.items()}
+    for name, frame in frames.items():
+        if "study_id" not in frame.columns:
+            raise UserError(f"compare: {paths[name]} has no study_id column; give per_report tables written by srrg score")
+    ids = [{str(s) for s in f["study_id"]} for f in frames.values()]
+    first = next(iter(frames.values()))
+    common = [str(s) for s in first["study_id"] if all(str(s) in i for i in ids)]
+    if not common:
+        raise UserError("compare: the per-report tables share no study id")
+    unmatched = pl.DataFrame(
+        [{"study_id": s, "side": "per_report", "system": name} for name, i in zip(frames, ids) for s in sorted(i - set(common))],
+        schema={"study_id": pl.String, "side": pl.String, "system": pl.String},
+    )
+    tables = {}
+    for name, frame in frames.items():
+        frame = frame.with_columns(pl.col("study_id").cast(pl.String))
+        aligned = pl.DataFrame({"study_id": common}).join(frame, on="study_id", how="left", maintain_order="left")
+        tables[name] = {
+            c: aligned[c].cast(pl.Float64).fill_null(math.nan).to_list()
+            for c in aligned.columns
+            if c not in TEXT_COLUMNS and aligned[c].dtype.is_numeric()
+        }
+    rows = compare_tables(tables, cfg)
+    write_outputs(rows, unmatched, out_dir, cfg.ci_level)
     return rows

@@ -13,12 +13,17 @@ HELP = "compare two or more systems on the same studies: CIs and paired signific
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
+    parser.add_argument("--refs", help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
     parser.add_argument(
-        "--hyps", required=True, action="append", metavar="NAME=FILE",
+        "--hyps", action="append", metavar="NAME=FILE",
         help="one system's generated reports as NAME=FILE; give it once per system, the first is the baseline",
     )
-    parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
+    parser.add_argument("--metrics", help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
+    parser.add_argument(
+        "--per-report", action="append", metavar="NAME=FILE",
+        help="instead of --refs/--hyps/--metrics: a per_report.parquet that srrg score wrote, as NAME=FILE, "
+        "once per system (nothing is rescored; BLEU is then the mean of sentence BLEU)",
+    )
     parser.add_argument("--out", required=True, help="output folder")
     _args.config(parser, "score", 'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}')
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the studies (default: 1000)")
@@ -29,28 +34,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def systems(values: list[str]) -> dict[str, str]:
-    """NAME=FILE arguments as an ordered mapping; names must be distinct."""
+    """NAME=FILE arguments (--hyps or --per-report) as an ordered mapping; names must be distinct."""
     from srrg.errors import UserError
 
     out: dict[str, str] = {}
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name or not path:
-            raise UserError(f"--hyps {value!r}: write NAME=FILE, e.g. --hyps baseline=preds.parquet")
+            raise UserError(f"{value!r}: write NAME=FILE, e.g. --hyps baseline=preds.parquet")
         if name in out:
-            raise UserError(f"--hyps: system name {name!r} is given twice")
+            raise UserError(f"system name {name!r} is given twice")
         out[name] = path
     if len(out) < 2:
-        raise UserError(f"--hyps: give two or more systems to compare, got {len(out)}")
+        raise UserError(f"give two or more systems to compare, got {len(out)}")
     return out
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.compare import CompareConfig, run_compare
+    from srrg.compare import CompareConfig, run_compare, run_compare_tables
+    from srrg.errors import UserError
     from srrg.stages.score import metric_options
 
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level)
-    rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, metric_options(metrics, args.config), cfg,
-                       args.id_col, args.ref_col, args.hyp_col)
+    scoring = (args.refs, args.hyps, args.metrics)
+    if args.per_report:
+        if any(scoring):
+            raise UserError("give either --per-report tables or --refs, --hyps and --metrics, not both")
+        rows = run_compare_tables(systems(args.per_report), args.out, cfg)
+    elif all(scoring):
+        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, metric_options(metrics, args.config), cfg,
+                           args.id_col, args.ref_col, args.hyp_col)
+    else:
+        raise UserError("give --refs, --hyps (two or more) and --metrics, or two or more --per-report tables")
     print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")
