@@ -142,3 +142,8 @@ def test_srrg_compare_on_per_report_tables(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "--per-report", f"a={tmp_path / 'a.parquet'}", "--refs", "x", "--out", str(out)]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_sentence_bleu_means_are_labeled_as_such():
+    labels = {s.key: s.label for s in statistics(["bleu_4", "rouge_l"])}
+    assert labels == {"bleu_4": "mean of sentence BLEU, not corpus BLEU", "rouge_l": "mean of per-report values"}

@@ -107,7 +107,11 @@ def statistics(columns: Sequence[str]) -> list[Statistic]:
     BLEU statistics columns are present. Count and statistics columns are not compared themselves."""
     hidden = set(COUNT_COLUMNS) | set(BLEU_COLUMNS)
     corpus = set(BLEU_COLUMNS) <= set(columns)
-    stats = [Statistic(c, (c,), column_mean, MEAN) for c in columns if c not in hidden and not (corpus and c in BLEU_KEYS)]
+    stats = [
+        Statistic(c, (c,), column_mean, "mean of sentence BLEU, not corpus BLEU" if c in BLEU_KEYS else MEAN)
+        for c in columns
+        if c not in hidden and not (corpus and c in BLEU_KEYS)
+    ]
     if corpus:
         stats += [Statistic(f"bleu_{k}", BLEU_COLUMNS, _corpus_bleu(k), "corpus BLEU, as in summary.csv") for k in range(1, 5)]
     if set(COUNT_COLUMNS) <= set(columns):
