@@ -102,6 +102,20 @@ def test_editing_extraction_code_reruns_extraction_and_downstream(run):
     assert mtimes([_outputs(workdir)["ingest"]]) == before
 
 
+def test_editing_one_stage_module_reruns_only_that_stage_and_its_dependents(run):
+    """Code inputs are the import closure of each stage module (srrg.codedeps): a comment in
+    stages/stats.py reruns stats alone; one in stages/dataset_manifest.py the manifest and stats."""
+    _, workdir, _, cfg_file = run
+    stages = workdir / "src" / "srrg" / "stages"
+    for module, expected in (("stats.py", {"stats"}), ("dataset_manifest.py", {"dataset_manifest", "stats"})):
+        path = stages / module
+        path.write_text(path.read_text() + "\n# edited by a test\n")
+        jobs = planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file)))
+        assert set(jobs) - {"data"} == expected, jobs
+        snakemake(workdir, "data", "--configfile", str(cfg_file))
+    assert planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file))) == {}
+
+
 def test_deleting_one_shard_regenerates_only_its_dependents(run):
     _, workdir, _, cfg_file = run
     out = _outputs(workdir)
