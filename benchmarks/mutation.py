@@ -1,0 +1,205 @@
+"""Mutation testing of the core modules with mutmut: kill rate per module (target >= 85 %).
+
+Each module runs in its own scratch folder (never in the repository, which other people edit) with
+only the tests that exercise it, one worker and a wall-clock limit, so a run stays light on a
+shared machine. A surviving mutant is a one-line change of the code that no selected test notices:
+either a missing test or an equivalent mutant (docs/mutation.md lists the ones judged equivalent).
+
+    .venv/bin/python benchmarks/mutation.py                    # every module
+    .venv/bin/python benchmarks/mutation.py report sscore      # some modules
+    .venv/bin/python benchmarks/mutation.py --survivors        # also print each survivor's diff
+
+Not a CI step: a full run takes several minutes per module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MUTMUT = Path(sys.executable).with_name("mutmut")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module to mutate, the tests that check it, and optionally the functions to mutate
+    (fnmatch patterns over mutmut's mutant names; None = every function of the module)."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] | None = None
+
+    @property
+    def dotted(self) -> str:
+        return self.path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+
+
+TARGETS: dict[str, Target] = {
+    "sscore": Target("src/srrg/metrics/sscore.py", ("tests/test_sscore.py", "tests/test_mut_sscore.py")),
+    "report": Target(
+        "src/srrg/report.py",
+        ("tests/test_report.py", "tests/test_report_bounds.py", "tests/test_mut_report.py"),
+    ),
+    "context": Target(
+        "src/srrg/extract/context.py", ("tests/test_extract_rules.py", "tests/test_mut_context.py")
+    ),
+    "nlg": Target("src/srrg/metrics/nlg.py", ("tests/test_nlg.py", "tests/test_mut_nlg.py")),
+    "correlation": Target(
+        "src/srrg/metaeval/correlation.py", ("tests/test_metaeval_stats.py", "tests/test_correlation_ci.py")
+    ),
+    "dataset": Target(
+        "src/srrg/dataset.py",
+        ("tests/test_dataset.py", "tests/test_mut_dataset.py"),
+        # the shard writer; the CLI around it is being moved into srrg.stages
+        functions=tuple(
+            f"srrg.dataset.x_{name}__mutmut_*"
+            for name in ("sentences_of", "to_dataset_frame", "with_sentences", "plan_shards", "shard_name",
+                         "shard_paths", "make_plan", "remove_stale_shards", "shard_frame", "write_shard",
+                         "build_manifest", "write_json", "write_dataset")
+        ),
+    ),
+    "cache": Target("src/srrg/llm/cache.py", ("tests/test_llm_client.py", "tests/test_mut_cache.py")),
+}
+
+
+def _toml(value: object) -> str:
+    """A TOML value for the flat settings mutmut reads (strings, booleans, numbers, lists)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def write_project(work: Path, target: Target) -> list[str]:
+    """A scratch project: links to src/, tests/ and what the tests read, and a pyproject.toml with
+    the repository's pytest settings and its [tool.mutmut] settings narrowed to one module and
+    its tests. Returns the tests used."""
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    mutmut = dict(settings.get("mutmut", {}))
+    tests = [t for t in target.tests if (REPO / t).is_file()]
+    mutmut.update(only_mutate=[target.path], pytest_add_cli_args_test_selection=tests)
+    for name in ("src", "tests", *mutmut.get("also_copy", [])):
+        (work / name).symlink_to(REPO / name, target_is_directory=True)
+    lines = []
+    for section, values in (("tool.pytest.ini_options", settings.get("pytest", {}).get("ini_options", {})),
+                            ("tool.mutmut", mutmut)):
+        lines += [f"[{section}]", *(f"{k} = {_toml(v)}" for k, v in values.items()), ""]
+    (work / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
+    return tests
+
+
+def results(work: Path) -> dict[str, str]:
+    """Mutant name -> status, as `mutmut results --all true` prints them."""
+    proc = subprocess.run([str(MUTMUT), "results", "--all", "true"], cwd=work, capture_output=True, text=True)
+    out = {}
+    for line in proc.stdout.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name:
+            out[name] = status
+    return out
+
+
+_DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+print(json.dumps({n: get_diff_for_mutant(n) for n in sys.argv[1:]}))
+"""
+
+
+def survivor_diffs(work: Path, names: list[str]) -> dict[str, str]:
+    """Mutant name -> its changed lines ("- old | + new"), from one mutmut process."""
+    if not names:
+        return {}
+    proc = subprocess.run([sys.executable, "-c", _DIFFS, *names], cwd=work, capture_output=True, text=True)
+    diffs = json.loads(proc.stdout or "{}")
+    return {
+        n: " | ".join(l.strip() for l in d.splitlines() if l[:1] in "+-" and not l.startswith(("+++", "---")))
+        for n, d in diffs.items()
+    }
+
+
+def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool) -> dict[str, object]:
+    work = Path(tempfile.mkdtemp(prefix=f"srrg-mutation-{key}-"))
+    try:
+        tests = write_project(work, target)
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+                   POLARS_MAX_THREADS="1")
+        cmd = [str(MUTMUT), "run", "--max-children", "1", *(target.functions or ())]
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+            rc: int | str = proc.returncode
+            log = proc.stdout[-3000:] + proc.stderr[-3000:]
+        except subprocess.TimeoutExpired:
+            rc, log = "timeout", ""
+        seconds = time.perf_counter() - start
+        statuses = {n: s for n, s in results(work).items() if n.startswith(target.dotted + ".")}
+        if target.functions:
+            from fnmatch import fnmatch
+
+            statuses = {n: s for n, s in statuses.items() if any(fnmatch(n, p) for p in target.functions)}
+        counts: dict[str, int] = {}
+        for status in statuses.values():
+            counts[status] = counts.get(status, 0) + 1
+        # a mutant that hangs the tests is caught too (it fails the run by timeout)
+        killed = counts.get("killed", 0) + counts.get("timeout", 0)
+        checked = sum(v for k, v in counts.items() if k != "not checked")
+        survivors = sorted(n for n, s in statuses.items() if s not in {"killed", "timeout"})
+        row = {"module": key, "tests": tests, "mutants": len(statuses), "checked": checked, "killed": killed,
+               "rate": killed / checked if checked else float("nan"), "counts": counts, "rc": rc,
+               "seconds": round(seconds, 1), "survivors": survivors}
+        if show:
+            row["diffs"] = survivor_diffs(work, survivors)
+        if rc != 0 and not statuses:
+            row["log"] = log
+        return row
+    finally:
+        if keep:
+            print(f"# {key}: scratch project kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("modules", nargs="*", choices=[[], *TARGETS], help="default: all")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per module (default 900)")
+    parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch projects (mutmut browse there)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    args = parser.parse_args()
+    if not MUTMUT.is_file():
+        print(f"mutmut not found next to {sys.executable}: pip install -e '.[test]'", file=sys.stderr)
+        return 2
+    rows = []
+    print(f"{'module':<12} {'mutants':>7} {'killed':>6} {'rate':>6}  {'survived':>8}  seconds  other")
+    for key in args.modules or list(TARGETS):
+        row = run_module(key, TARGETS[key], args.timeout, args.keep, args.survivors)
+        rows.append(row)
+        other = {k: v for k, v in row["counts"].items() if k not in {"killed", "timeout", "survived"}}
+        note = "" if row["rc"] == 0 else f"  (mutmut exit: {row['rc']})"
+        print(f"{key:<12} {row['mutants']:>7} {row['killed']:>6} {row['rate']:>6.1%}  "
+              f"{row['counts'].get('survived', 0):>8}  {row['seconds']:>7}  {other or ''}{note}", flush=True)
+        if "log" in row:
+            print(row["log"], file=sys.stderr)
+        for name in row["survivors"]:
+            diff = row.get("diffs", {}).get(name, "")
+            print(f"    {name}{'  ' + diff if diff else ''}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
