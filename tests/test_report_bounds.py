@@ -109,7 +109,7 @@ def canonical_reports(draw) -> StructuredReport:
     return StructuredReport(positive, tuple(names[n_pos:]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(canonical_reports())
 def test_well_formed_reports_parse_valid_and_unchanged(report):
     parsed, status = parse_report(report.to_json(), SYN)
@@ -117,7 +117,7 @@ def test_well_formed_reports_parse_valid_and_unchanged(report):
     assert parsed == report
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(canonical_reports(), st.sampled_from([0, 4, -1, 7]))
 def test_one_bad_probability_repairs_only_that_finding(report, bad):
     if not report.positive:
