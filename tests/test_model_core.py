@@ -11,23 +11,28 @@ import torch
 from srrg.config import ConfigError
 from srrg.model.config import EncoderConfig, LLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
 from srrg.model.encoder import feature_tokens
-from srrg.model.images import ImageError, load_image, placeholder_image, study_image
+from srrg.model.images import ImageError, load_image, placeholder_image, phantom_image, resolve_images, study_image
 from srrg.model.llm import ensure_pad_token
 from srrg.model.module import cosine_with_warmup
 from srrg.model.network import ReportGenerator, pad_batch
 from srrg.model.prompt import IMAGE_SLOT, build_prompt, prompt_text, target_token_ids
 from srrg.model.tiny import tiny_tokenizer
+from srrg.model.words import build_vocab, pieces, word_tokenizer
 
 torch.set_num_threads(1)
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TINY_ENCODER = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
 
 
+# the word vocabulary of the baseline: every piece of these texts (min_word_count 1)
+TEXTS = ['{"positive": [], "negative": ["pneumothorax"]}', "no", "abc", "de", "ab", "abcdef"]
+
+
 def tiny_model(arch: str = "llm", target: str = "json") -> ReportGenerator:
     torch.manual_seed(0)
     cfg = ModelConfig(arch=arch, target=target, encoder=TINY_ENCODER, llm=LLMConfig(name="tiny"),
-                      baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0), max_target_tokens=48)
-    return ReportGenerator(cfg)
+                      baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, min_word_count=1), max_target_tokens=48)
+    return ReportGenerator(cfg, vocab=build_vocab(TEXTS, 1) if arch == "baseline" else None)
 
 
 def test_cosine_schedule_hand_values() -> None:
@@ -51,7 +56,23 @@ def test_placeholder_is_deterministic_per_study() -> None:
     a, b = placeholder_image("s1", 32), placeholder_image("s1", 32)
     assert a.shape == (3, 32, 32) and torch.equal(a, b)
     assert not torch.equal(a, placeholder_image("s2", 32))
-    assert torch.equal(study_image("s1", ["x.png"], None, 32), a)  # no image root -> placeholder
+    assert torch.equal(study_image({"study_id": "s1", "image_paths": ["x.png"]}, "placeholder", None, 32), a)
+
+
+def test_image_switch_resolves_auto_from_what_ingest_recorded() -> None:
+    assert resolve_images("auto", None, [["CXR1_IM-0001-1001"], None]) == "phantom"  # ids only: no root recorded
+    assert resolve_images("auto", None, [None, ["/data/mimic/files/p10/s1/a.jpg"]]) == "real"  # ingest image_root
+    assert resolve_images("auto", "/data/openi", [["CXR1.png"]]) == "real"
+    assert [resolve_images(m, None, []) for m in ("real", "phantom", "placeholder")] == ["real", "phantom", "placeholder"]
+
+
+def test_phantom_input_is_the_rendered_report() -> None:
+    row = {"study_id": "s1", "image_paths": ["x.png"], "structured": '{"positive": [], "negative": ["pneumothorax"]}'}
+    img = study_image(row, "phantom", None, 32)
+    assert img.shape == (3, 32, 32) and torch.equal(img, phantom_image("s1", row["structured"], 32))
+    assert not torch.equal(img, placeholder_image("s1", 32))
+    with pytest.raises(ValueError, match="study s2"):
+        study_image({"study_id": "s2", "structured": None}, "phantom", None, 32)
 
 
 def test_missing_and_corrupt_images_name_the_file(tmp_path: Path) -> None:
@@ -62,7 +83,11 @@ def test_missing_and_corrupt_images_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(ImageError, match="bad.jpg"):
         load_image(bad, 32)
     with pytest.raises(ImageError, match="study s9"):
-        study_image("s9", [], str(tmp_path), 32)
+        study_image({"study_id": "s9", "image_paths": []}, "real", str(tmp_path), 32)
+    with pytest.raises(ImageError, match="s8.png"):  # real images never fall back to anything else
+        study_image({"study_id": "s8", "image_paths": ["s8.png"]}, "real", str(tmp_path), 32)
+    with pytest.raises(ImageError, match="image_root is not set"):
+        study_image({"study_id": "s7", "image_paths": ["s7.png"]}, "real", None, 32)
 
 
 def test_real_png_loads() -> None:
@@ -70,7 +95,7 @@ def test_real_png_loads() -> None:
     pngs = sorted(folder.glob("**/*.png")) if folder.is_dir() else []
     if not pngs:
         pytest.skip(f"{folder} absent")
-    img = study_image("x", [pngs[0].name], str(pngs[0].parent), 64)
+    img = study_image({"study_id": "x", "image_paths": [pngs[0].name]}, "real", str(pngs[0].parent), 64)
     assert img.shape == (3, 64, 64) and torch.isfinite(img).all()
 
 
@@ -185,3 +210,17 @@ def test_loss_is_token_mean_over_targets_and_eos_only(arch: str) -> None:
             total += torch.nn.functional.cross_entropy(logits, torch.tensor(ids), reduction="sum")
             count += len(ids)
         assert net.loss(images, targets).item() == pytest.approx((total / count).item(), rel=1e-5)
+
+
+def test_word_vocabulary_threshold_and_exact_round_trip() -> None:
+    target = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": []}'
+    assert pieces(target) == ['{"positive": [{"', 'name": "', "pleural", " effusion", '", "probability": ', "3",
+                              ', "level": ', "null", ', "location": ', "null", '}], "negative": []}']
+    vocab = build_vocab([target, target, "there is a mass."], 2)
+    assert vocab[:4] == ["<pad>", "<unk>", "<bos>", "<eos>"] and " mass" not in vocab and "null" in vocab
+    tok = word_tokenizer(vocab)
+    ids = tok(target, add_special_tokens=False)["input_ids"]
+    assert len(ids) == 11 and tok.decode(ids) == target  # decoding is concatenation
+    assert tok.convert_ids_to_tokens(tok("a mass", add_special_tokens=False)["input_ids"]) == ["<unk>", "<unk>"]
+    with pytest.raises(ValueError, match="needs the vocabulary"):
+        ReportGenerator(ModelConfig(arch="baseline", encoder=TINY_ENCODER, llm=LLMConfig(name="tiny")))

@@ -15,12 +15,12 @@ from typing import Any, Mapping
 
 import polars as pl
 import torch
-from tqdm import tqdm
 
 from srrg.config import from_dict
 from srrg.io import write_parquet
 from srrg.model.config import DataConfig, ModelConfig
-from srrg.model.datamodule import ReportDataset, collate, log_image_source, read_split, reference_text, view_mask
+from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
+from srrg.model.images import log_image_source, resolve_images
 from srrg.model.network import ReportGenerator
 from srrg.report import parse_report, render_sentences
 
@@ -53,7 +53,7 @@ def resolve_device(name: str) -> torch.device:
 def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator, DataConfig]:
     """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source)."""
     blob = torch.load(path, map_location="cpu", weights_only=False)
-    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"))
+    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"))
     net.load_exported(blob["state_dict"])
     return net.to(device).eval(), from_dict(DataConfig, blob["data_config"], "data")
 
@@ -83,14 +83,19 @@ def run_infer(
     rows = rows.with_columns(view_mask(rows, data_cfg.views).alias("_keep"))
     todo = rows.filter(pl.col("_keep")).to_dicts()
     log.info("predicting %d of %d %s studies (%d outside the view filter)", len(todo), total, cfg.split, rows.height - len(todo))
-    log_image_source(data_cfg.image_root)
-    dataset = ReportDataset(todo, target, data_cfg.image_root, net.cfg.encoder.image_size)
+    images = resolve_images(data_cfg.images, data_cfg.image_root, (r.get("image_paths") for r in todo))
+    log_image_source(images, data_cfg.image_root)
+    dataset = ReportDataset(todo, target, images, data_cfg.image_root, net.cfg.encoder.image_size)
     results: dict[str, dict[str, Any]] = {}
-    for i in tqdm(range(0, len(dataset), cfg.batch_size), desc="infer", unit="batch"):
+    batches = range(0, len(dataset), cfg.batch_size)
+    for n, i in enumerate(batches, 1):
         batch = collate([dataset[j] for j in range(i, min(i + cfg.batch_size, len(dataset)))])
         texts = net.generate(batch["images"].to(device), cfg.num_beams, cfg.num_return_sequences, cfg.max_new_tokens)
         for sid, cands in zip(batch["study_ids"], texts):
             results[sid] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
+        if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)
+            elapsed = time.perf_counter() - start
+            log.info("infer: %d/%d studies, %.1f studies/s", len(results), len(dataset), len(results) / elapsed)
     records = []
     for row in rows.iter_rows(named=True):
         pred = results.get(row["study_id"], {})
@@ -98,6 +103,7 @@ def run_infer(
             "study_id": row["study_id"],
             "target": target,
             "infer_status": OK if row["_keep"] else VIEW_FILTERED,
+            "images": images,
             "reference": reference_text(row, target),
             "raw": pred.get("raw"),
             "candidates": pred.get("candidates"),
@@ -116,6 +122,7 @@ def run_infer(
     summary = {
         "studies": preds.height,
         "predicted": len(results),
+        "images": images,
         "parse_status": {d["parse_status"]: d["count"] for d in statuses},
         "seconds": round(time.perf_counter() - start, 1),
     }

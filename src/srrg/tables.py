@@ -2,14 +2,19 @@
 
 Table 1: methods (Structured-First runs) x BLEU-1, BLEU-4, METEOR, ROUGE, P-, D-, S-Score.
 Table 2: per method, Structured-First vs Sentence-Direct x BLEU-1..4, METEOR, ROUGE.
-Both add parse-rate columns (share of predictions that parsed, and that were valid without repair);
-values come from each run's `srrg score` summary.csv and predictions Parquet. Missing values show as "-".
+Both add parse-rate columns (share of predictions that parsed, and that were valid without repair)
+and the number of scored studies; values come from each run's `srrg score` summary.csv and
+predictions Parquet. Missing values show as "-". Table 1 ends with reference rows scored on the same
+test studies (docs/model.md): Constant (the most frequent training report: what a model that ignores
+the image gets) and, when the runs saw phantom images, Ceiling (each reference after the phantom
+render -> read round trip). The captions say which images the runs saw.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,13 +23,20 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import load_config_arg, read_table, write_text
-from srrg.report import REPAIRED, VALID
+from srrg.report import REPAIRED, VALID, StructuredReport, from_obj, parse_report
 
 TABLE1 = (("BLEU-1", "bleu_1"), ("BLEU-4", "bleu_4"), ("METEOR", "meteor"), ("ROUGE", "rouge_l"),
           ("P-Score", "p_score"), ("D-Score", "d_score"), ("S-Score", "s_score"))
 TABLE2 = (("BLEU-1", "bleu_1"), ("BLEU-2", "bleu_2"), ("BLEU-3", "bleu_3"), ("BLEU-4", "bleu_4"),
           ("METEOR", "meteor"), ("ROUGE", "rouge_l"))
-PARSE = (("Parsed", "parsed"), ("Valid", "valid"))
+PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
+CONSTANT = "Constant (most frequent training report)"
+CEILING = "Ceiling (phantom round trip)"
+IMAGE_NOTES = {
+    "real": "Images: real image files.",
+    "phantom": "Images: PHANTOM radiographs rendered from each study's report (docs/phantom.md), not real images.",
+    "placeholder": "Images: content-free PLACEHOLDERS; no score here can reflect image understanding.",
+}
 TARGET_LABEL = {"json": "Structured-First", "sentences": "Sentence-Direct"}
 
 
@@ -51,28 +63,92 @@ def parse_rates(statuses: Sequence[str | None]) -> dict[str, float]:
     }
 
 
+def scored(preds: pl.DataFrame) -> pl.DataFrame:
+    """The predictions that were scored (inside the view filter)."""
+    return preds.filter(pl.col("infer_status") == "ok") if "infer_status" in preds.columns else preds
+
+
 def load_run(entry: RunEntry) -> dict[str, Any]:
-    """The run's summary row (metric key -> value) plus its parse rates."""
+    """The run's summary row (metric key -> value) plus its parse rates, scored studies and images."""
     summary = read_table(entry.summary)
     if summary.height != 1:
         raise ValueError(f"{entry.summary}: expected one summary row, found {summary.height}")
     values = {k: (float(v) if isinstance(v, (int, float)) and v is not None else math.nan) for k, v in summary.row(0, named=True).items()}
-    preds = pl.read_parquet(entry.predictions, columns=["parse_status"])
-    return {**values, **parse_rates(preds["parse_status"].to_list())}
+    preds = scored(pl.read_parquet(entry.predictions))
+    images = preds["images"].drop_nulls().unique().sort().to_list() if "images" in preds.columns else []
+    return {**values, **parse_rates(preds["parse_status"].to_list()), "studies": preds.height,
+            "images": ",".join(images) or None}
 
 
-def _row(label: str, values: Mapping[str, float], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    return {"Method": label, **{name: float(values.get(key, math.nan)) for name, key in columns}}
+def most_frequent_report(structured: Sequence[str]) -> StructuredReport:
+    """The most frequent report of a split (ties: the smallest JSON string): the best a model that
+    ignores the image can do by copying one report."""
+    counts = Counter(structured)
+    if not counts:
+        raise UserError("the training split has no structured reports to take the Constant row from")
+    best = min(counts, key=lambda text: (-counts[text], text))
+    return from_obj(json.loads(best))[0]
+
+
+def reference_hypotheses(refs: Sequence[str], constant: StructuredReport, phantom: bool) -> dict[str, list[str]]:
+    """Hypotheses of the reference rows for the given references (JSON strings)."""
+    from srrg.phantom import visible_report
+
+    rows = {CONSTANT: [constant.to_json()] * len(refs)}
+    if phantom:
+        rows[CEILING] = [visible_report(parse_report(r)[0]).to_json() for r in refs]
+    return rows
+
+
+def reference_rows(
+    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], dataset: str | Path,
+    metrics: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Constant and Ceiling rows of Table 1, scored on the test studies of the Structured-First run
+    with the most scored studies (srrg.metrics, the same metrics as the runs)."""
+    from srrg.metrics import evaluate
+
+    json_runs = [r for r in runs if r.target == "json"]
+    if not json_runs:
+        return []
+    base = max(json_runs, key=lambda r: results[r.name]["studies"])
+    refs = scored(pl.read_parquet(base.predictions, columns=None))["reference"].to_list()
+    shards = sorted((Path(dataset) / "train").glob("*.parquet"))
+    if not shards:
+        raise UserError(f"no training shards in {Path(dataset) / 'train'} (needed for the Constant row)")
+    train = pl.concat([pl.read_parquet(f, columns=["structured"]) for f in shards])
+    constant = most_frequent_report(train["structured"].drop_nulls().to_list())
+    phantom = results[base.name].get("images") == "phantom"
+    rows = []
+    for label, hyps in reference_hypotheses(refs, constant, phantom).items():
+        values = {**evaluate(refs, hyps, list(metrics), options=options), "parsed": math.nan, "valid": math.nan,
+                  "studies": len(refs)}
+        rows.append(_row(label, values, TABLE1 + PARSE))
+    return rows
+
+
+def image_note(results: Mapping[str, Mapping[str, Any]]) -> str:
+    """What the runs saw, for the captions (phantom and placeholder runs must say so)."""
+    modes = sorted({m for r in results.values() for m in (r.get("images") or "").split(",") if m})
+    return " ".join(IMAGE_NOTES.get(m, f"Images: {m}.") for m in modes)
+
+
+def _row(label: str, values: Mapping[str, Any], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    return {"Method": label, **{name: (int(values[key]) if key == "studies" else float(values.get(key, math.nan)))
+                                for name, key in columns}}
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pl.DataFrame:
-    schema = {c: pl.String if c in ("Method", "Target") else pl.Float64 for c in columns}
-    return pl.DataFrame(rows, schema=schema)
+    types = {"Method": pl.String, "Target": pl.String, "Studies": pl.Int64}
+    return pl.DataFrame(rows, schema={c: types.get(c, pl.Float64) for c in columns})
 
 
-def table1(runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, float]]) -> pl.DataFrame:
+def table1(
+    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], references: Sequence[dict[str, Any]] = ()
+) -> pl.DataFrame:
+    """Structured-First runs, then the reference rows."""
     rows = [_row(r.label, results[r.name], TABLE1 + PARSE) for r in runs if r.target == "json"]
-    return _frame(rows, ["Method", *(n for n, _ in TABLE1 + PARSE)])
+    return _frame([*rows, *references], ["Method", *(n for n, _ in TABLE1 + PARSE)])
 
 
 def table2(runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, float]]) -> pl.DataFrame:
@@ -113,19 +189,37 @@ def to_latex(df: pl.DataFrame, caption: str, label: str) -> str:
 
 
 def write_table(df: pl.DataFrame, stem: Path, caption: str) -> None:
-    # a missing metric is an empty CSV cell, not the string "NaN"
-    write_text(stem.with_suffix(".csv"), df.with_columns(pl.col(pl.Float64).fill_nan(None)).write_csv(float_precision=4))
-    write_text(stem.with_suffix(".md"), to_markdown(df))
+    """CSV at full precision (a missing metric is an empty cell, not "NaN"); Markdown with the
+    caption under the table and LaTeX round to 3 digits."""
+    write_text(stem.with_suffix(".csv"), df.with_columns(pl.col(pl.Float64).fill_nan(None)).write_csv())
+    write_text(stem.with_suffix(".md"), f"{to_markdown(df)}\n{caption}\n")
     write_text(stem.with_suffix(".tex"), to_latex(df, caption, f"tab:{stem.name}"))
 
 
-def run_tables(runs: Sequence[RunEntry], out_dir: str | Path) -> dict[str, pl.DataFrame]:
-    """Write table1.{csv,md,tex} and table2.{csv,md,tex}; returns both frames."""
+def captions(results: Mapping[str, Mapping[str, Any]], references: bool) -> dict[str, str]:
+    note = image_note(results)
+    refs = (f" {CONSTANT.split(' (')[0]}: the most frequent training report for every study; {CEILING.split(' (')[0]}: "
+            "each reference after the phantom render -> read round trip (an upper bound; docs/phantom.md).") if references else ""
+    return {
+        "table1": f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs} {note}".strip(),
+        "table2": f"Structured-First vs Sentence-Direct (NLG metrics on sentence renderings). {note}".strip(),
+    }
+
+
+def run_tables(
+    runs: Sequence[RunEntry], out_dir: str | Path, dataset: str | Path | None = None,
+    metrics: Sequence[str] = ("bleu", "meteor", "rouge_l", "cider", "s_score"),
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Write table1.{csv,md,tex} and table2.{csv,md,tex}; returns both frames. With `dataset`
+    (the folder holding train/ shards) Table 1 gets its reference rows."""
     results = {r.name: load_run(r) for r in runs}
+    references = reference_rows(runs, results, dataset, metrics, options) if dataset is not None else []
     out = Path(out_dir)
-    tables = {"table1": table1(runs, results), "table2": table2(runs, results)}
-    write_table(tables["table1"], out / "table1", "Structured report generation: methods (Structured-First).")
-    write_table(tables["table2"], out / "table2", "Structured-First vs Sentence-Direct (NLG metrics on sentence renderings).")
+    tables = {"table1": table1(runs, results, references), "table2": table2(runs, results)}
+    text = captions(results, bool(references))
+    for name, df in tables.items():
+        write_table(df, out / name, text[name])
     return tables
 
 

@@ -10,6 +10,8 @@ rule tables:
     input:
         summaries=[results("runs", r, "score", "summary.csv") for r in RUNS],
         predictions=[results("runs", r, "predictions.parquet") for r in RUNS],
+        manifest=rules.dataset_manifest.output.manifest,
+        shards=dataset_shards,
         code=stage_code("tables"),
     output:
         TABLE_FILES,
@@ -20,8 +22,12 @@ rule tables:
     params:
         runs=as_json(table_runs()),
         out_dir=lambda w, output: Path(output[0]).parent,
+        dataset=lambda w, input: Path(input.manifest).parent,
+        metrics=",".join(config["score"]["metrics"]),
+        options=as_json(config["score"]["options"]),
     shell:
-        "python -m srrg tables --runs {params.runs:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        "python -m srrg tables --runs {params.runs:q} --out-dir {params.out_dir:q} --dataset {params.dataset:q}"
+        " --metrics {params.metrics} --config {params.options:q} > {log:q} 2>&1"
 
 
 add_targets(*TABLE_FILES)

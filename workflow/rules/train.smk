@@ -10,6 +10,13 @@ rule train:
     output:
         model=results("runs", "{run}", "model.pt"),
         summary=results("runs", "{run}", "model.pt.json"),
+        metrics=results("runs", "{run}", "metrics.csv"),
+        loss=report(
+            results("runs", "{run}", "loss.png"),
+            caption="../report/loss.rst",
+            category="Training",
+            subcategory="{run}",
+        ),
     log:
         logs("train", "{run}.log"),
     wildcard_constraints:

@@ -12,7 +12,8 @@ from srrg.model.config import BaselineConfig
 
 
 def build_baseline(cfg: BaselineConfig, tok: PreTrainedTokenizerBase, max_target_tokens: int) -> GPT2LMHeadModel:
-    """Vocabulary of the configured LLM's tokenizer; positions for BOS + max_target_tokens."""
+    """Vocabulary of `tok` (the word vocabulary, or the LLM tokenizer when baseline.vocab is llm);
+    positions for BOS + max_target_tokens."""
     bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
     config = GPT2Config(
         vocab_size=len(tok),

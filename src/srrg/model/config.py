@@ -16,6 +16,8 @@ Target = Literal["json", "sentences"]
 Arch = Literal["llm", "baseline"]
 TARGETS: tuple[str, ...] = ("json", "sentences")
 ARCHS: tuple[str, ...] = ("llm", "baseline")
+VOCABS: tuple[str, ...] = ("words", "llm")
+IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
 
 
 def _tiny_swin() -> dict[str, Any]:
@@ -48,12 +50,21 @@ class LLMConfig:
 
 @dataclass(frozen=True)
 class BaselineConfig:
-    """The randomly initialized Transformer decoder (cross-attends to the projected image tokens)."""
+    """The randomly initialized Transformer decoder (cross-attends to the projected image tokens).
+
+    vocab `words`: a word-level vocabulary of the training targets (pieces seen >= min_word_count
+    times, docs/model.md); `llm`: the configured LLM's tokenizer."""
 
     d_model: int = 512
     layers: int = 6
     heads: int = 8
     dropout: float = 0.1
+    vocab: str = "words"
+    min_word_count: int = 3
+
+    def __post_init__(self) -> None:
+        if self.vocab not in VOCABS:
+            raise ConfigError(f"model.baseline.vocab must be one of {VOCABS}, got {self.vocab!r}")
 
 
 @dataclass(frozen=True)
@@ -75,14 +86,22 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    """image_root None -> deterministic placeholder images; views None -> every view."""
+    """The image switch (docs/model.md): `real` reads image_paths (absolute, as ingest records them
+    under its image_root, or relative to image_root here); `phantom` renders each study's report
+    (docs/phantom.md); `placeholder` draws content-free noise; `auto` = real when the dataset or
+    image_root names image files, else phantom. views None -> every view."""
 
+    images: str = "auto"
     image_root: str | None = None
     views: tuple[str, ...] | None = None
     batch_size: int = 2
     num_workers: int = 0
     max_train_studies: int | None = None
     max_val_studies: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.images not in IMAGES:
+            raise ConfigError(f"data.images must be one of {IMAGES}, got {self.images!r}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +127,7 @@ class TrainerConfig:
     limit_val_batches: int | float = 1.0
     accumulate_grad_batches: int = 1
     gradient_clip_val: float | None = 1.0
-    log_every_n_steps: int = 1
+    log_every_n_steps: int = 10
 
 
 @dataclass(frozen=True)
@@ -140,13 +159,15 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One trained model of the result tables: a method label, an architecture and a target."""
+    """One trained model of the result tables: a method label, an architecture and a target;
+    `infer` overrides the infer slice for this run (e.g. fewer studies for a slow CPU model)."""
 
     name: str
     label: str
     arch: str = "llm"
     target: str = "json"
     overrides: dict[str, Any] = field(default_factory=dict)
+    infer: dict[str, Any] = field(default_factory=dict)
 
 
 # The embedded default: the frozen-LLM model with both targets (Table 2) and the baseline (Table 1).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -12,11 +11,10 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from srrg.errors import UserError
 from srrg.model.config import DataConfig
-from srrg.model.images import study_image
+from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
-
-log = logging.getLogger(__name__)
 
 
 def read_split(dataset_dir: str | Path, split: str) -> pl.DataFrame:
@@ -61,19 +59,22 @@ def reference_text(row: dict[str, Any], target: str) -> str:
 
 
 class ReportDataset(Dataset):
-    """One item per study: normalized image tensor and target text."""
+    """One item per study: normalized image tensor (under a resolved image mode) and target text."""
 
-    def __init__(self, rows: list[dict[str, Any]], target: str, image_root: str | None, image_size: int) -> None:
-        self.rows, self.target, self.image_root, self.image_size = rows, target, image_root, image_size
+    def __init__(self, rows: list[dict[str, Any]], target: str, images: str, image_root: str | None, image_size: int) -> None:
+        self.rows, self.target, self.images, self.image_root, self.image_size = rows, target, images, image_root, image_size
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def targets(self) -> list[str]:
+        return [reference_text(row, self.target) for row in self.rows]
 
     def __getitem__(self, i: int) -> dict[str, Any]:
         row = self.rows[i]
         return {
             "study_id": row["study_id"],
-            "image": study_image(row["study_id"], row.get("image_paths"), self.image_root, self.image_size),
+            "image": study_image(row, self.images, self.image_root, self.image_size),
             "target": reference_text(row, self.target),
         }
 
@@ -118,31 +119,30 @@ class ResumableLoader(DataLoader):
         self.sampler.skip = 0 if done >= len(self) else done * int(self.batch_size or 1)
 
 
-def log_image_source(image_root: str | None) -> None:
-    if image_root is None:
-        log.warning("data.image_root is not set: using deterministic PLACEHOLDER images per study (no image understanding)")
-    else:
-        log.info("reading images under %s", image_root)
-
-
 class ReportDataModule(L.LightningDataModule):
     def __init__(self, dataset_dir: str | Path, cfg: DataConfig, target: str, image_size: int, seed: int) -> None:
         super().__init__()
         self.dataset_dir, self.cfg, self.target, self.image_size, self.seed = dataset_dir, cfg, target, image_size, seed
         self.train_set: ReportDataset | None = None
         self.val_set: ReportDataset | None = None
+        self.images: str | None = None  # the resolved image mode (real, phantom, placeholder)
 
-    def _dataset(self, split: str, limit: int | None) -> ReportDataset:
-        rows = select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
-        return ReportDataset(rows, self.target, self.cfg.image_root, self.image_size)
+    def _rows(self, split: str, limit: int | None) -> list[dict[str, Any]]:
+        return select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
 
     def setup(self, stage: str | None = None) -> None:
-        log_image_source(self.cfg.image_root)
-        self.train_set = self._dataset("train", self.cfg.max_train_studies)
-        if not len(self.train_set):
-            raise ValueError(f"no training studies in {self.dataset_dir}/train after the view filter {self.cfg.views}")
+        if self.train_set is not None:
+            return  # already set up (run_train reads the training targets before fitting)
+        train = self._rows("train", self.cfg.max_train_studies)
+        if not train:
+            raise UserError(f"no training studies in {self.dataset_dir}/train after the view filter {self.cfg.views}")
+        self.images = resolve_images(self.cfg.images, self.cfg.image_root, (r.get("image_paths") for r in train))
+        log_image_source(self.images, self.cfg.image_root)
+        self.train_set = ReportDataset(train, self.target, self.images, self.cfg.image_root, self.image_size)
         val_dir = Path(self.dataset_dir) / "validate"
-        self.val_set = self._dataset("validate", self.cfg.max_val_studies) if any(val_dir.glob("*.parquet")) else None
+        if any(val_dir.glob("*.parquet")):
+            val = self._rows("validate", self.cfg.max_val_studies)
+            self.val_set = ReportDataset(val, self.target, self.images, self.cfg.image_root, self.image_size)
 
     def _sampler(self, ds: ReportDataset, shuffle: bool) -> SkippingSampler:
         """Seeded per epoch (Lightning calls set_epoch), sharded over the DDP ranks."""

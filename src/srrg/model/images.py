@@ -1,24 +1,35 @@
-"""Image loading and deterministic placeholder images.
+"""The model input of a study under the one image switch `data.images` (docs/model.md).
 
-Placeholders let the embedded default exercise every stage without image files: each study gets the
-same synthetic picture on every run and every rank (seeded by its id). They carry no clinical content.
+`real` reads the study's first image file and fails, naming the file, when it is missing: never a
+silent fallback. `phantom` renders the study's structured report (srrg.phantom, docs/phantom.md), so
+collections without images still carry readable content. `placeholder` is a smooth random pattern
+seeded by the study id: it carries no clinical content (plumbing checks only).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
+
+from srrg.errors import UserError
+from srrg.phantom import render
+from srrg.report import from_obj
+
+log = logging.getLogger(__name__)
 
 # ImageNet statistics: what timm's pretrained Swin weights expect.
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
 
-class ImageError(RuntimeError):
+class ImageError(UserError):
     """An image file is missing or unreadable; the message names the file."""
 
 
@@ -52,16 +63,54 @@ def placeholder_image(study_id: str, size: int) -> torch.Tensor:
     return to_tensor(img, size)
 
 
+def phantom_image(study_id: str, structured: str | None, size: int) -> torch.Tensor:
+    """The phantom radiograph of a study's (canonical) structured report."""
+    try:
+        report = from_obj(json.loads(structured or ""))[0]
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"study {study_id} has no valid structured report to draw: {structured!r:.80}") from exc
+    gray = (render(report, study_id, size) * 255.0).round().astype(np.uint8)
+    return to_tensor(Image.fromarray(gray, mode="L"), size)
+
+
 def resolve_image(study_id: str, image_paths: list[str] | None, image_root: str | None) -> Path:
-    """The study's first image under image_root (absolute paths are kept)."""
+    """The study's first image: absolute paths as recorded, relative ones under image_root."""
     if not image_paths:
-        raise ImageError(f"study {study_id} has no image_paths but data.image_root is set")
+        raise ImageError(f"study {study_id} has no image_paths (data.images is real)")
     first = Path(image_paths[0])
-    return first if first.is_absolute() or image_root is None else Path(image_root) / first
-
-
-def study_image(study_id: str, image_paths: list[str] | None, image_root: str | None, size: int) -> torch.Tensor:
-    """The model input of one study: its first image, or the placeholder when no root is configured."""
+    if first.is_absolute():
+        return first
     if image_root is None:
+        raise ImageError(f"study {study_id}: image path {first} is relative and train.data.image_root is not set")
+    return Path(image_root) / first
+
+
+def resolve_images(mode: str, image_root: str | None, image_paths: Iterable[list[str] | None]) -> str:
+    """The image source a run uses: `auto` is real when image_root is set or the dataset records
+    absolute image paths (ingest ran with an image root), else phantom."""
+    if mode != "auto":
+        return mode
+    recorded = image_root is not None or any(Path(p[0]).is_absolute() for p in image_paths if p)
+    return "real" if recorded else "phantom"
+
+
+def log_image_source(mode: str, image_root: str | None) -> None:
+    """Say loudly when a run does not read real images (also written to the run summary)."""
+    if mode == "phantom":
+        log.warning("images: PHANTOM radiographs rendered from each study's report (docs/phantom.md), not real images")
+    elif mode == "placeholder":
+        log.warning("images: content-free PLACEHOLDER images (no image understanding is possible)")
+    else:
+        log.info("images: real files (image_root %s)", image_root or "recorded by ingest")
+
+
+def study_image(row: Mapping[str, Any], mode: str, image_root: str | None, size: int) -> torch.Tensor:
+    """The model input of one dataset row under a resolved image mode (real, phantom, placeholder)."""
+    study_id = str(row["study_id"])
+    if mode == "placeholder":
         return placeholder_image(study_id, size)
-    return load_image(resolve_image(study_id, image_paths, image_root), size)
+    if mode == "phantom":
+        return phantom_image(study_id, row.get("structured"), size)
+    if mode == "real":
+        return load_image(resolve_image(study_id, row.get("image_paths"), image_root), size)
+    raise ValueError(f"unresolved image mode {mode!r} (expected real, phantom or placeholder)")

@@ -55,12 +55,12 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
 
 
 class ReportModule(L.LightningModule):
-    def __init__(self, model: Mapping[str, Any], optim: Mapping[str, Any]) -> None:
+    def __init__(self, model: Mapping[str, Any], optim: Mapping[str, Any], vocab: list[str] | None = None) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.model_cfg = from_dict(ModelConfig, model, "model")
         self.optim_cfg = from_dict(OptimConfig, optim, "optim")
-        self.net = ReportGenerator(self.model_cfg)
+        self.net = ReportGenerator(self.model_cfg, vocab=vocab)
         # checkpoints omit a reloadable frozen LLM; on_load_checkpoint checks the rest is complete
         self.strict_loading = False
 
@@ -96,4 +96,4 @@ class ReportModule(L.LightningModule):
 
     def export(self) -> dict[str, Any]:
         """What inference needs: the model config and the non-reloadable weights."""
-        return {"model_config": asdict(self.model_cfg), "state_dict": self.net.export_state_dict()}
+        return {"model_config": asdict(self.model_cfg), "vocab": self.net.vocab, "state_dict": self.net.export_state_dict()}

@@ -18,6 +18,7 @@ from srrg.model.config import ModelConfig
 from srrg.model.encoder import ImageEncoder
 from srrg.model.llm import freeze, load_llm, load_tokenizer
 from srrg.model.projector import Projector
+from srrg.model.words import word_tokenizer
 from srrg.model.prompt import build_prompt, target_token_ids
 
 log = logging.getLogger(__name__)
@@ -39,13 +40,19 @@ def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device) -> tuple
 
 class ReportGenerator(nn.Module):
     def __init__(
-        self, cfg: ModelConfig, tokenizer: PreTrainedTokenizerBase | None = None, llm: PreTrainedModel | None = None
+        self,
+        cfg: ModelConfig,
+        tokenizer: PreTrainedTokenizerBase | None = None,
+        llm: PreTrainedModel | None = None,
+        vocab: list[str] | None = None,
     ) -> None:
         """tokenizer/llm: prebuilt ones (the throughput benchmark's random same-sized LLM); by
-        default both are loaded from cfg.llm."""
+        default both are loaded from cfg.llm. vocab: the word vocabulary of a `words` baseline
+        (built from the training targets, srrg.model.words)."""
         super().__init__()
         self.cfg = cfg
-        self.tokenizer = tokenizer if tokenizer is not None else load_tokenizer(cfg.llm)
+        self.vocab = vocab
+        self.tokenizer = tokenizer if tokenizer is not None else self._tokenizer(cfg, vocab)
         self.encoder = ImageEncoder(cfg.encoder)
         self.llm: PreTrainedModel | None = None
         self.decoder: PreTrainedModel | None = None
@@ -57,6 +64,14 @@ class ReportGenerator(nn.Module):
             self.decoder = build_baseline(cfg.baseline, self.tokenizer, cfg.max_target_tokens)
             width = cfg.baseline.d_model
         self.projector = Projector(self.encoder.out_dim, cfg.projector_hidden or width, width)
+
+    @staticmethod
+    def _tokenizer(cfg: ModelConfig, vocab: list[str] | None) -> PreTrainedTokenizerBase:
+        if cfg.arch == "baseline" and cfg.baseline.vocab == "words":
+            if vocab is None:
+                raise ValueError("a baseline with a word vocabulary needs the vocabulary of its training targets")
+            return word_tokenizer(vocab)
+        return load_tokenizer(cfg.llm)
 
     @property
     def stores_llm(self) -> bool:
@@ -101,7 +116,10 @@ class ReportGenerator(nn.Module):
 
     def loss(self, images: torch.Tensor, targets: list[str]) -> torch.Tensor:
         """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
-        img = self.image_tokens(images)
+        return self.token_loss(self.image_tokens(images), targets)
+
+    def token_loss(self, img: torch.Tensor, targets: list[str]) -> torch.Tensor:
+        """`loss` given the projected image tokens (B, N, width) instead of the images."""
         seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
         ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
         labels = ids.masked_fill(mask == 0, IGNORE)

@@ -1,12 +1,14 @@
 """`srrg train`: fit one run (model x target) with Lightning and export its weights.
 
-Checkpoints live under checkpoint_dir/<run>/<config hash>, outside Snakemake's outputs, so a
-killed job resumes from `last.ckpt` and a changed config never resumes a stale run. Under `srun`
+Checkpoints live under checkpoint_dir/<run>/<fingerprint>, outside Snakemake's outputs: the
+fingerprint covers the run config and the source of the srrg modules training runs, so a killed job
+resumes from `last.ckpt` while a changed config or changed code trains afresh. Under `srun`
 Lightning's SLURMEnvironment supplies ranks (ntasks-per-node = devices); only rank 0 writes outputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -24,11 +26,33 @@ from srrg.io import atomic_path, write_text
 from srrg.model.config import TrainConfig
 from srrg.model.datamodule import ReportDataModule
 from srrg.model.module import ReportModule
+from srrg.model.progress import ProgressLog, loss_figure, write_metrics
+from srrg.model.words import build_vocab
 
 log = logging.getLogger("srrg.train")
 
 # trainer keys that place a run on hardware without changing what it learns: not part of the hash
 PLACEMENT_KEYS = ("accelerator", "devices", "num_nodes", "strategy", "checkpoint_every_n_steps", "log_every_n_steps")
+SRRG = Path(__file__).resolve().parents[1]
+# what training runs: the model package and the modules it imports (images, targets, configs)
+TRAIN_CODE = ("model", "phantom.py", "report.py", "text", "config.py", "errors.py", "io.py")
+
+
+def code_files(root: Path = SRRG, names: tuple[str, ...] = TRAIN_CODE) -> list[Path]:
+    """The Python sources of TRAIN_CODE under the srrg package folder, sorted."""
+    files: list[Path] = []
+    for name in names:
+        target = root / name
+        files.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target] if target.is_file() else [])
+    return files
+
+
+def code_fingerprint(files: list[Path]) -> str:
+    """Hash of the files' names and bytes: any edit to the training code changes it."""
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode("utf-8") + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def resolve_precision(precision: str, accelerator: str) -> str:
@@ -39,15 +63,17 @@ def resolve_precision(precision: str, accelerator: str) -> str:
     return "bf16-mixed" if gpu else "32-true"
 
 
-def checkpoint_dir(cfg: TrainConfig, run: str) -> Path:
-    """checkpoint_dir/<run>/<hash of everything that changes the trained weights>."""
+def checkpoint_dir(cfg: TrainConfig, run: str, code: str | None = None) -> Path:
+    """checkpoint_dir/<run>/<hash of everything that changes the trained weights: the config
+    without placement keys, and the training code (code_fingerprint of code_files by default)>."""
     data = cfg.to_dict()
     data["trainer"] = {k: v for k, v in data["trainer"].items() if k not in PLACEMENT_KEYS}
     data.pop("checkpoint_dir")
+    data["code"] = code if code is not None else code_fingerprint(code_files())
     return Path(cfg.checkpoint_dir) / run / config_hash(data)
 
 
-def build_trainer(cfg: TrainConfig, ckpt_dir: Path) -> L.Trainer:
+def build_trainer(cfg: TrainConfig, ckpt_dir: Path, progress: ProgressLog | None = None) -> L.Trainer:
     t = cfg.trainer
     plugins = [SLURMEnvironment(auto_requeue=False)] if SLURMEnvironment.detect() else []  # Snakemake owns retries
     ckpt = ModelCheckpoint(dirpath=ckpt_dir, save_last=True, save_top_k=1, every_n_train_steps=t.checkpoint_every_n_steps)
@@ -59,7 +85,7 @@ def build_trainer(cfg: TrainConfig, ckpt_dir: Path) -> L.Trainer:
         strategy=t.strategy,
         precision=resolve_precision(t.precision, t.accelerator),
         plugins=plugins,
-        callbacks=[ckpt],
+        callbacks=[ckpt, progress or ProgressLog(t.log_every_n_steps)],
         default_root_dir=ckpt_dir,
         logger=False,
         use_distributed_sampler=False,  # the data module shards with its own seeded sampler
@@ -71,43 +97,69 @@ def build_trainer(cfg: TrainConfig, ckpt_dir: Path) -> L.Trainer:
         gradient_clip_val=t.gradient_clip_val,
         log_every_n_steps=t.log_every_n_steps,
         enable_model_summary=False,
+        enable_progress_bar=False,  # ProgressLog writes plain lines instead (files, SLURM)
     )
 
 
-def _metric(trainer: L.Trainer, key: str) -> float | None:
-    value = trainer.callback_metrics.get(key)
-    return None if value is None else float(value)
+def metrics_paths(out: str | Path) -> tuple[Path, Path]:
+    """The metrics CSV and the loss figure of a run: beside its model file."""
+    folder = Path(out).parent
+    return folder / "metrics.csv", folder / "loss.png"
+
+
+def last_value(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return float(values[-1]) if values else None
 
 
 def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: str = "default") -> dict[str, Any]:
-    """Fit (resuming from the run's last checkpoint when there is one), then write `out` (weights +
-    model config) and `out`.json (summary) on rank 0. Returns the summary."""
+    """Fit (resuming from the last checkpoint of the same config and code when there is one), then
+    write on rank 0: `out` (weights, model config, vocabulary), `out`.json (summary), and beside it
+    metrics.csv and loss.png. Returns the summary."""
     start = time.perf_counter()
     L.seed_everything(cfg.trainer.seed, workers=True)
     ckpt_dir = checkpoint_dir(cfg, run)
-    module = ReportModule(asdict(cfg.model), asdict(cfg.optim))
     data = ReportDataModule(dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed)
-    trainer = build_trainer(cfg, ckpt_dir)
+    data.setup("fit")
+    assert data.train_set is not None
+    vocab = None
+    if cfg.model.arch == "baseline" and cfg.model.baseline.vocab == "words":
+        vocab = build_vocab(data.train_set.targets(), cfg.model.baseline.min_word_count)
+        log.info("word vocabulary: %d entries (pieces seen >= %d times in %d training targets)",
+                 len(vocab), cfg.model.baseline.min_word_count, len(data.train_set))
+    module = ReportModule(asdict(cfg.model), asdict(cfg.optim), vocab)
+    csv_path, fig_path = metrics_paths(out)
+    progress = ProgressLog(cfg.trainer.log_every_n_steps, csv_path)
+    trainer = build_trainer(cfg, ckpt_dir, progress)
     resume = (ckpt_dir / "last.ckpt").is_file()
     if resume:
-        log.info("resuming from %s", ckpt_dir / "last.ckpt")
+        log.info("resuming from %s (same config and code)", ckpt_dir / "last.ckpt")
+    else:
+        log.info("training from scratch; checkpoints in %s", ckpt_dir)
     trainer.fit(module, datamodule=data, ckpt_path="last" if resume else None)
     summary = {
         "run": run,
         "steps": trainer.global_step,
-        "train_loss": _metric(trainer, "train_loss"),
-        "val_loss": _metric(trainer, "val_loss"),
+        "train_loss": last_value(progress.rows, "train_loss"),
+        "val_loss": last_value(progress.rows, "val_loss"),
         "resumed": resume,
+        "images": data.images,
+        "vocab_size": len(module.net.tokenizer),
         "world_size": trainer.world_size,
         "precision": str(trainer.precision),
-        "train_studies": len(data.train_set or []),
+        "train_studies": len(data.train_set),
         "checkpoint_dir": str(ckpt_dir),
         "seconds": round(time.perf_counter() - start, 1),
     }
     if trainer.is_global_zero:
-        exported = {**module.export(), "data_config": asdict(cfg.data), "summary": summary}
+        data_config = {**asdict(cfg.data), "images": data.images}  # inference uses the same resolved source
+        exported = {**module.export(), "data_config": data_config, "summary": summary}
         with atomic_path(out) as tmp:
             torch.save(exported, tmp)
         write_text(f"{out}.json", json.dumps(summary, indent=2) + "\n")
-        log.info("train %s: %d steps, train_loss %s, %.1fs -> %s", run, summary["steps"], summary["train_loss"], summary["seconds"], out)
+        write_metrics(progress.rows, csv_path)
+        title = f"{run} ({cfg.model.arch}, {cfg.model.target} target, {data.images} images)"
+        loss_figure(progress.rows, fig_path, title)
+        log.info("train %s: %d steps, train_loss %s, val_loss %s, %.1fs -> %s", run, summary["steps"],
+                 summary["train_loss"], summary["val_loss"], summary["seconds"], out)
     return summary
