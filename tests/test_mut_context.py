@@ -1,0 +1,49 @@
+"""ConText scope rules of srrg.extract.context, one sentence per rule of its docstring (and
+docs/extraction.md): how far pre- and post-triggers reach, which trigger wins when several reach a
+mention, hypothetical contexts, and hedges that a negation cancels only within its own clause."""
+
+from __future__ import annotations
+
+import pytest
+
+from srrg.extract import extract
+
+
+def assertion(text: str, name: str) -> str | int | None:
+    """The probability of a positive finding, "negative", or None when the name is not reported."""
+    r = extract(text)
+    found = {f["name"]: f["probability"] for f in r["positive"]}
+    if name in found:
+        return found[name]
+    return "negative" if name in r["negative"] else None
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        # a post-trigger reaches backwards only up to a comma or "with"
+        ("Atelectasis, pneumonia unlikely.", "atelectasis", 3),
+        ("Atelectasis, pneumonia unlikely.", "pneumonia", "negative"),
+        ("Cardiomegaly with edema is not seen.", "cardiomegaly", 3),
+        ("Cardiomegaly with edema is not seen.", "edema", "negative"),
+        ("There is effusion, pneumonia cannot be excluded.", "pleural effusion", 3),
+        ("There is effusion, pneumonia cannot be excluded.", "pneumonia", 1),
+        # a pre-trigger reaches forwards over commas, not over a termination or a sentence end
+        ("No pneumonia or effusion is seen.", "pleural effusion", "negative"),
+        ("Pneumothorax is not seen but there is effusion.", "pleural effusion", 3),
+        ("No pneumothorax. Effusion.", "pleural effusion", 3),
+        # the nearest trigger wins; at equal distance the pre-trigger
+        ("No effusion, possible pneumonia.", "pneumonia", 2),
+        ("No new opacity, pneumonia cannot be excluded.", "pneumonia", 1),
+        ("Possible effusion is not seen.", "pleural effusion", 2),
+        # a trigger that also reaches backwards reaches forwards only within its phrase
+        ("Effusion resolved, atelectasis persists.", "pleural effusion", "negative"),
+        ("Effusion resolved, atelectasis persists.", "atelectasis", 3),
+        # a hypothetical context in the clause wins over a nearer trigger
+        ("Follow-up to evaluate for resolution of the pneumonia.", "pneumonia", None),
+        # a hedge is cancelled by a negation of its own clause only
+        ("No opacity to suggest pneumonia.", "pneumonia", "negative"),
+    ],
+)
+def test_scope_rules(text, name, expected):
+    assert assertion(text, name) == expected
