@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -148,11 +149,15 @@ def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool,
                    POLARS_MAX_THREADS="1")
         cmd = [str(MUTMUT), "run", "--max-children", "1", *patterns]
         start = time.perf_counter()
+        # own process group: on timeout the fork server and its workers stop with mutmut
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True)
         try:
-            proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+            log = proc.communicate(timeout=timeout)[0][-3000:]
             rc: int | str = proc.returncode
-            log = proc.stdout[-3000:] + proc.stderr[-3000:]
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             rc, log = "timeout", ""
         seconds = time.perf_counter() - start
         statuses = {n: s for n, s in results(work).items() if any(fnmatch(n, p) for p in patterns)}
