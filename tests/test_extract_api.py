@@ -115,11 +115,11 @@ def test_extract_cli_accounts_for_every_row(tmp_path: Path) -> None:
     assert json.loads(df["structured"][2])["positive"][0]["probability"] == 2
 
 
-def test_extract_cli_missing_column_is_a_clear_error(tmp_path: Path) -> None:
+def test_extract_cli_missing_column_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inp = tmp_path / "studies.parquet"
     pl.DataFrame({"study_id": ["s1"], "text": ["x"]}).write_parquet(inp)
-    with pytest.raises(ValueError, match="findings"):
-        srrg_main(["extract", "--in", str(inp), "--out", str(tmp_path / "o.parquet"), "--no-progress"])
+    assert srrg_main(["extract", "--in", str(inp), "--out", str(tmp_path / "o.parquet"), "--no-progress"]) == 2
+    assert "findings" in capsys.readouterr().err
 
 
 # --- MeSH evaluation ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ VALID, REPAIRED, UNPARSEABLE = "valid", "repaired", "unparseable"
 STATUSES = (VALID, REPAIRED, UNPARSEABLE)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "structured_report.schema.json"  # package data
 
-_FINDING_KEYS = frozenset({"name", "probability", "level", "location"})
+_FINDING_KEYS = frozenset({"name", "probability", "level", "location", "size"})
 _PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
 
 # Caches keyed by model output are bounded in entries and in the length of what they keep
@@ -39,15 +39,21 @@ _normalize_uncached = getattr(normalize_text, "__wrapped__", normalize_text)
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One positive finding; probability 3 = stated, 2 = probable, 1 = uncertain, None = missing."""
+    """One positive finding; probability 3 = stated, 2 = probable, 1 = uncertain, None = missing.
+    `size` is an optional measurement ("2 cm"), kept in JSON only when set; S-Score and the
+    sentence rendering ignore it (docs/extraction.md)."""
 
     name: str
     probability: int | None = 3
     level: str | None = None
     location: str | None = None
+    size: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "probability": self.probability, "level": self.level, "location": self.location}
+        out = {"name": self.name, "probability": self.probability, "level": self.level, "location": self.location}
+        if self.size is not None:
+            out["size"] = self.size
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +151,10 @@ def _coerce_finding(item: Any) -> tuple[Finding | None, bool]:
     prob, p_ok = _coerce_probability(item.get("probability"))
     level, l_ok = _coerce_optional_text(item.get("level"))
     loc, c_ok = _coerce_optional_text(item.get("location"))
+    size, s_ok = _coerce_optional_text(item.get("size"))
     known = item.keys() <= _FINDING_KEYS
-    return Finding(name, prob, level, loc), exact and p_ok and l_ok and c_ok and known and "probability" in item
+    ok = exact and p_ok and l_ok and c_ok and s_ok and known and "probability" in item
+    return Finding(name, prob, level, loc, size), ok
 
 
 def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
@@ -189,7 +197,7 @@ def _canonicalize(report: StructuredReport, synonyms: Mapping[str, str] | None) 
         current = best.get(name)
         changed = changed or name != f.name or current is not None
         if current is None or _certainty(f) > _certainty(current):
-            best[name] = f if name == f.name else Finding(name, f.probability, f.level, f.location)
+            best[name] = f if name == f.name else Finding(name, f.probability, f.level, f.location, f.size)
     negative: dict[str, None] = {}
     for n in report.negative:
         name = canonical_name(n, synonyms)

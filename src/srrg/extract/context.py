@@ -2,9 +2,14 @@
 
 A pre-trigger ("no", "possible") reaches forward, a post-trigger ("is not seen", "cannot be
 excluded") backward, each until the sentence ends or a termination ("but", "there is"); a
-post-trigger's reach also stops at a comma, so "Atelectasis, pneumonia unlikely" keeps the
-atelectasis. When several triggers reach a mention the nearest wins (ties: the pre-trigger).
-Double negations and pseudo-negations need no rule here: the longer phrase already won in matching.
+post-trigger's reach also stops at a comma or "with", so "Atelectasis, pneumonia unlikely" keeps the
+atelectasis. When several triggers reach a mention the nearest wins (ties: the pre-trigger), with
+one exception: a hypothetical context ("to evaluate for", "if there is") that reaches the mention
+in the same comma-free clause wins over any nearer trigger, because nothing inside a
+recommendation or a condition is a finding of this study ("follow-up to evaluate for resolution
+of the pneumonia"). A hedge that a negation cancels ("no opacity to suggest pneumonia") is
+cancelled only by a negation of its own clause. Double negations and pseudo-negations need no
+rule here: the longer phrase already won in matching. docs/extraction.md has the full rule set.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from srrg.extract.mentions import FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
+
+_POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not reach back across
 
 POSITIVE, NEGATIVE, IGNORED = "positive", "negative", "ignored"
 STATED = 3
@@ -29,33 +36,46 @@ class Mention:
     probability: int | None = STATED
     trigger: Item | None = None
     level: tuple[str, int, int] | None = None  # (level, token start, token end)
+    size: tuple[str, int, int] | None = None  # (measurement, token start, token end)
     locations: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _pre_trigger(
-    group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False
+    group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False, kinds: frozenset[str] = TRIGGERS
 ) -> Item | None:
-    """Nearest pre-trigger that ends before `anchor` with no termination in between. A trigger that
-    also reaches backwards ("resolved", "versus") reaches forwards only up to a comma, so in
-    "Effusion resolved, atelectasis persists" it leaves the atelectasis alone. Optionally looks
-    through hedges that a negation cancels."""
+    """Nearest pre-trigger of `kinds` that ends before `anchor` with no termination in between. A
+    trigger that also reaches backwards ("resolved", "versus") reaches forwards only up to a comma,
+    so in "Effusion resolved, atelectasis persists" it leaves the atelectasis alone. With
+    skip_negatable it looks through hedges that a negation cancels, within the comma-free clause."""
     comma = False
     for item in reversed([i for i in group if i.end <= anchor]):
         if item.kind == TERMINATION:
             return None
         if item.kind == SEPARATOR and lowers[item.start] == ",":
+            if skip_negatable:
+                return None
             comma = True
-        if item.kind in TRIGGERS and item.entry.pre and not (skip_negatable and item.entry.negatable):
+        if item.kind in kinds and item.entry.pre and not (skip_negatable and item.entry.negatable):
             if comma and item.entry.post:
                 continue
             return item
     return None
 
 
-def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Item | None:
-    """Nearest post-trigger after `end` with no termination or comma in between."""
-    for item in (i for i in group if i.start >= end):
+def _hypothetical(group: Sequence[Item], anchor: int, lowers: Sequence[str]) -> Item | None:
+    """An ignore pre-trigger ("to evaluate for", "if") of the mention's comma-free clause."""
+    for item in reversed([i for i in group if i.end <= anchor]):
         if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] == ","):
+            return None
+        if item.kind == IGNORE and item.entry.pre:
+            return item
+    return None
+
+
+def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Item | None:
+    """Nearest post-trigger after `end` with no termination, comma or "with" in between."""
+    for item in (i for i in group if i.start >= end):
+        if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] in _POST_STOPS):
             return None
         if item.kind in TRIGGERS and item.entry.post:
             return item
@@ -73,7 +93,11 @@ def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sen
         outer = _pre_trigger(group, trigger.start, lowers, skip_negatable=True)
         if outer is not None and outer.kind == NEGATION:
             trigger = outer
+    if trigger is None or trigger.kind != IGNORE:
+        trigger = _hypothetical(group, item.anchor, lowers) or trigger
     mention = Mention(item, str(item.entry.value), sentence, trigger=trigger)
+    if item.entry.normal:
+        return _normal(mention)
     if trigger is None:
         return mention
     if trigger.kind == NEGATION:
@@ -82,6 +106,16 @@ def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sen
         mention.status, mention.probability = IGNORED, None
     elif trigger.kind == HEDGE:
         mention.probability = int(trigger.entry.value)  # type: ignore[arg-type]
+    return mention
+
+
+def _normal(mention: Mention) -> Mention:
+    """A normal statement rules its finding out when stated or probable ("heart size is probably
+    normal"); negated, uncertain or hypothetical ("heart size is not normal") it says nothing."""
+    trigger = mention.trigger
+    stated = trigger is None or (trigger.kind == HEDGE and int(trigger.entry.value) >= 2)  # type: ignore[arg-type]
+    mention.status = NEGATIVE if stated else IGNORED
+    mention.probability = None
     return mention
 
 

@@ -5,11 +5,17 @@ Codes are mapped to the vocabulary by srrg/vocab/iu_mesh.yaml; the comparison is
 the findings that mapping can produce, so an extracted finding the experts could not have coded
 is neither right nor wrong. Printed: per-finding and micro/macro precision/recall/F1 of positive
 findings, and, for findings found by both, agreement of severity and of location side / zone
-where the code carries such qualifiers.
+where the code carries such qualifiers, and error examples (false positives and negatives with
+their sentence).
+
+Development split (docs/extraction.md): every report id falls in one of two fixed halves, `dev`
+(the rules are tuned there) and `heldout` (only measured), by a seeded hash of the id, so the
+figures on `heldout` show how the rules do on reports they were not tuned on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections import Counter
@@ -19,9 +25,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from srrg import vocab
+from srrg.errors import UserError
 from srrg.report import normalize_text
 
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)?")
+HALVES = ("dev", "heldout", "all")
+SPLIT_SEED = "srrg-iu-dev-split-1"
 SHARED_ARCHIVE = Path(__file__).resolve().parents[4] / "shared" / "data" / "iu_xray_reports" / "NLMCXR_reports.tgz"
 
 
@@ -49,6 +58,20 @@ class MeshMapping:
     @property
     def findings(self) -> frozenset[str]:
         return frozenset(r.finding for r in self.rules)
+
+
+def split_half(study_id: str) -> str:
+    """`dev` or `heldout` for one report id: the parity of the first byte of
+    sha256("<SPLIT_SEED>:<id>"), fixed across machines and runs (docs/extraction.md)."""
+    digest = hashlib.sha256(f"{SPLIT_SEED}:{study_id}".encode("utf-8")).digest()
+    return "dev" if digest[0] % 2 == 0 else "heldout"
+
+
+def in_half(study_id: str, half: str) -> bool:
+    """Whether a report belongs to the requested half (`all` takes every report)."""
+    if half not in HALVES:
+        raise UserError(f"half {half!r} is not one of {', '.join(HALVES)}")
+    return half == "all" or split_half(study_id) == half
 
 
 def _key(text: str) -> str:
@@ -145,8 +168,21 @@ class Agreement:
         return self.agree / self.total if self.total else float("nan")
 
 
+@dataclass(frozen=True)
+class ErrorExample:
+    """One disagreement with the experts: a false positive (`fp`) or negative (`fn`) of a finding,
+    with the sentence that caused it (or the report text when no sentence mentions it)."""
+
+    finding: str
+    kind: str
+    study_id: str
+    sentence: str
+    note: str = ""
+
+
 @dataclass
 class EvalResult:
+    half: str = "all"
     reports: int = 0
     excluded: int = 0
     per_finding: dict[str, Counts] = field(default_factory=dict)
@@ -155,6 +191,7 @@ class EvalResult:
     zone: Agreement = field(default_factory=Agreement)
     unmapped_codes: Counter = field(default_factory=Counter)
     mapped_codes: int = 0
+    examples: list[ErrorExample] = field(default_factory=list)
 
     def micro(self) -> tuple[float, float, float]:
         total = Counts(*(sum(getattr(c, k) for c in self.per_finding.values()) for k in ("tp", "fp", "fn")))
@@ -169,6 +206,7 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "half": self.half,
             "reports": self.reports,
             "excluded": self.excluded,
             "micro": dict(zip(("precision", "recall", "f1"), self.micro())),
@@ -179,6 +217,7 @@ class EvalResult:
             "zone_agreement": {"agree": self.zone.agree, "total": self.zone.total},
             "mapped_codes": self.mapped_codes,
             "unmapped_codes": dict(self.unmapped_codes.most_common()),
+            "examples": [vars(e) for e in self.examples],
         }
 
 
@@ -243,7 +282,7 @@ def format_result(result: EvalResult, min_support: int = 1) -> str:
     mp, mr, mf = result.micro()
     ap, ar, af = result.macro()
     lines += [
-        f"reports evaluated: {result.reports} (excluded, not indexed: {result.excluded}); "
+        f"half: {result.half}; reports evaluated: {result.reports} (excluded, not indexed: {result.excluded}); "
         f"mapped codes: {result.mapped_codes}; unmapped codes: {sum(result.unmapped_codes.values())}",
         f"micro  P={mp:.3f} R={mr:.3f} F1={mf:.3f}",
         f"macro  P={ap:.3f} R={ar:.3f} F1={af:.3f} (over findings with expert codes)",
@@ -252,7 +291,67 @@ def format_result(result: EvalResult, min_support: int = 1) -> str:
         f"zone agreement {result.zone.rate:.3f} (n={result.zone.total})",
         "unmapped headings: " + ", ".join(f"{h} {n}" for h, n in result.unmapped_codes.most_common(15)),
     ]
+    if result.examples:
+        lines.append("error examples (fp: extracted, not coded; fn: coded, not extracted as positive):")
+        lines += [f"  {e.kind} {e.finding:<28} {e.study_id:<8} {e.note:<10} {e.sentence}" for e in result.examples]
     return "\n".join(lines)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
+
+
+def sentence_at(text: str, start: int, end: int, width: int = 200) -> str:
+    """The sentence of `text` holding characters [start, end), shortened to `width` characters."""
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right = next((m.end() for m in _SENTENCE_END.finditer(text, end)), len(text))
+    sentence = " ".join(text[left:right].split())
+    return sentence if len(sentence) <= width else sentence[: width - 3] + "..."
+
+
+def _mention_sentence(sections: Mapping[str, str | None], provenance: Sequence[Mapping[str, Any]], name: str, status: str) -> str | None:
+    for rec in provenance:
+        text = sections.get(rec["section"])
+        if rec["name"] == name and rec["status"] == status and text:
+            start, end = rec["spans"]["name"]
+            return sentence_at(text, start, end)
+    return None
+
+
+def error_examples(
+    study_ids: Sequence[str],
+    sections: Sequence[Mapping[str, str | None]],
+    provenance: Sequence[Sequence[Mapping[str, Any]]],
+    codes: Sequence[Sequence[str]],
+    predictions: Sequence[Mapping[str, Any]],
+    per_finding: int = 2,
+    mapping: MeshMapping | None = None,
+) -> list[ErrorExample]:
+    """Up to `per_finding` false positives and negatives per finding, findings with the most errors
+    first, each with the sentence that produced (or missed) it, so the next rule fix has a target."""
+    mapping = mapping or mesh_mapping()
+    scope = mapping.findings
+    found: dict[str, dict[str, list[ErrorExample]]] = {}
+    errors: Counter = Counter()
+    for sid, secs, prov, report_codes, pred in zip(study_ids, sections, provenance, codes, predictions, strict=True):
+        if any(_key(c) in mapping.exclude_reports for c in report_codes):
+            continue
+        expected = set(expected_findings(report_codes, mapping))
+        predicted = {p["name"]: p for p in pred.get("positive", []) if p.get("name") in scope}
+        for name in sorted(expected ^ predicted.keys()):
+            kind = "fp" if name in predicted else "fn"
+            errors[name] += 1
+            bucket = found.setdefault(name, {"fp": [], "fn": []})[kind]
+            if len(bucket) >= per_finding:
+                continue
+            if kind == "fp":
+                note = f"prob {predicted[name].get('probability')}"
+                sentence = _mention_sentence(secs, prov, name, "positive")
+            else:
+                sentence = _mention_sentence(secs, prov, name, "negative")
+                note = "negated" if sentence else "not found"
+            text = sentence or " ".join(" ".join(t for t in secs.values() if t).split())[:200]
+            bucket.append(ErrorExample(name, kind, sid, text, note))
+    return [e for name, _ in errors.most_common() for kind in ("fp", "fn") for e in found[name][kind]]
 
 
 def default_archive() -> Path:
@@ -264,19 +363,38 @@ def default_archive() -> Path:
     return torchxrayvision_archive()
 
 
-def run_iu(archive: str | Path | None = None, config: Any = None, keep_predictions: bool = False) -> tuple[Any, ...]:
-    """Extract every IU report (configured sections) and compare with its codes. Returns (result,
-    extraction seconds, number of reports) and, with keep_predictions, the report dicts as well."""
+def run_iu(
+    archive: str | Path | None = None,
+    config: Any = None,
+    keep_predictions: bool = False,
+    half: str = "all",
+    examples: int = 0,
+) -> tuple[Any, ...]:
+    """Extract the IU reports of one half (`dev`, `heldout` or `all`; configured sections) and
+    compare with their codes; up to `examples` error examples per finding and kind go into the
+    result. Returns (result, extraction seconds, number of reports) and, with keep_predictions, the
+    report dicts as well. No report to evaluate is a UserError: an F1 of nothing is no number."""
     from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor
     from srrg.sources.iu_xray import read_reports
 
+    in_half("", half)  # an unknown half fails before the archive is read
     cfg = config if isinstance(config, ExtractConfig) else ExtractConfig.from_dict(config)
-    records = list(read_reports(archive or default_archive()))
+    path = archive or default_archive()
+    records = [r for r in read_reports(path) if in_half(r.study_id, half)]
+    if not records:
+        raise UserError(f"{path}: no IU X-ray report (ecgen-radiology/*.xml) in half {half!r}; expected NLMCXR_reports.tgz")
     extractor = get_extractor(cfg)
     rows = [{"findings": r.findings, "impression": r.impression} for r in records]
     start = time.perf_counter()
     extractions = extractor.run(column_sections(row, cfg.sections) for row in rows)
     seconds = time.perf_counter() - start
     predictions = [e.to_dict() for e in extractions]
-    result = evaluate((r.mesh_major for r in records), predictions)
+    codes = [r.mesh_major for r in records]
+    result = evaluate(codes, predictions)
+    if not result.reports:
+        raise UserError(f"{path}: every report in half {half!r} is excluded (not indexed); nothing to evaluate")
+    result.half = half
+    if examples > 0:
+        prov = [e.provenance for e in extractions]
+        result.examples = error_examples([r.study_id for r in records], rows, prov, codes, predictions, examples)
     return (result, seconds, len(records), predictions) if keep_predictions else (result, seconds, len(records))

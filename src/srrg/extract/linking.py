@@ -6,13 +6,18 @@ follows "and", so it belongs to the effusion); before the first finding it belon
 after the last to the last. Location words form phrases across joiners ("right upper and middle
 lobes"); a phrase of generic words only ("the lungs") is no location. An interpretation with no
 location of its own ("left basilar opacity, likely atelectasis") inherits the observation's.
+A measurement ("2 cm", "1.2 x 0.8 cm") is the size of the finding it directly precedes (only
+levels and locations between) or follows through words like "measuring". A stated finding with a
+hedged level ("borderline heart size") becomes uncertain.
 """
 
 from __future__ import annotations
 
-from typing import AbstractSet, Sequence
+import re
+from typing import AbstractSet, Mapping, Sequence
 
-from srrg.extract.context import POSITIVE, Mention
+from srrg import vocab
+from srrg.extract.context import POSITIVE, STATED, Mention
 from srrg.extract.mentions import CLAUSE_BREAKS, LEVEL, LOCATION, PSEUDO, SEPARATOR, TERMINATION, TRIGGERS, Item
 
 _BOUNDARIES = TRIGGERS | {SEPARATOR, TERMINATION, PSEUDO}
@@ -64,6 +69,19 @@ def location_phrases(locs: Sequence[Item], lowers: Sequence[str], joiners: Abstr
     return [(g[0].start, g[-1].end) for g in groups if any(i.entry.specific for i in g)]
 
 
+def _share_span(mentions: Sequence[Mention]) -> None:
+    """Findings of one compound word ("fibronodular") share the attributes either of them got."""
+    first: dict[tuple[int, int], Mention] = {}
+    for m in mentions:
+        other = first.setdefault((m.item.start, m.item.end), m)
+        if other is not m:
+            other.level = other.level or m.level
+            other.locations = other.locations or m.locations
+    for m in mentions:
+        other = first[(m.item.start, m.item.end)]
+        m.level, m.locations = other.level, list(other.locations)
+
+
 def _share_alternatives(mentions: Sequence[Mention], lowers: Sequence[str]) -> None:
     """Findings offered as alternatives for one observation ("atelectasis or scarring in the left
     base", "atelectasis/airspace disease") share a location that only one of them carries."""
@@ -96,14 +114,73 @@ def _inherit(mentions: Sequence[Mention], lowers: Sequence[str], links: Abstract
             cur.locations = list(prev.locations)
 
 
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)*$")
+_SIZE_SPAN = 12  # at most this many tokens between a finding and its measurement
+
+
+def _number_back(lowers: Sequence[str], end: int, by: AbstractSet[str]) -> int:
+    """Start of the number chain ("1.2", "2 x 3") that ends just before token `end` (-1: none)."""
+    k = end - 1
+    if k < 0 or not _NUMBER.match(lowers[k]):
+        return -1
+    while k >= 2 and lowers[k - 1] in by and _NUMBER.match(lowers[k - 2]):
+        k -= 2
+    return k
+
+
+def _size_before(m: Mention, attached: AbstractSet[int], lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str]) -> tuple[int, int] | None:
+    """A measurement right before the finding: "2 cm right apical pneumothorax"."""
+    k = m.item.start - 1
+    while k >= 0 and m.item.start - k <= _SIZE_SPAN and (k in attached or lowers[k] in ("a", "an", "-")):
+        k -= 1
+    if k < 0 or lowers[k] not in units:
+        return None
+    unit_end = k + 1
+    if k >= 1 and lowers[k - 1] == "-":
+        k -= 1
+    start = _number_back(lowers, k, by)
+    return (start, unit_end) if start >= 0 else None
+
+
+def _size_after(m: Mention, end_limit: int, lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str], between: AbstractSet[str]) -> tuple[int, int] | None:
+    """A measurement after the finding through "measuring", "(": "nodule measuring 1.2 cm"."""
+    k = m.item.end
+    if k >= end_limit or lowers[k] not in between:
+        return None
+    while k < end_limit and k - m.item.end < _SIZE_SPAN and lowers[k] in between:
+        k += 1
+    start = k
+    while k < end_limit and (_NUMBER.match(lowers[k]) or lowers[k] in by):
+        k += 1
+    if k == start or k >= end_limit or lowers[k] not in units:
+        return None
+    return start, k + 1
+
+
+def link_sizes(group: Sequence[Item], mentions: Sequence[Mention], lowers: Sequence[str], words: vocab.SizeWords) -> None:
+    """Fill `size` of the sentence's positive mentions (see module docstring)."""
+    attached = {t for item in group if item.kind in (LEVEL, LOCATION) for t in range(item.start, item.end)}
+    between = frozenset(w for phrase in words.between for w in phrase.split())
+    end_limit = len(lowers)  # the loops stop at the first word that is no part of a measurement
+    for m in mentions:
+        if m.status != POSITIVE:
+            continue
+        found = _size_before(m, attached, lowers, words.units, words.by) or _size_after(m, end_limit, lowers, words.units, words.by, between)
+        if found:
+            start, end = found
+            m.size = (" ".join(lowers[t] for t in range(start, end) if lowers[t] != "-"), start, end)
+
+
 def link_sentence(
     group: Sequence[Item],
     mentions: Sequence[Mention],
     lowers: Sequence[str],
     joiners: AbstractSet[str],
     links: AbstractSet[str],
+    hedged_levels: Mapping[str, int] | None = None,
 ) -> None:
-    """Fill `level` and `locations` of the sentence's mentions in place."""
+    """Fill `level` and `locations` of the sentence's mentions in place; a stated finding with a
+    hedged level gets that level's probability."""
     if not mentions:
         return
     levels: dict[int, list[Item]] = {}
@@ -122,5 +199,8 @@ def link_sentence(
         elif m.item.level:
             m.level = m.item.level
         m.locations = location_phrases(locs.get(id(m), []), lowers, joiners)
+        if hedged_levels and m.level and m.status == POSITIVE and m.probability == STATED:
+            m.probability = hedged_levels.get(m.level[0], STATED)
+    _share_span(mentions)
     _share_alternatives(mentions, lowers)
     _inherit(mentions, lowers, links)

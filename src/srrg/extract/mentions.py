@@ -3,12 +3,13 @@
 All word lists are matched in one spaCy PhraseMatcher pass (lower-cased tokens); overlapping
 matches are resolved longest-first, which is how "calcified granuloma" beats "calcified",
 "cannot be excluded" beats "not" and an unmention ("mass effect") hides the finding inside it.
-Compositions ("the heart is enlarged") are then paired into finding items.
+Normal statements ("heart size is normal") and compositions ("the heart is enlarged") are then
+paired into finding items; a compound form ("fibronodular") becomes one item per finding it reports.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
@@ -18,6 +19,7 @@ from srrg import vocab
 FINDING, SUBJECT, STATE, LEVEL, LOCATION = "finding", "subject", "state", "level", "location"
 NEGATION, HEDGE, IGNORE = "negation", "hedge", "ignore"
 PSEUDO, TERMINATION, SEPARATOR, UNMENTION = "pseudo", "termination", "separator", "unmention"
+VERDICT = "verdict"  # a normal verdict ("normal", "clear") that is no trigger of its own
 TRIGGERS = frozenset({NEGATION, HEDGE, IGNORE})
 
 # tokens that may sit between a descriptive adjective and its finding besides levels and locations
@@ -44,6 +46,9 @@ class Entry:
     standalone: bool = False
     negatable: bool = False  # a hedge that an earlier negation cancels ("no opacity to suggest ...")
     descriptive: bool = False  # a finding form that only describes a following finding ("calcified")
+    verdict: bool = False  # a normal verdict: with a subject it rules findings out ("heart size is normal")
+    rules_out: frozenset[str] = frozenset()  # findings this subject's normal verdict rules out
+    normal: bool = False  # a finding item made of subject + verdict: stated, it is a negative
 
 
 @dataclass(slots=True)
@@ -93,6 +98,8 @@ def phrase_table() -> Mapping[str, Entry]:
     for name, forms in vocab.findings().items():
         for form in forms:
             _add(table, form, Entry(FINDING, name, descriptive=form in descriptive))
+    for form, names in vocab.compounds().items():
+        _add(table, form, Entry(FINDING, names))
     for idx, comp in enumerate(vocab.compositions()):
         for subject in comp.subjects:
             _add(table, subject, Entry(SUBJECT, frozenset({idx})))
@@ -135,23 +142,59 @@ def phrase_table() -> Mapping[str, Entry]:
                 table[phrase] = Entry(SUBJECT, current.value, location=True, specific=specific)
             elif current is None or current.kind != LOCATION:
                 _add(table, phrase, Entry(LOCATION, None, location=True, specific=specific))
+    normals = vocab.normals()
+    for phrase in normals.verdicts:
+        current = table.get(phrase)
+        table[phrase] = replace(current, verdict=True) if current is not None else Entry(VERDICT, verdict=True)
+    for phrase, ruled in normals.subjects.items():
+        current = table.get(phrase) or Entry(LOCATION, None, location=True)
+        table[phrase] = replace(current, rules_out=ruled)
     return table
 
 
+def expand_compounds(items: list[Item]) -> list[Item]:
+    """A compound form ("fibronodular") becomes one finding item per finding, on the same tokens."""
+    if not any(i.kind == FINDING and isinstance(i.entry.value, tuple) for i in items):
+        return items
+    out: list[Item] = []
+    for item in items:
+        if item.kind == FINDING and isinstance(item.entry.value, tuple):
+            out.extend(Item(item.start, item.end, FINDING, Entry(FINDING, name)) for name in item.entry.value)
+        else:
+            out.append(item)
+    return out
+
+
 def resolve_overlaps(spans: Iterable[tuple[int, int, Entry]], n_tokens: int) -> list[Item]:
-    """Keep the longest of overlapping matches (earlier first on ties), in text order."""
-    spans = sorted(spans, key=lambda s: (s[0], s[0] - s[1]))
-    if all(spans[k][1] <= spans[k + 1][0] for k in range(len(spans) - 1)):  # the common case: no overlap
-        return [Item(s, e, entry.kind, entry) for s, e, entry in spans if entry.kind != UNMENTION]
-    taken = bytearray(n_tokens)
+    """Keep the longest of overlapping matches (earlier first on ties), in text order. Only spans
+    that overlap each other compete, so the work is done per cluster of overlapping spans."""
+    ordered = sorted(spans, key=lambda s: (s[0], s[0] - s[1]))
     kept: list[Item] = []
-    for start, end, entry in sorted(spans, key=lambda s: (s[0] - s[1], s[0])):
-        if any(taken[start:end]):
-            continue
-        taken[start:end] = b"\x01" * (end - start)
-        kept.append(Item(start, end, entry.kind, entry))
-    kept.sort(key=lambda i: i.start)
-    return [i for i in kept if i.kind != UNMENTION]
+    k, n = 0, len(ordered)
+    while k < n:
+        end, m = ordered[k][1], k + 1
+        while m < n and ordered[m][0] < end:
+            end = max(end, ordered[m][1])
+            m += 1
+        if m == k + 1 or ordered[k][1] == end:  # alone, or the first span covers its whole cluster
+            s, e, entry = ordered[k]
+            if entry.kind != UNMENTION:
+                kept.append(Item(s, e, entry.kind, entry))
+        else:
+            kept.extend(_longest_first(ordered[k:m]))
+        k = m
+    return kept
+
+
+def _longest_first(cluster: Sequence[tuple[int, int, Entry]]) -> list[Item]:
+    taken: set[int] = set()
+    chosen = []
+    for start, end, entry in sorted(cluster, key=lambda s: (s[0] - s[1], s[0])):
+        if taken.isdisjoint(range(start, end)):
+            taken.update(range(start, end))
+            chosen.append((start, end, entry))
+    chosen.sort(key=lambda s: s[0])
+    return [Item(s, e, entry.kind, entry) for s, e, entry in chosen if entry.kind != UNMENTION]
 
 
 def _pairable(items: Sequence[Item], lo: int, hi: int, lowers: Sequence[str]) -> bool:
@@ -183,24 +226,50 @@ def _composed(subject: Item, state: Item, compositions: Sequence[vocab.Compositi
     return finding
 
 
+def _fits(subject: Item, state: Item) -> bool:
+    """A subject and a state of one composition, or a normal subject and a verdict."""
+    if state.entry.verdict:
+        return bool(subject.entry.rules_out)
+    return subject.kind == SUBJECT and state.kind == STATE and bool(subject.entry.value & state.entry.value)  # type: ignore[operator]
+
+
+def _candidates(items: Sequence[Item], sent_of: Sequence[int], lowers: Sequence[str]) -> list[tuple[int, bool, int, int]]:
+    """(gap, state first, subject, state) for every pairable subject and state (or verdict) of one
+    sentence, looked up per sentence so that a long document stays linear."""
+    states: dict[int, list[int]] = {}
+    for j, item in enumerate(items):
+        if item.kind == STATE or item.entry.verdict:
+            states.setdefault(sent_of[item.start], []).append(j)
+    out = []
+    for i, subject in enumerate(items):
+        if subject.kind != SUBJECT and not subject.entry.rules_out:
+            continue
+        for j in states.get(sent_of[subject.start], ()):
+            lo, hi = min(i, j), max(i, j)
+            if _fits(subject, items[j]) and _pairable(items, lo, hi, lowers):
+                out.append((items[hi].start - items[lo].end, j < i, i, j))
+    return out
+
+
+def _normal_items(subject: Item, verdict: Item) -> list[Item]:
+    """One `normal` finding item per finding a subject's normal verdict rules out."""
+    start, end = min(subject.start, verdict.start), max(subject.end, verdict.end)
+    anchor = max(subject.start, verdict.start)
+    return [Item(start, end, FINDING, Entry(FINDING, name, normal=True), anchor=anchor) for name in sorted(subject.entry.rules_out)]
+
+
 def pair_compositions(
     items: list[Item], sent_of: Sequence[int], lowers: Sequence[str], compositions: Sequence[vocab.Composition]
 ) -> list[Item]:
-    """Turn subject + state pairs into finding items, closest pairs first and one state per subject
-    (a state is shared only by subjects joined with "and"). Leftover subjects that are anatomical
-    words become locations, leftover standalone states become findings, other leftovers go."""
-    subjects = [i for i, item in enumerate(items) if item.kind == SUBJECT]
-    states = [j for j, item in enumerate(items) if item.kind == STATE]
-    if not subjects and not states:
+    """Turn subject + state pairs into finding items ("the heart is enlarged") and subject + normal
+    verdict pairs into `normal` items ("heart size is normal", "normal heart size"), closest pairs
+    first, so a subject with a state of its own is no normal statement, and one state per subject
+    (shared only by subjects joined with "and"). Leftover subjects that are anatomical words
+    become locations, leftover standalone states become findings, leftover verdicts that are
+    triggers ("within normal limits") stay, other leftovers go."""
+    candidates = _candidates(items, sent_of, lowers)
+    if not candidates and not any(item.kind in (SUBJECT, STATE) for item in items):
         return items
-    candidates = []  # (gap, state after subject first, subject, state)
-    for i in subjects:
-        for j in states:
-            if sent_of[items[j].start] != sent_of[items[i].start] or not (items[i].entry.value & items[j].entry.value):  # type: ignore[operator]
-                continue
-            lo, hi = min(i, j), max(i, j)
-            if _pairable(items, lo, hi, lowers):
-                candidates.append((items[hi].start - items[lo].end, j < i, i, j))
     pairs: dict[int, int] = {}  # subject -> state
     for _, _, i, j in sorted(candidates):
         if i not in pairs and j not in pairs.values():
@@ -209,7 +278,12 @@ def pair_compositions(
         if i not in pairs and j in pairs.values() and _coordinated(items, min(i, j), max(i, j), lowers):
             pairs[i] = j
     used = set(pairs.values())
-    keep = [_composed(items[i], items[j], compositions) for i, j in pairs.items()]
+    keep: list[Item] = []
+    for i, j in pairs.items():
+        if items[j].entry.verdict:
+            keep.extend(_normal_items(items[i], items[j]))
+        else:
+            keep.append(_composed(items[i], items[j], compositions))
     for j, item in enumerate(items):
         if item.kind == SUBJECT:
             if j not in pairs and item.entry.location:
@@ -222,6 +296,8 @@ def pair_compositions(
                 keep.append(Item(item.start, item.end, FINDING, Entry(FINDING, compositions[standalone[0]].finding)))
             elif item.entry.level:
                 keep.append(Item(item.start, item.end, LEVEL, Entry(LEVEL, item.entry.level)))
+        elif item.kind == VERDICT or (j in pairs and item.entry.rules_out):
+            continue
         else:
             keep.append(item)
     keep.sort(key=lambda x: (x.start, x.end))

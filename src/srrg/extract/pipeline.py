@@ -26,12 +26,25 @@ from spacy.tokens import Doc
 
 from srrg import vocab
 from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
-from srrg.extract.linking import link_sentence
-from srrg.extract.mentions import Entry, Item, drop_descriptive, pair_compositions, phrase_table, resolve_overlaps
+from srrg.extract.linking import link_sentence, link_sizes
+from srrg.extract.mentions import (
+    Entry,
+    Item,
+    drop_descriptive,
+    expand_compounds,
+    pair_compositions,
+    phrase_table,
+    resolve_overlaps,
+)
 from srrg.text.sections import Section, select_sections, split_sections
 from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
 
-OK, EMPTY_TEXT, TRUNCATED, ERROR = "ok", "empty_text", "truncated", "error"
+OK, EMPTY_TEXT, TRUNCATED, LONG_SENTENCE, ERROR = "ok", "empty_text", "truncated", "long_sentence", "error"
+# A sentence is cut into pieces of at most this many tokens (issue 16): the rules compare the
+# items of one sentence pairwise, so an endless run-on "sentence" would cost quadratic time. Real
+# report sentences stay far below it (IU X-ray: at most 50 tokens); a report with a cut sentence
+# gets status `long_sentence` (docs/extraction.md).
+MAX_SENTENCE_TOKENS = 128
 _BLANK_LINES = re.compile(r"\r?\n[ \t\r]*\n")
 SENTENCE_ENDS = frozenset(".!?")
 _LINE_BREAK = re.compile(r"[\r\n\t]")
@@ -91,6 +104,8 @@ class DocState:
     sent_of: list[int]
     lowers: Lowers
     mentions: list[Mention] = field(default_factory=list)
+    has_units: bool = False  # a measurement unit ("cm") occurs: sizes are looked for
+    cut: bool = False  # a sentence longer than MAX_SENTENCE_TOKENS was cut into pieces
 
 
 @dataclass(frozen=True)
@@ -112,12 +127,13 @@ if not Doc.has_extension("srrg"):
 class SentenceComponent:
     """Sentence ids per token: from the model's sentence boundaries when it has a parser, senter or
     sentencizer, else a split after tokens made of ".", "!" and "?" ("..", "?!"); blank lines
-    already became "." in prepare_text."""
+    already became "." in prepare_text. Either way no sentence is longer than MAX_SENTENCE_TOKENS."""
 
     def __init__(self, nlp: Language, use_model: bool):
         self.use_model = use_model
         self.strings = nlp.vocab.strings
         self.is_end: dict[int, bool] = {}  # lower-cased token id -> ends a sentence ("." "?!" "..")
+        self.units = frozenset(nlp.vocab.strings.add(u) for u in vocab.size_words().units)
 
     def __call__(self, doc: Doc) -> Doc:
         n = len(doc)
@@ -126,19 +142,33 @@ class SentenceComponent:
             return doc
         lower = doc.to_array(LOWER).tolist()
         if self.use_model:
-            sent_of = (np.cumsum(doc.to_array([SENT_START]).reshape(-1) == 1) - 1).clip(0).tolist()
+            starts = doc.to_array([SENT_START]).reshape(-1) == 1
         else:
-            sent_of, k = [], 0
-            for o in lower:
-                sent_of.append(k)
+            starts = [False] * n
+            for t, o in enumerate(lower[:-1]):
                 end = self.is_end.get(o)
                 if end is None:
                     text = self.strings[o]
                     end = self.is_end[o] = bool(text) and set(text) <= SENTENCE_ENDS
-                if end:
-                    k += 1
-        doc._.srrg = DocState([], sent_of, Lowers(lower, doc.vocab.strings))
+                starts[t + 1] = end
+        sent_of, cut = _sentence_ids(starts)
+        state = DocState([], sent_of, Lowers(lower, doc.vocab.strings), cut=cut)
+        state.has_units = not self.units.isdisjoint(lower)
+        doc._.srrg = state
         return doc
+
+
+def _sentence_ids(starts: Sequence[bool]) -> tuple[list[int], bool]:
+    """Sentence id per token from sentence-start flags, cutting every sentence after
+    MAX_SENTENCE_TOKENS tokens; the flag says whether a sentence was cut."""
+    sent_of, k, length, cut = [], -1, 0, False
+    for t, start in enumerate(starts):
+        if t == 0 or start or length >= MAX_SENTENCE_TOKENS:
+            cut = cut or (t > 0 and not start)
+            k, length = k + 1, 0
+        sent_of.append(k)
+        length += 1
+    return sent_of, cut
 
 
 class MentionComponent:
@@ -158,7 +188,7 @@ class MentionComponent:
     def __call__(self, doc: Doc) -> Doc:
         state: DocState = doc._.srrg
         spans = [(s, e, self.entries[k]) for k, s, e in self.matcher(doc)]
-        items = resolve_overlaps(spans, len(doc))
+        items = expand_compounds(resolve_overlaps(spans, len(doc)))
         items = pair_compositions(items, state.sent_of, state.lowers, self.compositions)
         state.items = drop_descriptive(items, state.lowers)
         return doc
@@ -188,6 +218,8 @@ class LinkingComponent:
         words = vocab.location_words()
         self.joiners = words.joiners
         self.links = frozenset(w for phrase in vocab.context_triggers().links for w in phrase.split())
+        self.hedged_levels = vocab.hedged_levels()
+        self.size_words = vocab.size_words()
 
     def __call__(self, doc: Doc) -> Doc:
         state: DocState = doc._.srrg
@@ -195,7 +227,10 @@ class LinkingComponent:
         for m in state.mentions:
             by_sentence.setdefault(m.sentence, []).append(m)
         for sentence, group in _groups(state).items():
-            link_sentence(group, by_sentence.get(sentence, []), state.lowers, self.joiners, self.links)
+            mentions = by_sentence.get(sentence, [])
+            link_sentence(group, mentions, state.lowers, self.joiners, self.links, self.hedged_levels)
+            if state.has_units:
+                link_sizes(group, mentions, state.lowers, self.size_words)
         return doc
 
 
@@ -271,8 +306,9 @@ def doc_report(doc: Doc, section: str = "findings", offset: int = 0) -> tuple[St
         level = m.level[0] if m.level and m.status == POSITIVE else None
         locations = m.locations if m.status == POSITIVE else []
         location = ", ".join(normalize_text(doc[s:e].text) for s, e in locations) or None
+        size = m.size[0] if m.size and m.status == POSITIVE else None
         if m.status == POSITIVE:
-            positive.append(Finding(m.name, m.probability, level, location))
+            positive.append(Finding(m.name, m.probability, level, location, size))
         else:
             negative.append(m.name)
         trigger = m.trigger
@@ -289,6 +325,7 @@ def doc_report(doc: Doc, section: str = "findings", offset: int = 0) -> tuple[St
                     "trigger": span(trigger.start, trigger.end) if trigger else None,
                     "level": span(m.level[1], m.level[2]) if level else None,
                     "location": [span(s, e) for s, e in locations],
+                    "size": span(m.size[1], m.size[2]) if size else None,
                 },
             }
         )
@@ -314,10 +351,13 @@ class Extractor:
         parts: list[list[tuple[StructuredReport, list[dict[str, Any]]]]] = [[] for _ in reports]
         failed: set[int] = set()
         truncated = {i for i, s in flat if len(s.text) > self.config.max_chars}
+        cut: set[int] = set()
         for (i, sec), doc in zip(flat, docs):
             if doc is None:
                 failed.add(i)
             else:
+                if doc._.srrg.cut:
+                    cut.add(i)
                 parts[i].append(doc_report(doc, sec.name, sec.offset))
         out = []
         for i, got in enumerate(parts):
@@ -327,7 +367,7 @@ class Extractor:
                 out.append(Extraction(StructuredReport(), [], EMPTY_TEXT))
             else:
                 report = merge(r for r, _ in got)
-                status = TRUNCATED if i in truncated else OK
+                status = TRUNCATED if i in truncated else LONG_SENTENCE if i in cut else OK
                 out.append(Extraction(report, [p for _, prov in got for p in prov], status))
         return out
 

@@ -129,6 +129,64 @@ def unmentions() -> tuple[str, ...]:
     return _phrases(load_data("findings.yaml").get("unmentions", []), "findings.yaml:unmentions")
 
 
+@dataclass(frozen=True)
+class Normals:
+    """Normal statements: verdict words, and subject phrase -> the findings its normal verdict rules out."""
+
+    verdicts: tuple[str, ...]
+    subjects: Mapping[str, frozenset[str]]
+
+
+def _known(names: Any, where: str) -> frozenset[str]:
+    """Finding names that must all be vocabulary findings."""
+    out = frozenset(_phrases(names, where))
+    unknown = out - set(findings())
+    if unknown:
+        raise VocabularyError(f"{where}: unknown findings {sorted(unknown)}")
+    return out
+
+
+@lru_cache(maxsize=1)
+def normals() -> Normals:
+    raw = load_data("findings.yaml").get("normals", {"verdicts": [], "subjects": []})
+    subjects: dict[str, frozenset[str]] = {}
+    for k, entry in enumerate(raw["subjects"]):
+        ruled = _known(entry["rules_out"], f"findings.yaml:normals.subjects[{k}]")
+        for phrase in _phrases(entry["subjects"], f"findings.yaml:normals.subjects[{k}]"):
+            subjects[phrase] = subjects.get(phrase, frozenset()) | ruled
+    return Normals(_phrases(raw["verdicts"], "findings.yaml:normals.verdicts"), subjects)
+
+
+@lru_cache(maxsize=1)
+def compounds() -> Mapping[str, tuple[str, ...]]:
+    """One surface form -> the several findings it reports ("fibronodular")."""
+    raw = load_data("findings.yaml").get("compounds", {})
+    return {normalize_text(k): tuple(sorted(_known(v, f"findings.yaml:compounds:{k}"))) for k, v in raw.items()}
+
+
+@dataclass(frozen=True)
+class SizeWords:
+    """Words of a measurement: units, the "x" between numbers, words between a finding and its size."""
+
+    units: frozenset[str]
+    by: frozenset[str]
+    between: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def size_words() -> SizeWords:
+    raw = load_data("attributes.yaml")["size"]
+    where = "attributes.yaml:size"
+    return SizeWords(frozenset(_phrases(raw["units"], where)), frozenset(_phrases(raw["by"], where)), _phrases(raw["between"], where))
+
+
+@lru_cache(maxsize=1)
+def hedged_levels() -> Mapping[str, int]:
+    """Level -> the probability a stated finding with that level gets ("borderline" -> 1)."""
+    raw = load_data("attributes.yaml").get("hedged_levels", {})
+    return {normalize_text(str(k)): int(v) for k, v in raw.items()}
+
+
 @lru_cache(maxsize=1)
 def severity_map() -> Mapping[str, str]:
     """Severity surface form -> level written into the report."""
