@@ -109,3 +109,12 @@ def test_current_umask_reads_without_changing_it():
         assert current_umask() == 0o027  # unchanged by reading it
     finally:
         os.umask(previous)
+
+
+def test_parquet_report_columns_of_other_text_types(tmp_path):
+    df = pl.DataFrame({"study_id": ["a", "b"], "cat": ["x", None], "raw": [b"caf\xc3\xa9", b"ok"], "bad": [b"\xff", b"ok"]})
+    df.with_columns(pl.col("cat").cast(pl.Categorical)).write_parquet(tmp_path / "t.parquet")
+    assert read_reports(tmp_path / "t.parquet", text_col="cat")["report"].to_list() == ["x", ""]
+    assert read_reports(tmp_path / "t.parquet", text_col="raw")["report"].to_list() == ["café", "ok"]
+    with pytest.raises(UserError, match=r"row 1 \(study_id 'a'\): report bytes are not UTF-8"):
+        read_reports(tmp_path / "t.parquet", text_col="bad")

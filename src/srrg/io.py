@@ -196,6 +196,11 @@ def report_text(value: Any, where: str) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if isinstance(value, bytes):  # Parquet text stored without its UTF-8 annotation
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"{where}: report bytes are not UTF-8 text") from None
     if isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
     kind = "a list" if isinstance(value, (list, tuple)) else "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float)) else "not text"
@@ -262,14 +267,11 @@ def _reports_from_frame(p: Path, df: pl.DataFrame, id_col: str, text_col: str) -
     if empty.any():
         raise UserError(f"{p}: row {int(empty.arg_true()[0]) + 1}: empty {id_col}; every row needs an id")
     col = df[text_col]
-    if col.dtype == pl.String or col.dtype == pl.Null:
-        reports = col.cast(pl.String).fill_null("")
-    elif isinstance(col.dtype, pl.Struct):
-        reports = pl.Series([report_text(v, "") for v in col.to_list()], dtype=pl.String)
-    else:
-        bad = int(col.is_not_null().arg_true()[0]) if col.is_not_null().any() else 0
-        report_text(col.to_list()[bad], f"{p}: row {bad + 1} ({id_col} {ids[bad]!r})")  # raises with the value shown
-        reports = pl.Series([""] * df.height, dtype=pl.String)  # all null
+    if col.dtype == pl.String:
+        reports = col.fill_null("")
+    else:  # structs, categoricals, binary, nulls ... and the types that are refused, row by row
+        texts = [report_text(v, f"{p}: row {i + 1} ({id_col} {ids[i]!r})") for i, v in enumerate(col.to_list())]
+        reports = pl.Series(texts, dtype=pl.String)
     return pl.DataFrame({"study_id": ids, "report": reports})
 
 
