@@ -6,7 +6,8 @@ Prints, per family, the number of cases, how many ended badly and the wall time:
     types, huge numbers, lone surrogates and invalid UTF-8, deep nesting, long noise) through
     `srrg.report.parse_report` and the `s_score` and `bleu` metrics. Any exception counts: model
     output must never raise. Also the memory still held after 20 distinct ~1 MB outputs went
-    through parsing and S-Score (caches of model output are bounded, docs/inputs.md).
+    through parsing and S-Score (caches of model output are bounded, docs/inputs.md), and whether
+    two processes with different hash seeds parse the first 1,000 outputs identically.
 (b) >= 80 bad command lines as `python -m srrg <cmd> ...` subprocesses (missing, empty, binary and
     misshapen files, directories for files, bad JSON in --config, unknown shard names ...). A case
     is `traceback` when stderr holds a Python traceback, `clean` when it exits 2 with a short
@@ -184,7 +185,31 @@ def family_a(seed: int, n: int) -> dict[str, Any]:
                     failures.append(f"{metric} {_short(text)}: {type(err).__name__}: {err}")
         timings[metric] = time.perf_counter() - start
     timings.update(retained_memory())
+    if parse_digest(seed, 1000) != _digest_in_subprocess(seed, 1000):
+        failures.append("parse_report differs between two processes (PYTHONHASHSEED 1 and 2) on the same 1,000 outputs")
     return {"cases": len(cases), "bad": len(failures), "timings": timings, "failures": failures}
+
+
+def parse_digest(seed: int, n: int) -> str:
+    """Hash of the parses (status and canonical JSON) of the first n fuzzed outputs."""
+    import hashlib
+
+    from srrg.report import parse_report
+
+    h = hashlib.sha256()
+    for _, text in model_outputs(seed, n):
+        report, status = parse_report(text)
+        h.update(f"{status}\t{report.to_json()}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _digest_in_subprocess(seed: int, n: int) -> str:
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fuzz_replay; print(fuzz_replay.parse_digest({seed}, {n}))"
+    digests = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": hs}).stdout.strip()
+        for hs in ("1", "2")
+    }
+    return digests.pop() if len(digests) == 1 else "differs"
 
 
 def retained_memory(n: int = 20, size: int = 1 << 20) -> dict[str, float]:

@@ -52,7 +52,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, (0o777 if os.path.isdir(tmp) else 0o666) & ~current_umask())
+        try:
+            os.chmod(tmp, (0o777 if os.path.isdir(tmp) else 0o666) & ~current_umask())
+        except OSError:  # a file system without Unix modes: the output still counts
+            pass
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
