@@ -29,7 +29,7 @@ HEADER = "# Generated from the config dataclasses by `srrg config-schema`; do no
 SECTIONS: dict[str, tuple[str, str]] = {
     "ingest": ("srrg.ingest", "IngestConfig"),
     "extract": ("srrg.extract.pipeline", "ExtractConfig"),
-    "normalize": ("srrg.normalize", "NormalizeConfig"),
+    "normalize": ("srrg.normalize.config", "NormalizeConfig"),
     "llm": ("srrg.llm.config", "LLMConfig"),
     "dataset": ("srrg.dataset", "DatasetConfig"),
     "stats": ("srrg.stats", "StatsConfig"),

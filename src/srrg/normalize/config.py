@@ -1,0 +1,36 @@
+"""Settings of the normalize stage (the `normalize` section; docs/config.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Mapping
+
+from srrg.config import doc, from_dict
+from srrg.errors import UserError
+from srrg.llm import LLMConfig
+
+
+@dataclass(frozen=True)
+class NormalizeConfig:
+    """method: rules (deterministic, offline default) | llm (through the `llm` client, rules fallback).
+    max_words: longest accepted LLM answer; max_tokens: decoding budget per phrase."""
+
+    method: Literal["rules", "llm"] = field(
+        default="rules", metadata=doc("rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback.")
+    )
+    max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))
+    max_tokens: int = field(default=24, metadata=doc("Decoding budget per phrase.", minimum=1))
+    llm: LLMConfig = field(default_factory=LLMConfig)
+
+    def __post_init__(self) -> None:
+        if self.method not in ("rules", "llm"):
+            raise UserError(f"normalize.method must be 'rules' or 'llm', got {self.method!r}")
+        if self.max_words < 1 or self.max_tokens < 1:
+            raise UserError("normalize.max_words and normalize.max_tokens must be >= 1")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> NormalizeConfig:
+        """The normalize slice; its `llm` key holds the llm slice (the rule passes both)."""
+        data = dict(data or {})
+        llm = LLMConfig.from_dict(data.pop("llm", None))  # refuses inline secrets too
+        return replace(from_dict(cls, data, "normalize"), llm=llm)
