@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import SScoreConfig, location_bleu, score_pair, score_reports
+from srrg.metrics.sscore import SScoreConfig, location_bleu, score_pair, score_reports, structured_references
 from srrg.report import Finding, StructuredReport
 
 
@@ -100,3 +101,11 @@ def test_options_reach_the_metric():
 def test_free_text_references_are_refused_naming_the_alternative():
     with pytest.raises(UserError, match="s_score_text"):
         evaluate(["Heart size is normal."], [js()], ["s_score"])
+
+
+def test_a_missing_reference_is_refused_and_shown_as_none():
+    with pytest.raises(UserError, match=r"1 of 2 references are not structured reports .*first at row 1: None"):
+        structured_references([js(), None])
+    long_text = "Heart size is normal. " * 10
+    with pytest.raises(UserError, match="first at row 0: " + re.escape(repr(long_text[:60]))):
+        structured_references([long_text])
