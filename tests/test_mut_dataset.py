@@ -114,3 +114,11 @@ def test_a_new_plan_removes_only_stale_shards(tmp_path):
     assert sorted(p.name for p in (tmp_path / "train").iterdir()) == ["notes.txt", "part-00000.parquet", "part-00001.parquet"]
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert D.remove_stale_shards(tmp_path, plan) == []
+
+
+def test_manifest_is_readable_json_naming_its_writer_and_progress_is_labelled(tmp_path, capsys):
+    manifest = D.write_dataset(frame(["s1"], ["train"]), tmp_path, DatasetConfig(), {}, progress=True)
+    assert manifest["created_by"].startswith("srrg ")
+    text = (tmp_path / "manifest.json").read_text()
+    assert text.startswith('{\n  "schema_version": ')  # indented, keys in writing order
+    assert "shards" in capsys.readouterr().err  # the progress bar says what it counts
