@@ -2,7 +2,7 @@
 
 Runs a few optimizer steps of the VERT recipe (4-bit NF4 base, LoRA r=32 / alpha=64 on all linear
 layers except MoE routers, AdamW + cosine, lr 2e-4) on synthetic rated pairs with VERT prompts of
-realistic length, through the same build_trainer() that `srrg judge-train fit` uses. Weights must
+realistic length, through the same build_trainer() that `srrg judge-train-fit` uses. Weights must
 already be on the machine (a folder, or a hub name present in the local Hugging Face cache);
 nothing is downloaded. CPU CI never runs it.
 

@@ -1,4 +1,4 @@
-"""Dataset adapters on invented fixtures in each published layout, and `srrg correlate` end to end."""
+"""Dataset adapters on invented fixtures in each published layout, and the metaeval commands (`srrg metaeval-prepare`, `metaeval-correlate`, `judge-subset`) end to end."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def _count(examples: pl.DataFrame) -> list[tuple[dict[str, Any], int]]:
 
 def write_prepared(examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mapping[str, Any], out_dir: str | Path) -> None:
     """examples.parquet (every pair), heldout/{refs,hyps,ratings}.parquet (the test split in the
-    `srrg score` / `srrg correlate run` formats) and prepare.json."""
+    `srrg score` / `srrg metaeval-correlate` formats) and prepare.json."""
     out = Path(out_dir)
     write_parquet(examples, out / "examples.parquet")
     test = examples.filter(pl.col("split") == "test")
