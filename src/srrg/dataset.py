@@ -1,4 +1,4 @@
-"""Dataset stage: the normalized table -> Parquet shards per split + manifest.json (DESIGN §5.4).
+"""Dataset stage: the normalized table -> Parquet shards per split + manifest.json (docs/workflow.md).
 
 Shards are planned from the row count of each split (ceil(rows / rows_per_shard), at least one so
 every split has a readable file with the schema), rows are ordered by study id, and each shard is a

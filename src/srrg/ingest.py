@@ -1,4 +1,4 @@
-"""Ingest stage: a source collection -> studies.parquet, one row per study (DESIGN §5.1).
+"""Ingest stage: a source collection -> studies.parquet, one row per study (docs/workflow.md).
 
 Every study a source names is a row; `ingest_status` says why a study has no usable report
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official

@@ -1,7 +1,7 @@
 """The MIMIC-STRUC structured report: model, parsing of model output, canonicalization, rendering.
 
 Everything that reads or writes a structured report goes through this module so that the
-extractor, the trained models, the metrics and the tables all agree on one format (DESIGN §3).
+extractor, the trained models, the metrics and the tables all agree on one format (docs/report.md).
 Parsing never raises on model output: it returns an (possibly empty) report and a status.
 """
 
@@ -273,7 +273,7 @@ def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tupl
 
 
 def render_sentences(report: StructuredReport) -> str:
-    """DESIGN §3 templates, in report order; a missing probability renders as stated."""
+    """The templates of docs/report.md, in report order; a missing probability renders as stated."""
     parts = []
     for f in report.positive:
         words = [_PROB_WORD.get(f.probability or 3, "there is")]

@@ -1,4 +1,4 @@
-"""Free-text radiology report -> MIMIC-STRUC structured report (DESIGN §3, §5.2).
+"""Free-text radiology report -> MIMIC-STRUC structured report (docs/report.md, docs/extraction.md).
 
 `extract(text)` and `extract_many(texts)` return plain dicts {"positive": [...], "negative": [...]};
 they never raise on input text (None, empty or garbage text gives the empty report). The pieces:

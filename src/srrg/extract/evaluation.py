@@ -1,4 +1,4 @@
-"""Extraction accuracy against the IU X-ray expert MeSH codes (`srrg eval-extraction`, DESIGN §8).
+"""Extraction accuracy against the IU X-ray expert MeSH codes (`srrg eval-extraction`, docs/extraction.md).
 
 The expert codes list positive findings only, with qualifiers ("Opacity/lung/base/left/mild").
 Codes are mapped to the vocabulary by srrg/vocab/iu_mesh.yaml; the comparison is restricted to

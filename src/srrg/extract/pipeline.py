@@ -1,4 +1,4 @@
-"""The extraction pipeline: free text -> MIMIC-STRUC structured report with provenance (DESIGN §5.2).
+"""The extraction pipeline: free text -> MIMIC-STRUC structured report with provenance (docs/extraction.md).
 
 spaCy does the text work: a tokenizer (blank English, or a configured installed model) and four
 components registered here: `srrg_sentences` (sentence ids; the model's own boundaries when it has

@@ -1,4 +1,4 @@
-"""One LLM client for the whole project (DESIGN §5.3, §6): every LLM use goes through `LLMClient.complete`.
+"""One LLM client for the whole project (docs/judges.md): every LLM use goes through `LLMClient.complete`.
 
     from srrg.llm import LLMClient, LLMConfig, PromptTemplate
     client = LLMClient(LLMConfig.from_dict(config["llm"]))

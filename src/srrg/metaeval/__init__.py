@@ -1,4 +1,4 @@
-"""Meta-evaluation (DESIGN §4.7): how well do metrics agree with human (or LLM-proxy) judgement?
+"""Meta-evaluation (docs/judges.md): how well do metrics agree with human (or LLM-proxy) judgement?
 
 adapters: published rating datasets -> one long ratings table; correlation: Kendall tau-b and
 Spearman with p-values and seeded bootstrap CIs, paired bootstrap tests; counts: count-level

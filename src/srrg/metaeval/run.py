@@ -98,7 +98,7 @@ def metric_columns(scores: pl.DataFrame, cfg: MetaevalConfig, exclude: Sequence[
 
 
 def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> MetaevalResult:
-    """Everything of DESIGN §4.7 for one dataset; every scored pair is accounted for in `info`."""
+    """Everything of docs/judges.md for one dataset; every scored pair is accounted for in `info`."""
     human, target, human_lower = resolve_human(scores, ratings, cfg)
     joined = scores.join(human, on=ID, how="left")
     metrics = metric_columns(scores, cfg, exclude=[cfg.human_column or ""])

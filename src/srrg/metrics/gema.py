@@ -1,4 +1,4 @@
-"""GEMA-Score (DESIGN §4.5): agents as separate LLM calls with JSON answers, arithmetic in code.
+"""GEMA-Score (docs/judges.md): agents as separate LLM calls with JSON answers, arithmetic in code.
 
 1. entity agent (one call per distinct report): (disease, location, severity, uncertainty) tuples;
    disease names are mapped onto the project's finding vocabulary (srrg.vocab synonyms: "effusion"

@@ -1,5 +1,5 @@
 """S-Score of free-text report pairs: the project's extractor turns both sides into structured
-reports, then the S-Score of DESIGN §4.1 scores them. No LLM, deterministic, fast, so any report
+reports, then the S-Score of docs/metrics.md scores them. No LLM, deterministic, fast, so any report
 generator (or a ratings dataset) can be scored on the structured scale.
 
 A side that already is a structured report (a JSON object, e.g. a Structured-First prediction) is

@@ -1,4 +1,4 @@
-"""Dataset over the Parquet shards (DESIGN §5.4) and the LightningDataModule."""
+"""Dataset over the Parquet shards (docs/workflow.md) and the LightningDataModule."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def dataset_report(structured: str | None) -> StructuredReport:
 
 
 def target_text(structured: str | None, sentences: str | None, target: str) -> str:
-    """The training target: compact MIMIC-STRUC JSON, or the DESIGN §3 sentence rendering."""
+    """The training target: compact MIMIC-STRUC JSON, or the sentence rendering of docs/report.md."""
     report = dataset_report(structured)
     if target == "json":
         return report.to_json()

@@ -1,4 +1,4 @@
-"""MIMIC-CXR in its published file layout -> one record per study (DESIGN §5.1).
+"""MIMIC-CXR in its published file layout -> one record per study (docs/workflow.md).
 
 Reads the free-text reports (`files/pXX/pXXXXXXXX/sXXXXXXXX.txt` in a folder or in the official
 zip), the official split and metadata CSVs, and the MIMIC-CXR-JPG image tree. Every study named by
