@@ -1,7 +1,8 @@
 """ConText-style assertion of finding mentions: negated, hedged (probability 1/2), ignored, or stated.
 
 A pre-trigger ("no", "possible") reaches forward, a post-trigger ("is not seen", "cannot be
-excluded") backward, each until the sentence ends or a termination ("but", "there is"); a
+excluded") backward, each until the sentence ends or a termination ("but", "there is"), a
+pre-trigger also not past a closing word after a finding ("no effusion seen, calcified nodes"); a
 post-trigger's reach also stops at a comma or "with", so "Atelectasis, pneumonia unlikely" keeps the
 atelectasis. When several triggers reach a mention the nearest wins (ties: the pre-trigger), with
 one exception: a hypothetical context ("to evaluate for", "if there is") that reaches the mention
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from srrg.extract.mentions import FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
+from srrg.extract.mentions import CLOSING, FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
 
 _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not reach back across
 
@@ -40,14 +41,15 @@ class Mention:
     locations: list[tuple[int, int]] = field(default_factory=list)
 
 
-def _pre_trigger(
-    group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False, kinds: frozenset[str] = TRIGGERS
-) -> Item | None:
-    """Nearest pre-trigger of `kinds` that ends before `anchor` with no termination in between. A
-    trigger that also reaches backwards ("resolved", "versus") reaches forwards only up to a comma,
-    so in "Effusion resolved, atelectasis persists" it leaves the atelectasis alone. With
-    skip_negatable it looks through hedges that a negation cancels, within the comma-free clause."""
-    comma = False
+def _pre_trigger(group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False) -> Item | None:
+    """Nearest pre-trigger that ends before `anchor` with no termination in between, and no closing
+    word right after a finding ("no effusion seen, calcified nodes"; not "no effusion or visualized
+    pneumothorax"). A trigger that also reaches
+    backwards ("resolved", "versus") reaches forwards only up to a comma, so in "Effusion resolved,
+    atelectasis persists" it leaves the atelectasis alone. With skip_negatable it looks through
+    hedges that a negation cancels, within the comma-free clause."""
+    comma = closed = False
+    closing = -1  # start of the nearest closing word seen so far
     for item in reversed([i for i in group if i.end <= anchor]):
         if item.kind == TERMINATION:
             return None
@@ -55,7 +57,12 @@ def _pre_trigger(
             if skip_negatable:
                 return None
             comma = True
-        if item.kind in kinds and item.entry.pre and not (skip_negatable and item.entry.negatable):
+        if item.kind == CLOSING:
+            closing = item.start
+        closed = closed or (item.kind == FINDING and item.end == closing)
+        if item.kind in TRIGGERS and item.entry.pre and not (skip_negatable and item.entry.negatable):
+            if closed:
+                return None
             if comma and item.entry.post:
                 continue
             return item
@@ -65,7 +72,7 @@ def _pre_trigger(
 def _hypothetical(group: Sequence[Item], anchor: int, lowers: Sequence[str]) -> Item | None:
     """An ignore pre-trigger ("to evaluate for", "if") of the mention's comma-free clause."""
     for item in reversed([i for i in group if i.end <= anchor]):
-        if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] == ","):
+        if item.kind in (TERMINATION, CLOSING) or (item.kind == SEPARATOR and lowers[item.start] == ","):
             return None
         if item.kind == IGNORE and item.entry.pre:
             return item

@@ -19,6 +19,7 @@ from srrg import vocab
 FINDING, SUBJECT, STATE, LEVEL, LOCATION = "finding", "subject", "state", "level", "location"
 NEGATION, HEDGE, IGNORE = "negation", "hedge", "ignore"
 PSEUDO, TERMINATION, SEPARATOR, UNMENTION = "pseudo", "termination", "separator", "unmention"
+CLOSING = "closing"  # ends a trigger's scope once a finding stands between them ("no effusion seen, ...")
 VERDICT = "verdict"  # a normal verdict ("normal", "clear") that is no trigger of its own
 TRIGGERS = frozenset({NEGATION, HEDGE, IGNORE})
 
@@ -126,6 +127,8 @@ def phrase_table() -> Mapping[str, Entry]:
         _add(table, phrase, Entry(PSEUDO))
     for phrase in ctx.termination:
         _add(table, phrase, Entry(TERMINATION))
+    for phrase in ctx.closing:
+        _add(table, phrase, Entry(CLOSING))
     for phrase in ctx.separators:
         _add(table, phrase, Entry(SEPARATOR))
     for phrase, level in vocab.severity_map().items():

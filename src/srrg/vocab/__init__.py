@@ -55,6 +55,7 @@ class ContextTriggers:
     separators: tuple[str, ...]
     links: frozenset[str]
     negated_hedges: frozenset[str]
+    closing: tuple[str, ...] = ()  # end a trigger's scope only after a finding ("no effusion seen, ...")
 
 
 @lru_cache(maxsize=None)
@@ -224,6 +225,7 @@ def context_triggers() -> ContextTriggers:
         ignore_post=_phrases(raw["ignore"]["post"], "context.yaml:ignore.post"),
         pseudo=_phrases(raw["pseudo"], "context.yaml:pseudo"),
         termination=_phrases(raw["termination"], "context.yaml:termination"),
+        closing=_phrases(raw.get("closing", []), "context.yaml:closing"),
         separators=_phrases(raw["separators"], "context.yaml:separators"),
         links=frozenset(_phrases(raw["links"], "context.yaml:links")),
         negated_hedges=frozenset(_phrases(raw["negated_hedges"], "context.yaml:negated_hedges")),
