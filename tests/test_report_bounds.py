@@ -56,6 +56,13 @@ def test_out_of_range_probability_scores_like_a_missing_one(probability):
     assert scores["s_score"] == pytest.approx((1 + 2 / 3) / 2)
 
 
+@pytest.mark.parametrize("null", ["", "  ", "null", "None", "NULL"])
+def test_null_spelled_as_text_is_null(null):
+    obj = {"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": []}
+    report, status = parse_report(json.dumps(obj), SYN)
+    assert status == REPAIRED and report.positive == (Finding("edema", 3, None, None),)
+
+
 def test_dict_shaped_negatives_are_read_and_marked_repaired():
     text = json.dumps({"positive": [], "negative": [{"name": "pneumothorax"}, {"name": "Consolidation"}]})
     report, status = parse_report(text, SYN)
@@ -83,6 +90,8 @@ def test_dict_shaped_negative_without_a_name_is_dropped_and_repaired():
         {"positive": [{"name": "edema", "probability": 3, "level": "null", "location": None}], "negative": []},
         {"positive": [{"name": "edema", "probability": 3, "level": 2, "location": None}], "negative": []},
         {"positive": ["edema"], "negative": []},  # bare string finding
+        {"positive": [5, None], "negative": []},  # entries that are no finding at all
+        {"positive": [{"probability": 3, "level": None, "location": None}], "negative": []},  # nameless
         {"positive": [], "negative": [], "impression": "x"},  # extra top-level key
         {"positive": {"name": "edema", "probability": 3, "level": None, "location": None}, "negative": []},
         {"positive": [], "negative": "pneumothorax"},
