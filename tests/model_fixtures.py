@@ -49,7 +49,7 @@ def tiny_train_config(**trainer: Any) -> dict[str, Any]:
             "encoder": {"name": "swin_tiny_patch4_window7_224", "pretrained": False, "image_size": 32,
                         "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}},
             "llm": {"name": "tiny"},
-            "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0},
+            "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0, "min_word_count": 1},
             "max_target_tokens": 48,
         },
         "data": {"batch_size": 2},

@@ -17,6 +17,7 @@ from model_fixtures import tiny_train_config, write_toy_dataset
 from srrg.model.config import LLMConfig, TrainConfig
 import srrg.model.train as train_mod
 from srrg.cli import main as srrg_main
+from srrg.model.progress import duration, progress_line
 from srrg.model.train import build_trainer, run_train
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,9 +37,44 @@ def test_two_step_fit_writes_model_and_summary(tmp_path: Path) -> None:
     assert summary["steps"] == 2 and summary["world_size"] == 1 and summary["precision"] == "32-true"
     assert summary["train_studies"] == 4 and summary["train_loss"] > 0 and not summary["resumed"]
     blob = torch.load(out, weights_only=False)
-    assert blob["model_config"]["llm"]["name"] == "tiny" and blob["data_config"]["image_root"] is None
+    assert blob["model_config"]["llm"]["name"] == "tiny" and blob["data_config"]["images"] == "phantom"
+    assert summary["images"] == "phantom"  # the toy set records image ids only: auto -> phantom, said in the summary
     assert json.loads(Path(f"{out}.json").read_text())["steps"] == 2
     assert (Path(summary["checkpoint_dir"]) / "last.ckpt").is_file()
+    metrics = (out.parent / "metrics.csv").read_text().splitlines()
+    assert metrics[0] == "step,train_loss,val_loss,lr,seconds" and [r.split(",")[0] for r in metrics[1:]] == ["1", "2"]
+    assert metrics[1].split(",")[2] == "" and float(metrics[2].split(",")[2]) == summary["val_loss"]  # validation after step 2
+    assert (out.parent / "loss.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_progress_line_is_plain_text() -> None:
+    assert progress_line(40, 400, 1.23456, 4.9e-4, 2.0) == "step 40/400 loss 1.2346 lr 4.90e-04 2.00 it/s ETA 3m00s"
+    assert duration(3725) == "1h02m" and duration(12) == "12s"
+
+
+def test_baseline_uses_a_word_vocabulary_of_its_targets(tmp_path: Path) -> None:
+    ds = write_toy_dataset(tmp_path / "ds")
+    raw = tiny_train_config()
+    raw["model"]["arch"], raw["checkpoint_dir"] = "baseline", str(tmp_path / "ckpt")
+    run_train(ds, tmp_path / "m.pt", TrainConfig.from_dict(raw), "b")
+    vocab = torch.load(tmp_path / "m.pt", weights_only=False)["vocab"]
+    assert vocab[:4] == ["<pad>", "<unk>", "<bos>", "<eos>"] and "pneumothorax" in vocab and len(vocab) < 100
+
+
+def test_code_change_retrains_and_same_code_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rerun after a code edit must train again, not resume the finished checkpoint."""
+    assert {"phantom.py", "train.py", "network.py", "report.py"} <= {p.name for p in train_mod.code_files()}
+    source = tmp_path / "module.py"
+    source.write_text("A = 1\n")
+    monkeypatch.setattr(train_mod, "code_files", lambda: [source])
+    ds = write_toy_dataset(tmp_path / "ds")
+    first = run_train(ds, tmp_path / "a.pt", _cfg(tmp_path), "r")
+    same = run_train(ds, tmp_path / "b.pt", _cfg(tmp_path), "r")
+    assert same["resumed"] and same["checkpoint_dir"] == first["checkpoint_dir"]
+    source.write_text("A = 2\n")
+    changed = run_train(ds, tmp_path / "c.pt", _cfg(tmp_path), "r")
+    assert not changed["resumed"] and changed["checkpoint_dir"] != first["checkpoint_dir"]
+    assert changed["steps"] == 2 and changed["train_loss"] is not None
 
 
 class Interrupt(Exception):
@@ -56,13 +92,26 @@ class InterruptAfter(L.Callback):
             raise Interrupt
 
 
+class CountBatches(L.Callback):
+    """The global step a fit starts from and the training batches it runs."""
+
+    def __init__(self) -> None:
+        self.start_step, self.batches = -1, 0
+
+    def on_train_start(self, trainer: L.Trainer, *args: object) -> None:
+        self.start_step = trainer.global_step
+
+    def on_train_batch_end(self, *args: object) -> None:
+        self.batches += 1
+
+
 def test_resume_matches_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ds = write_toy_dataset(tmp_path / "ds", n_train=6)  # 3 batches per epoch: the interruption is mid-epoch
     full = run_train(ds, tmp_path / "full.pt", _cfg(tmp_path / "a", max_steps=4), "r")
     cfg = _cfg(tmp_path / "b", max_steps=4)
 
-    def interrupted_trainer(c: TrainConfig, ckpt: Path) -> L.Trainer:
-        trainer = build_trainer(c, ckpt)
+    def interrupted_trainer(c: TrainConfig, ckpt: Path, progress: object = None) -> L.Trainer:
+        trainer = build_trainer(c, ckpt, progress)
         trainer.callbacks.insert(0, InterruptAfter(2))
         return trainer
 
@@ -70,9 +119,19 @@ def test_resume_matches_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(Interrupt):
         run_train(ds, tmp_path / "resumed.pt", cfg, "r")
     assert not (tmp_path / "resumed.pt").exists()
-    monkeypatch.setattr(train_mod, "build_trainer", build_trainer)
+    counter = CountBatches()
+
+    def counting_trainer(c: TrainConfig, ckpt: Path, progress: object = None) -> L.Trainer:
+        trainer = build_trainer(c, ckpt, progress)
+        trainer.callbacks.insert(0, counter)
+        return trainer
+
+    monkeypatch.setattr(train_mod, "build_trainer", counting_trainer)
     resumed = run_train(ds, tmp_path / "resumed.pt", cfg, "r")
     assert resumed["resumed"] and resumed["steps"] == full["steps"] == 4
+    # the finished steps were skipped: the resumed process started at step 2 and trained 2 batches
+    # (a fit with ckpt_path=None would start at 0 and see 4)
+    assert counter.start_step == 2 and counter.batches == 2
     a = torch.load(tmp_path / "full.pt", weights_only=False)["state_dict"]
     b = torch.load(tmp_path / "resumed.pt", weights_only=False)["state_dict"]
     assert a.keys() == b.keys()

@@ -145,6 +145,7 @@ class Canvas:
         self.cx, self.cy, self.scale = 0.5 + j(0.03), 0.5 + j(0.03), 1.0 + j(0.04)
         self.lung_w, self.lung_h = 0.17 * self.scale, 0.30 * self.scale
         self.heart_w = 0.15 * self.scale * (1.0 + j(0.04))
+        self.heart_gain = 0.18
         self.medi_w = 0.045 * self.scale
         self.spine_bend = 0.0
         self.dia_lift = {"right": 0.0, "left": 0.0}
@@ -200,7 +201,7 @@ def draw_anatomy(c: Canvas) -> None:
         c.img -= lung * (0.33 - texture - ribs)
     spine_x = c.cx + c.spine_bend * np.sin(np.pi * np.clip(c.y, 0, 1))
     c.img += 0.2 * (np.abs(c.x - spine_x) <= c.medi_w)
-    c.img += 0.18 * (c.ellipse(c.cx + 0.035, c.cy + 0.17 * c.scale, c.heart_w, 0.11 * c.scale) <= 1.0)
+    c.img += c.heart_gain * (c.ellipse(c.cx + 0.035, c.cy + 0.17 * c.scale, c.heart_w, 0.11 * c.scale) <= 1.0)
     for side in (-1.0, 1.0):
         clav = np.abs(c.y - (c.cy - 0.33 * c.scale + 0.05 * np.abs(c.x - c.cx))) <= 0.012
         c.img += 0.12 * clav * (np.abs(c.x - c.cx - side * 0.15) <= 0.13)
@@ -220,9 +221,7 @@ def draw_mark(c: Canvas, m: Mark) -> None:
     """Paint one finding (docs/phantom.md lists what each looks like)."""
     s, size, rng = STRENGTH[m.probability], magnitude(m.level), c.rng
     name = m.name
-    if name == "cardiomegaly":
-        c.img += 0.18 * s * (c.ellipse(c.cx + 0.05, c.cy + 0.17 * c.scale, c.heart_w * (1.3 + 0.6 * size), 0.13 * c.scale) <= 1.0)
-    elif name == "enlarged cardiomediastinum":
+    if name == "enlarged cardiomediastinum":
         c.img += 0.15 * s * (np.abs(c.x - c.cx) <= c.medi_w * (1.8 + 1.5 * size)) * (c.y < c.cy)
     elif name in ("edema", "pulmonary vascular congestion", "prominent interstitial markings"):
         lungs = c.lung_mask("right") | c.lung_mask("left")
@@ -231,15 +230,13 @@ def draw_mark(c: Canvas, m: Mark) -> None:
             c.img += lungs * hilum * (0.15 + 0.15 * size) * s
         stripes = (np.sin(c.x * 90.0) > 0.7) if name != "pulmonary vascular congestion" else (np.sin(c.y * 70.0 + c.x * 40.0) > 0.8)
         c.img += lungs * stripes * (0.08 + 0.06 * size) * s
-    elif name in ("emphysema", "hyperinflation", "hypoinflation"):
-        pass  # drawn through the anatomy (prepare)
-    elif name == "scoliosis":
+    elif name in ("cardiomegaly", "emphysema", "hyperinflation", "hypoinflation", "scoliosis"):
         pass  # drawn through the anatomy (prepare)
     elif name == "degenerative changes":
         for k in range(5):
             y = c.cy - 0.2 + 0.1 * k
-            c.hline(c.cx - c.medi_w - 0.01, y, 0.012, 0.006, 0.35 * s)
-            c.hline(c.cx + c.medi_w + 0.01, y + 0.03, 0.012, 0.006, 0.35 * s)
+            c.hline(c.cx - c.medi_w - 0.015, y, 0.02, 0.01, 0.4 * s)
+            c.hline(c.cx + c.medi_w + 0.015, y + 0.03, 0.02, 0.01, 0.4 * s)
     elif name in ("tortuous aorta", "atherosclerosis"):
         knob = c.ellipse(c.cx + 0.07, c.cy - 0.22 * c.scale, 0.04 + 0.03 * size, 0.035)
         c.img += (0.2 * s * (knob <= 1.0)) if name == "tortuous aorta" else (0.4 * s * (np.abs(knob - 1.0) < 0.25))
@@ -263,7 +260,7 @@ def draw_lung_mark(c: Canvas, m: Mark, side: str, zone: str, s: float, size: flo
     lung = c.lung_mask(side)
     cx, cy = c.lung_center(side)
     if name == "pleural effusion" or name == "blunting of the costophrenic angle":
-        height = (0.04 + 0.3 * size) * c.lung_h if name == "pleural effusion" else 0.08 * c.lung_h
+        height = (0.1 + 0.8 * size) * c.lung_h if name == "pleural effusion" else 0.12 * c.lung_h
         lateral = np.abs(c.x - cx) / c.lung_w
         surface = cy + c.lung_h - c.dia_lift[side] - height - 0.25 * height * lateral
         fluid = lung & (c.y >= surface)
@@ -280,13 +277,13 @@ def draw_lung_mark(c: Canvas, m: Mark, side: str, zone: str, s: float, size: flo
     elif name == "consolidation":
         c.blob(x, y, 0.04 + 0.05 * size, 0.4 * s)
     elif name == "lung opacity":
-        c.blob(x, y, 0.06 + 0.06 * size, 0.22 * s)
+        c.blob(x, y, 0.06 + 0.06 * size, 0.3 * s)
     elif name == "pneumonia":
         for _ in range(6):
             c.blob(x + rng.uniform(-0.06, 0.06), y + rng.uniform(-0.05, 0.05), 0.02 + 0.015 * size, 0.2 * s)
     elif name == "atelectasis":
         for k in range(2):
-            c.hline(x, y + 0.025 * k, 0.04 + 0.06 * size, 0.007, 0.3 * s)
+            c.hline(x, y + 0.03 * k, 0.05 + 0.06 * size, 0.012, 0.35 * s)
     elif name in ("infiltration", "scarring", "fibrosis"):
         period = {"infiltration": 120.0, "scarring": 200.0, "fibrosis": 160.0}[name]
         net = (np.sin(c.x * period) + np.sin(c.y * period)) > 1.2
@@ -296,10 +293,10 @@ def draw_lung_mark(c: Canvas, m: Mark, side: str, zone: str, s: float, size: flo
         r = (0.012 + 0.02 * size) if name == "nodule" else (0.035 + 0.05 * size)
         c.disc(x, y, r, 0.35 * s)
     elif name == "granuloma":
-        c.disc(x, y, 0.009, 0.6 * s)
+        c.disc(x, y, 0.02, 0.6 * s)
     elif name == "calcification":
         for _ in range(3):
-            c.disc(x + rng.uniform(-0.03, 0.03), y + rng.uniform(-0.03, 0.03), 0.006, 0.6 * s)
+            c.disc(x + rng.uniform(-0.04, 0.04), y + rng.uniform(-0.04, 0.04), 0.012, 0.6 * s)
     elif name == "pleural thickening":
         edge = c.ellipse(cx, cy, c.lung_w, c.lung_h)
         near = np.exp(-c.ellipse(x, y, 0.08, 0.08) / 2.0)
@@ -312,7 +309,10 @@ def prepare(c: Canvas, marks: Iterable[Mark]) -> None:
     """Findings that change the anatomy itself (lung volume, diaphragm, spine) before it is drawn."""
     for m in marks:
         size = magnitude(m.level)
-        if m.name == "hyperinflation" or m.name == "emphysema":
+        if m.name == "cardiomegaly":
+            c.heart_w *= 1.15 + 0.7 * size
+            c.heart_gain += 0.06 * STRENGTH[m.probability]
+        elif m.name == "hyperinflation" or m.name == "emphysema":
             c.lung_h *= 1.08 + 0.05 * size
         elif m.name == "hypoinflation":
             c.lung_h *= 0.88 - 0.05 * size
@@ -342,3 +342,33 @@ def render_scene(marks: tuple[Mark, ...], study_id: str, size: int) -> np.ndarra
 def render(report: StructuredReport, study_id: str, size: int = 128) -> np.ndarray:
     """The phantom of one study: deterministic for (report, study id, size)."""
     return render_scene(scene(report), study_id, size)
+
+
+def figure(studies: list[tuple[str, StructuredReport]], path: str, size: int = 128) -> None:
+    """A PNG of phantoms next to their reports (positive findings with level and location) for the
+    workflow report; invisible findings are marked as such."""
+    import textwrap
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from srrg.io import atomic_path
+
+    fig, axes = plt.subplots(len(studies), 2, figsize=(9, 2.3 * len(studies)), dpi=100,
+                             gridspec_kw={"width_ratios": [1, 2.6]}, squeeze=False)
+    for (study_id, report), (ax_img, ax_txt) in zip(studies, axes):
+        ax_img.imshow(render(report, study_id, size), cmap="gray", vmin=0, vmax=1)
+        ax_img.set_title(study_id, fontsize=8)
+        lines = [f"{'+' if f.name in VISIBLE else '(invisible)'} {f.name}, p={f.probability}, {f.level or '-'}, {f.location or '-'}"
+                 for f in report.positive] or ["no positive finding"]
+        if report.negative:
+            lines.append("negative: " + ", ".join(report.negative))
+        ax_txt.text(0, 1, "\n".join(textwrap.fill(x, 70) for x in lines), va="top", fontsize=7, family="monospace")
+        for ax in (ax_img, ax_txt):
+            ax.axis("off")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)

@@ -35,3 +35,28 @@ rule train:
     shell:
         "{resources.mpi} env python -m srrg train --dataset {params.dataset:q} --out {output.model:q}"
         " --run {wildcards.run} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule phantoms:
+    """A few phantom radiographs next to their reports, for snakemake --report."""
+    input:
+        manifest=rules.dataset_manifest.output.manifest,
+        shards=dataset_shards,
+        code=stage_code("phantoms"),
+    output:
+        report(
+            results("figures", "phantoms.png"),
+            caption="../report/phantoms.rst",
+            category="Training",
+        ),
+    log:
+        logs("phantoms.log"),
+    conda:
+        "../../envs/train.yaml"
+    params:
+        dataset=lambda w, input: Path(input.manifest).parent,
+    shell:
+        "python -m srrg phantoms --dataset {params.dataset:q} --out {output[0]:q} > {log:q} 2>&1"
+
+
+add_targets(results("figures", "phantoms.png"))

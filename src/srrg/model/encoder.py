@@ -46,10 +46,21 @@ def feature_tokens(feats: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 class ImageEncoder(nn.Module):
+    """Backbone tokens plus a learned position embedding per token: Swin's last stage has only
+    window-relative positions, and a decoder that cross-attends to a bag of tokens could not tell
+    the left lung from the right (docs/model.md)."""
+
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         self.backbone = create_backbone(cfg)
         self.out_dim = int(self.backbone.num_features)
+        with torch.no_grad():
+            n = self.tokens(torch.zeros(1, 3, cfg.image_size, cfg.image_size)).shape[1]
+        self.position = nn.Parameter(torch.zeros(1, n, self.out_dim))
+        nn.init.trunc_normal_(self.position, std=0.02)
+
+    def tokens(self, images: torch.Tensor) -> torch.Tensor:
+        return feature_tokens(self.backbone.forward_features(images), self.out_dim)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return feature_tokens(self.backbone.forward_features(images), self.out_dim)
+        return self.tokens(images) + self.position
