@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 from tqdm import tqdm
 
+from srrg.errors import UserError
+
 OK, INVALID_XML = "ok", "invalid_xml"
 ARCHIVE_NAME = "NLMCXR_reports.tgz"
 
@@ -90,7 +92,11 @@ def read_reports(archive: str | Path | None = None, progress: bool = False) -> I
     path = Path(archive) if archive else torchxrayvision_archive()
     if not path.is_file():
         raise FileNotFoundError(f"IU X-ray archive not found: {path}")
-    with tarfile.open(path, "r:*") as tar:
+    try:
+        tar = tarfile.open(path, "r:*")
+    except tarfile.ReadError as err:
+        raise UserError(f"{path}: not a readable tar archive ({err}); expected the Open-i NLMCXR_reports.tgz") from None
+    with tar:
         members = [m for m in tar.getmembers() if m.isfile() and m.name.lower().endswith(".xml")]
         for member in tqdm(members, desc="iu_xray", unit="report", disable=not progress):
             handle = tar.extractfile(member)

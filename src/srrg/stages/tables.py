@@ -20,8 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import from_dict
+    from srrg.errors import UserError
     from srrg.tables import RunEntry, load_runs_arg, run_tables, to_markdown
 
     runs = [from_dict(RunEntry, r, f"runs[{i}]") for i, r in enumerate(load_runs_arg(args.runs))]
+    if not runs:
+        raise UserError("--runs lists no run: nothing to tabulate")
     for name, df in run_tables(runs, args.out_dir).items():
         print(f"{name}:\n{to_markdown(df)}")
