@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
-from srrg.tables import RunEntry, latex_escape, parse_rates, run_tables, to_markdown
+from srrg.tables import RunEntry, latex_escape, most_frequent_report, parse_rates, run_tables, to_markdown
 
 
 def test_parse_rates_hand_values() -> None:
@@ -35,7 +35,8 @@ def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     ]
     assert srrg_main(["tables", "--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out")]) == 0
     t1 = pl.read_csv(tmp_path / "out" / "table1.csv")
-    assert t1.columns == ["Method", "BLEU-1", "BLEU-4", "METEOR", "ROUGE", "P-Score", "D-Score", "S-Score", "Parsed", "Valid"]
+    assert t1.columns == ["Method", "BLEU-1", "BLEU-4", "METEOR", "ROUGE", "P-Score", "D-Score", "S-Score", "Parsed", "Valid", "Studies"]
+    assert t1["Studies"].to_list() == [2, 2]
     assert t1["Method"].to_list() == ["Qwen", "Transformer"] and t1["S-Score"].to_list() == [0.5, 0.3]
     assert t1["Parsed"].to_list() == [0.5, 1.0] and t1["Valid"].to_list() == [0.5, 0.5]
     assert t1["P-Score"][1] is None  # missing metric -> empty cell (and "-" in Markdown)
@@ -43,9 +44,9 @@ def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert t2.select("Method", "Target").rows() == [("Qwen", "Structured-First"), ("Qwen", "Sentence-Direct"), ("Transformer", "Structured-First")]
     assert t2.columns[2:8] == ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE"]
     md = (tmp_path / "out" / "table1.md").read_text()
-    assert "| Transformer | 0.500 | 0.200 | 0.250 | 0.450 | - | - | 0.300 | 1.000 | 0.500 |" in md
+    assert "| Transformer | 0.500 | 0.200 | 0.250 | 0.450 | - | - | 0.300 | 1.000 | 0.500 | 2 |" in md
     tex = (tmp_path / "out" / "table2.tex").read_text()
-    assert r"\begin{tabular}{llrrrrrrrr}" in tex and "Qwen & Sentence-Direct & 0.500" in tex and r"\bottomrule" in tex
+    assert r"\begin{tabular}{llrrrrrrrrr}" in tex and "Qwen & Sentence-Direct & 0.500" in tex and r"\bottomrule" in tex
     assert "table1:" in capsys.readouterr().out
 
 
@@ -60,3 +61,32 @@ def test_markdown_and_latex_helpers() -> None:
     df = pl.DataFrame({"Method": ["a_b"], "S": [float("nan")]})
     assert to_markdown(df) == "| Method | S |\n|---|---|\n| a_b | - |\n"
     assert latex_escape("a_b & 50%") == r"a\_b \& 50\%"
+
+
+EMPTY_PTX = '{"positive": [], "negative": ["pneumothorax"]}'
+EFFUSION = ('{"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", '
+            '"location": "in the lower zone of the right lung"}], "negative": []}')
+
+
+def test_reference_rows_constant_and_ceiling(tmp_path: Path) -> None:
+    """Constant = the most frequent training report; Ceiling = references after the phantom round
+    trip. Hand values: Constant gets S 1 on the study whose reference it is and 0 on the effusion
+    study (P_pos, P_neg and D all 0), so 0.5; both references are fully drawable, so Ceiling is 1."""
+    (tmp_path / "ds" / "train").mkdir(parents=True)
+    pl.DataFrame({"structured": [EMPTY_PTX, EFFUSION, EMPTY_PTX]}).write_parquet(tmp_path / "ds" / "train" / "part-00000.parquet")
+    entry = _run(tmp_path, "base", "Transformer", "json", {"s_score": 0.75}, ["valid", "valid", "valid"])
+    pl.DataFrame({"study_id": ["a", "b", "c"], "infer_status": ["ok", "ok", "view_filtered"], "images": ["phantom"] * 3,
+                  "reference": [EMPTY_PTX, EFFUSION, EFFUSION], "parse_status": ["valid", "valid", None]}).write_parquet(entry["predictions"])
+    t1 = run_tables([RunEntry(**entry)], tmp_path / "out", tmp_path / "ds", ["s_score"])["table1"]
+    assert t1["Method"].to_list() == ["Transformer", "Constant (most frequent training report)", "Ceiling (phantom round trip)"]
+    assert t1["S-Score"].to_list() == [0.75, 0.5, 1.0] and t1["Studies"].to_list() == [2, 2, 2]
+    assert t1["Parsed"].to_list()[0] == 1.0 and all(math.isnan(v) for v in t1["Parsed"].to_list()[1:])
+    md = (tmp_path / "out" / "table1.md").read_text()
+    assert "PHANTOM radiographs" in md and "Constant: the most frequent training report" in md
+
+
+def test_most_frequent_report_ties_and_full_precision_csv(tmp_path: Path) -> None:
+    assert most_frequent_report([EFFUSION, EMPTY_PTX]).negative == ("pneumothorax",)  # tie: smaller JSON string
+    entry = _run(tmp_path, "r", "R", "json", {"s_score": 0.123456789}, ["valid"])
+    run_tables([RunEntry(**entry)], tmp_path / "out")
+    assert "0.123456789" in (tmp_path / "out" / "table1.csv").read_text()
