@@ -168,7 +168,7 @@ def expand_compounds(items: list[Item]) -> list[Item]:
     return out
 
 
-def resolve_overlaps(spans: Iterable[tuple[int, int, Entry]], n_tokens: int) -> list[Item]:
+def resolve_overlaps(spans: Iterable[tuple[int, int, Entry]]) -> list[Item]:
     """Keep the longest of overlapping matches (earlier first on ties), in text order. Only spans
     that overlap each other compete, so the work is done per cluster of overlapping spans."""
     ordered = sorted(spans, key=lambda s: (s[0], s[0] - s[1]))

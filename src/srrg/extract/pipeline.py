@@ -188,7 +188,7 @@ class MentionComponent:
     def __call__(self, doc: Doc) -> Doc:
         state: DocState = doc._.srrg
         spans = [(s, e, self.entries[k]) for k, s, e in self.matcher(doc)]
-        items = expand_compounds(resolve_overlaps(spans, len(doc)))
+        items = expand_compounds(resolve_overlaps(spans))
         items = pair_compositions(items, state.sent_of, state.lowers, self.compositions)
         state.items = drop_descriptive(items, state.lowers)
         return doc
