@@ -68,3 +68,9 @@ def test_bleu_statistics_per_pair():
     stats = nlg.bleu_statistics(["the heart is normal"], ["the heart"], "none")
     assert stats == [(2.0, 4.0, 2.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0)]
     assert len(nlg.BLEU_STATS) == 10
+
+
+def test_meteor_without_java_says_how_to_fix_it(monkeypatch):
+    monkeypatch.setattr(nlg.shutil, "which", lambda _name: None)
+    with pytest.raises(UserError, match=r"apt-get install default-jre-headless`, or leave 'meteor' out of the metrics"):
+        evaluate(["a"], ["a"], ["meteor"])
