@@ -57,6 +57,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     assert preds["study_id"].to_list() == ["te000", "te001", "te002", "te003"]
     # views of the toy set: LATERAL for i % 3 == 0
     assert preds["infer_status"].to_list() == ["view_filtered", "ok", "ok", "view_filtered"]
+    assert preds["images"].to_list() == ["phantom"] * 4  # the resolved image source travels with the model
     ok = preds.filter(pl.col("infer_status") == "ok")
     assert all(len(c) == 2 for c in ok["candidates"].to_list()) and ok["raw"].null_count() == 0
     if target == "json":
