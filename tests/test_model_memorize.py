@@ -62,15 +62,16 @@ def test_baseline_memorizes_distinct_phantoms_only(same: bool, expected: int) ->
     fit(net, phantoms(same), targets, steps=150, lr=3e-3)
     got = memorized(net, phantoms(same), targets)
     # one image for all 8 studies: one output for all, so at most one can be right
-    assert got == expected if not same else got <= expected
+    assert (got == expected if not same else got <= expected), f"{got} of 8 memorized"
     if not same:
         assert all(parse_report(t)[1] == "valid" for t in targets)
 
 
 def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
     """The llm arch with the `tiny` LLM, first trained as a language model of the 8 reports (each
-    after its own code character in the image slot), then frozen: a random LLM knows no language a
-    visual prefix could steer, a pretrained one does, as real frozen LLMs do."""
+    after its own code character in the image slot, blurred by noise so that nearby prefixes work
+    too), then frozen: a random LLM knows no language a visual prefix could steer, a pretrained one
+    does, as real frozen LLMs do."""
     torch.manual_seed(0)
     net = ReportGenerator(ModelConfig(arch="llm", target="sentences", encoder=ENCODER, llm=LLMConfig(name="tiny"), max_target_tokens=64))
     assert net.llm is not None
@@ -80,7 +81,8 @@ def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
     net.llm.requires_grad_(True)
     opt = torch.optim.AdamW(net.llm.parameters(), lr=1e-2, weight_decay=0.0)
     for _ in range(steps):
-        net.token_loss(embed(codes)[:, None, :].expand(-1, slots, -1), targets).backward()
+        prefix = embed(codes)[:, None, :].expand(-1, slots, -1)
+        net.token_loss(prefix + 0.3 * prefix.detach().std() * torch.randn_like(prefix), targets).backward()
         opt.step()
         opt.zero_grad()
     net.llm.requires_grad_(False)
@@ -91,9 +93,9 @@ def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
 @pytest.mark.parametrize(("same", "expected"), [(False, 8), (True, 1)])
 def test_frozen_tiny_llm_memorizes_distinct_phantoms_only(same: bool, expected: int) -> None:
     targets = [render_sentences(r) for r in REPORTS]
-    net = pretrained_tiny_llm(targets, steps=200)
+    net = pretrained_tiny_llm(targets, steps=250)
     before = {k: v.clone() for k, v in net.llm.state_dict().items()}
-    fit(net, phantoms(same), targets, steps=400, lr=5e-3)
+    fit(net, phantoms(same), targets, steps=300, lr=1e-2)
     assert all(torch.equal(v, net.llm.state_dict()[k]) for k, v in before.items())  # the LLM stayed frozen
     got = memorized(net, phantoms(same), targets)
-    assert got == expected if not same else got <= expected
+    assert (got == expected if not same else got <= expected), f"{got} of 8 memorized"
