@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.stages import _args
+
 HELP = "result tables in the S-RRG Table 1 / Table 2 layouts (CSV, Markdown, LaTeX)"
 
 
@@ -16,15 +18,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the runs to tabulate: a JSON list (inline or in a file) of {name, label, target, summary, predictions}",
     )
     parser.add_argument("--out-dir", required=True, help="folder for table1/table2 .csv, .md and .tex")
+    parser.add_argument(
+        "--dataset",
+        help="dataset folder: its train/ shards give Table 1's Constant row (the most frequent training report), "
+        "scored with the Ceiling row (phantom runs) on the runs' test studies; unset = no reference rows",
+    )
+    parser.add_argument("--metrics", default="bleu,meteor,rouge_l,cider,s_score", help="metrics of the reference rows (as given to `srrg score`)")
+    _args.config(parser, "score", "options per metric for the reference rows, as for `srrg score --config`")
 
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import from_dict
     from srrg.errors import UserError
+    from srrg.stages.score import metric_options
     from srrg.tables import RunEntry, load_runs_arg, run_tables, to_markdown
 
     runs = [from_dict(RunEntry, r, f"runs[{i}]") for i, r in enumerate(load_runs_arg(args.runs))]
     if not runs:
         raise UserError("--runs lists no run: nothing to tabulate")
-    for name, df in run_tables(runs, args.out_dir).items():
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    options = metric_options(metrics, args.config)
+    for name, df in run_tables(runs, args.out_dir, args.dataset, metrics, options).items():
         print(f"{name}:\n{to_markdown(df)}")
