@@ -89,8 +89,9 @@ def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Ite
     return None
 
 
-def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sentence: int) -> Mention:
-    """The assertion of one finding item from the items of its sentence."""
+def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sentence: int, hypothetical: bool = True) -> Mention:
+    """The assertion of one finding item from the items of its sentence (hypothetical=False: the
+    sentence has no hypothetical trigger, a shortcut)."""
     pre = _pre_trigger(group, item.anchor, lowers)
     post = _post_trigger(group, item.end, lowers)
     trigger = pre
@@ -100,7 +101,7 @@ def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sen
         outer = _pre_trigger(group, trigger.start, lowers, skip_negatable=True)
         if outer is not None and outer.kind == NEGATION:
             trigger = outer
-    if trigger is None or trigger.kind != IGNORE:
+    if hypothetical and (trigger is None or trigger.kind != IGNORE):
         trigger = _hypothetical(group, item.anchor, lowers) or trigger
     mention = Mention(item, str(item.entry.value), sentence, trigger=trigger)
     if item.entry.normal:
@@ -128,4 +129,5 @@ def _normal(mention: Mention) -> Mention:
 
 def assert_sentence(group: Sequence[Item], lowers: Sequence[str], sentence: int) -> list[Mention]:
     """Mentions of every finding item of one sentence, in text order."""
-    return [assert_mention(i, group, lowers, sentence) for i in group if i.kind == FINDING]
+    hypothetical = any(i.kind == IGNORE for i in group)
+    return [assert_mention(i, group, lowers, sentence, hypothetical) for i in group if i.kind == FINDING]
