@@ -71,31 +71,38 @@ def score_of(table: list[tuple[str, float]], text: str) -> float:
     return dict(table)[text]
 
 
+def first_difference(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> int | None:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x[0] != y[0]), None)
+
+
 @pytest.fixture(scope="module", params=["llm", "baseline"])
 def model(request):
-    """The model, two images whose top-4 continuations differ, and their full rankings."""
+    """The model, two images whose rankings differ as early as possible, their full rankings, and
+    how many top sequences it takes to tell the two images apart."""
     net, ids = restricted_model(request.param)
     torch.manual_seed(11)
-    pool = torch.randn(8, 3, 32, 32)
+    pool = torch.randn(16, 3, 32, 32)
     tables = [ranked(net, image, ids) for image in pool]
-    top = [[t for t, _ in table[:4]] for table in tables]
-    other = next(j for j in range(1, len(pool)) if top[j] != top[0])
+    found = [(k, j) for j in range(1, len(pool)) if (k := first_difference(tables[0], tables[j])) is not None]
+    assert found, "the network ranks every image's continuations alike: does it see the image at all?"
+    k, other = min(found)
     images, tables = pool[[0, other]], [tables[0], tables[other]]
+    depth = max(5, k + 1)
     for table in tables:  # the rankings below are meaningful only without near-ties
-        gaps = [a[1] - b[1] for a, b in zip(table[:6], table[1:7])]
+        gaps = [a[1] - b[1] for a, b in zip(table[: depth + 1], table[1 : depth + 2])]
         assert min(gaps) > 1e-3, gaps
-    return net, images, tables
+    return net, images, tables, depth
 
 
 def test_exhaustive_beam_finds_the_true_top_sequences_best_first(model):
-    net, images, tables = model
+    net, images, tables, _ = model
     out = net.generate(images, num_beams=len(ALLOWED) ** L, num_return_sequences=5, max_new_tokens=L)
     for cands, table in zip(out, tables):
         assert cands == [text for text, _ in table[:5]]
 
 
 def test_beam_is_at_least_as_good_as_greedy_and_sorted(model):
-    net, images, tables = model
+    net, images, tables, _ = model
     greedy = net.generate(images, num_beams=1, num_return_sequences=1, max_new_tokens=L)
     beams = net.generate(images, num_beams=3, num_return_sequences=3, max_new_tokens=L)
     for g, cands, table in zip(greedy, beams, tables):
@@ -106,7 +113,7 @@ def test_beam_is_at_least_as_good_as_greedy_and_sorted(model):
 
 
 def test_greedy_picks_the_most_likely_token_at_each_step(model):
-    net, images, _ = model
+    net, images, _, _ = model
     ids = [net.tokenizer.convert_tokens_to_ids(c) for c in ALLOWED]
     greedy = net.generate(images, num_beams=1, num_return_sequences=1, max_new_tokens=L)
     for i in range(len(images)):
@@ -118,7 +125,7 @@ def test_greedy_picks_the_most_likely_token_at_each_step(model):
 
 
 def test_each_image_gets_its_own_beams(model):
-    net, images, tables = model
-    out = net.generate(images, num_beams=len(ALLOWED) ** L, num_return_sequences=4, max_new_tokens=L)
-    assert out == [[t for t, _ in table[:4]] for table in tables]
+    net, images, tables, depth = model
+    out = net.generate(images, num_beams=len(ALLOWED) ** L, num_return_sequences=depth, max_new_tokens=L)
+    assert out == [[t for t, _ in table[:depth]] for table in tables]
     assert out[0] != out[1]
