@@ -122,3 +122,15 @@ def test_manifest_is_readable_json_naming_its_writer_and_progress_is_labelled(tm
     text = (tmp_path / "manifest.json").read_text()
     assert text.startswith('{\n  "schema_version": ')  # indented, keys in writing order
     assert "shards" in capsys.readouterr().err  # the progress bar says what it counts
+
+
+@pytest.mark.parametrize("compression", ["zstd", "gzip"])
+def test_compression_level_reaches_the_writer(tmp_path, compression):
+    """The level is not stored in Parquet metadata; two levels give two different files."""
+    df = D.shard_frame(D.to_dataset_frame(frame([f"s{i}" for i in range(300)], ["train"] * 300)), "train", 0, 1000)
+    sizes = set()
+    for level in (1, 19 if compression == "zstd" else 9):
+        path = tmp_path / f"{level}.parquet"
+        D.write_shard(df, path, DatasetConfig(compression=compression, compression_level=level))
+        sizes.add(path.stat().st_size)
+    assert len(sizes) == 2
