@@ -66,3 +66,21 @@ def test_severity_locations_sections() -> None:
 def test_non_string_phrase_is_an_error() -> None:
     with pytest.raises(vocab.VocabularyError, match="quote"):
         vocab._phrases([False], "test")
+
+
+def test_normals_compounds_sizes_and_hedged_levels() -> None:
+    normals = vocab.normals()
+    assert "normal" in normals.verdicts and "within normal limits" in normals.verdicts
+    assert normals.subjects["heart size"] == {"cardiomegaly"}
+    assert normals.subjects["lungs"] == {"lung opacity", "consolidation"}
+    assert vocab.compounds()["fibronodular"] == ("fibrosis", "nodule")
+    assert "cm" in vocab.size_words().units and "x" in vocab.size_words().by
+    assert vocab.hedged_levels()["borderline"] == 1
+    table = phrase_table()
+    assert table["within normal limits"].kind == NEGATION and table["within normal limits"].verdict
+    assert table["heart size"].rules_out == {"cardiomegaly"}
+
+
+def test_unknown_finding_in_a_normal_statement_is_an_error() -> None:
+    with pytest.raises(vocab.VocabularyError, match="unknown findings"):
+        vocab._known(["no such finding"], "findings.yaml:normals")
