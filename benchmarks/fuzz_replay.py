@@ -516,32 +516,40 @@ def family_c(seed: int, snakemake_cases: int, timeout: float) -> dict[str, Any]:
                 pass
             except Exception as err:  # noqa: BLE001
                 errors.append(f"{type(err).__name__} (not a config error): {desc}: {err}")
-        snake = _snakemake_dry_runs(cases, Path(tmp), snakemake_cases, timeout)
+        passed_first = sorted(cases, key=lambda c: f"passes validation: {c[0]}" not in passed)  # does snakemake catch them?
+        snake = _snakemake_dry_runs(passed_first, Path(tmp), snakemake_cases, timeout)
     return {"cases": len(cases), "bad": len(passed) + len(errors), "failures": passed + errors, "snakemake": snake}
 
 
 def _snakemake_dry_runs(cases: list[tuple[str, str]], tmp: Path, n: int, timeout: float) -> dict[str, Any]:
-    """A few mutations through `snakemake -n` in a temporary copy of the workflow."""
+    """The first n - 1 mutations (and a duplicated section) through `snakemake -n` in a temporary
+    copy of the workflow, after a control run: the unmutated config.yaml must be accepted there,
+    or a refusal would prove nothing."""
     exe = Path(sys.executable).with_name("snakemake")
     if n <= 0 or not exe.exists():
         return {"cases": 0, "bad": 0, "failures": []}
     work = tmp / "wf"
     work.mkdir()
     shutil.copy(ROOT / "Snakefile", work / "Snakefile")
-    shutil.copy(ROOT / "config.yaml", work / "config.yaml")
     shutil.copytree(ROOT / "workflow", work / "workflow")
-    picks = [cases[i] for i in sorted(random.Random(0).sample(range(len(cases)), min(n, len(cases))))]
-    picks = [c for c in cases if c[0].startswith("duplicate section")][:1] + picks[: n - 1]
+    (work / "src").symlink_to(ROOT / "src")  # rules derive their code inputs from the package
+    picks = [c for c in cases if c[0].startswith("duplicate section")][:1] + cases[: n - 1]
+    base = (ROOT / "config.yaml").read_text(encoding="utf-8")
     failures = []
-    for i, (desc, text) in enumerate(picks):
+    for i, (desc, text) in enumerate([("control: config.yaml unchanged", base), *picks]):
         cfg = work / f"mut{i}.yaml"
         cfg.write_text(text, encoding="utf-8")
+        shutil.copy(cfg, work / "config.yaml")  # the Snakefile's own configfile: must not hide the mutation
         try:
             proc = subprocess.run([str(exe), "-n", "-q", "--cores", "1", "--configfile", str(cfg), "-d", str(work)], cwd=work, capture_output=True, text=True, timeout=timeout)
-            if proc.returncode == 0:
-                failures.append(f"snakemake -n accepts: {desc}")
         except subprocess.TimeoutExpired:
             failures.append(f"snakemake -n timed out: {desc}")
+            continue
+        if i == 0 and proc.returncode != 0:
+            last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["?"]
+            return {"cases": 0, "bad": 0, "failures": [f"snakemake -n control run failed, dry runs skipped: {last[0][:200]}"]}
+        if i > 0 and proc.returncode == 0:
+            failures.append(f"snakemake -n accepts: {desc}")
     return {"cases": len(picks), "bad": len(failures), "failures": failures}
 
 
