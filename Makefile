@@ -16,3 +16,4 @@ test: setup
 lint: setup
 	.venv/bin/snakemake --lint
 	.venv/bin/snakefmt --check Snakefile workflow/rules
+	.venv/bin/srrg config-schema --check
