@@ -1,10 +1,12 @@
-"""Canonicalization rules that mutation testing found unchecked (README "The structured report",
-DESIGN §3: one entry per finding, the most certain mention wins, among equally certain ones the one
-that says more; positive wins over negative; sections merge by the same rules)."""
+"""Report parsing and canonicalization rules that mutation testing found unchecked (docs/report.md:
+one entry per finding, the most certain mention wins, among equally certain ones the one that says
+more; positive wins over negative; sections merge by the same rules; sizes and long text kept)."""
 
 from __future__ import annotations
 
-from srrg.report import Finding, StructuredReport, canonicalize, merge, text_for_nlg
+import json
+
+from srrg.report import REPAIRED, VALID, Finding, StructuredReport, canonicalize, merge, parse_report, text_for_nlg
 
 SYN = {"effusion": "pleural effusion", "pleural effusion": "pleural effusion"}
 
@@ -51,3 +53,32 @@ def test_merge_uses_the_given_synonyms_and_keeps_negatives():
 def test_structured_text_may_start_after_whitespace():
     assert text_for_nlg('  \n {"positive": [], "negative": ["edema"]}') == "no evidence of edema."
     assert text_for_nlg('no json {"positive": []}') == 'no json {"positive": []}'
+
+
+def test_a_measurement_is_kept_as_size():
+    text = json.dumps({"positive": [{"name": "nodule", "probability": 3, "level": None, "location": None,
+                                     "size": "8 mm"}], "negative": []})
+    report, status = parse_report(text, SYN)
+    assert status == VALID and report.positive == (Finding("nodule", 3, None, None, "8 mm"),)
+    assert json.loads(report.to_json())["positive"][0]["size"] == "8 mm"
+
+
+def test_a_single_finding_object_is_wrapped_not_lost():
+    one = {"name": "edema", "probability": 3, "level": None, "location": None}
+    report, status = parse_report(json.dumps({"positive": one, "negative": []}), SYN)
+    assert status == REPAIRED and report.positive == (Finding("edema", 3, None, None),)
+
+
+def test_long_attribute_text_is_normalized_like_short_text():
+    long_location = "in the  Left lower lobe " + "and beyond " * 40
+    assert len(long_location) > 256
+    text = json.dumps({"positive": [{"name": "edema", "probability": 3, "level": None, "location": long_location}],
+                       "negative": []})
+    report, status = parse_report(text, SYN)
+    assert status == REPAIRED
+    assert report.positive[0].location == " ".join(long_location.split()).lower()
+
+
+def test_json_keeps_non_ascii_text_readable():
+    report = StructuredReport((Finding("edema", 3, None, "région basale"),), ())
+    assert "région basale" in report.to_json()

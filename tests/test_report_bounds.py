@@ -91,6 +91,8 @@ def test_dict_shaped_negative_without_a_name_is_dropped_and_repaired():
         {"positive": [{"name": "edema", "probability": 3, "level": 2, "location": None}], "negative": []},
         {"positive": ["edema"], "negative": []},  # bare string finding
         {"positive": [5, None], "negative": []},  # entries that are no finding at all
+        {"positive": [], "negative": ["", "pneumothorax"]},  # an empty name
+        {"positive": [], "negative": [7, "pneumothorax"]},  # a name that is no text
         {"positive": [{"probability": 3, "level": None, "location": None}], "negative": []},  # nameless
         {"positive": [], "negative": [], "impression": "x"},  # extra top-level key
         {"positive": {"name": "edema", "probability": 3, "level": None, "location": None}, "negative": []},
