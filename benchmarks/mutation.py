@@ -133,16 +133,19 @@ def survivor_diffs(work: Path, names: list[str]) -> dict[str, str]:
     }
 
 
-def mutant_patterns(target: Target, sample: str | None) -> list[str]:
-    """fnmatch patterns of the mutants to run: the target's functions (or all of the module), and
-    with `sample` only the mutants whose number ends in one of its digits ("05" = every 5th)."""
-    patterns = list(target.functions or (f"{target.dotted}.*__mutmut_*",))
+def mutant_patterns(target: Target, sample: str | None, only: list[str] | None = None) -> list[str]:
+    """fnmatch patterns of the mutants to run: the target's functions (or all of the module), or the
+    given mutant names of this module; with `sample` only the mutants whose number ends in one of
+    its digits ("05" = every 5th)."""
+    mine = [p for p in only or () if p.startswith(target.dotted + ".")]
+    patterns = mine or list(target.functions or (f"{target.dotted}.*__mutmut_*",))
     return [p + f"[{sample}]" for p in patterns] if sample else patterns
 
 
-def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool, sample: str | None) -> dict[str, object]:
+def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool, sample: str | None,
+               only: list[str] | None = None) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix=f"srrg-mutation-{key}-"))
-    patterns = mutant_patterns(target, sample)
+    patterns = mutant_patterns(target, sample, only)
     try:
         tests = write_project(work, target)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
@@ -191,6 +194,9 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch projects (mutmut browse there)")
     parser.add_argument("--sample", metavar="DIGITS",
                         help="run only mutants whose number ends in one of DIGITS (e.g. 05: a 20%% sample)")
+    parser.add_argument("--only", nargs="+", metavar="MUTANT",
+                        help="run only these mutant names or patterns (e.g. the survivors of a run); "
+                        "modules without one are skipped")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = parser.parse_args()
     if not MUTMUT.is_file():
@@ -198,8 +204,11 @@ def main() -> int:
         return 2
     rows = []
     print(f"{'module':<12} {'mutants':>7} {'killed':>6} {'rate':>6}  {'survived':>8}  seconds  other")
-    for key in args.modules or list(TARGETS):
-        row = run_module(key, TARGETS[key], args.timeout, args.keep, args.survivors, args.sample)
+    keys = args.modules or list(TARGETS)
+    if args.only:
+        keys = [k for k in keys if any(p.startswith(TARGETS[k].dotted + ".") for p in args.only)]
+    for key in keys:
+        row = run_module(key, TARGETS[key], args.timeout, args.keep, args.survivors, args.sample, args.only)
         rows.append(row)
         other = {k: v for k, v in row["counts"].items() if k not in {"killed", "timeout", "survived"}}
         note = "" if row["rc"] == 0 else f"  (mutmut exit: {row['rc']})"
