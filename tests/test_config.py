@@ -158,3 +158,9 @@ def test_typed_section_checks_run_before_the_first_job():
         check_workflow_config({"judge": {"llm": {"api_key": "sk-123"}}})  # secrets never in config
     with pytest.raises(C.ConfigError, match=r"train \(run r1\)"):
         check_workflow_config({"train": {"runs": [{"name": "r1", "label": "x", "overrides": {"model": {"baseline": {"vocab": "chars"}}}}]}})
+
+
+def test_packaged_schema_is_a_valid_json_schema():
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(C.load_schema())

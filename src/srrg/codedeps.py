@@ -22,8 +22,9 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".csv", ".txt", ".tsv"})
 
 
+@lru_cache(maxsize=4)
 def module_names(root: Path = PACKAGE_DIR) -> dict[str, Path]:
-    """Every module of the package: dotted name -> file."""
+    """Every module of the package: dotted name -> file (read once per process)."""
     names = {}
     for path in sorted(root.rglob("*.py")):
         if "__pycache__" in path.parts:
@@ -71,8 +72,26 @@ def imports_of(name: str, path: Path, known: Iterable[str], by_name: bool = True
 def import_graph(root: Path = PACKAGE_DIR, by_name: bool = True) -> dict[str, frozenset[str]]:
     """Module -> the srrg modules it imports; by_name=False keeps import statements only (the
     graph that must have no cycle: a registry that loads modules by name on demand is not one)."""
+    return {n: _imports(n, root, by_name) for n in module_names(root)}
+
+
+def reachable(start: Iterable[str], root: Path = PACKAGE_DIR, by_name: bool = True) -> set[str]:
+    """The closure of `start`, parsing only the modules it reaches (cheaper than the whole graph)."""
     names = module_names(root)
-    return {n: frozenset(imports_of(n, p, names, by_name)) for n, p in names.items()}
+    seen: set[str] = set()
+    todo = [s for s in start if s in names]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imports(name, root, by_name) - seen)
+    return seen
+
+
+@lru_cache(maxsize=None)
+def _imports(name: str, root: Path, by_name: bool) -> frozenset[str]:
+    names = module_names(root)
+    return frozenset(imports_of(name, names[name], names, by_name))
 
 
 def closure(start: Iterable[str], graph: dict[str, frozenset[str]]) -> set[str]:

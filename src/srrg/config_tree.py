@@ -6,7 +6,7 @@ Section classes live next to the code that uses them (srrg.ingest.IngestConfig,
 srrg.llm.config.LLMConfig, ...); the sections that only the workflow reads (score, judge,
 metaeval, judge_train) are defined here. Per-metric options come from each metric's
 `config_class`. A field's metadata may add JSON Schema keywords (`schema`: e.g. minimum) and a
-description (`doc`). The generated file is committed (srrg/schemas/config.schema.yaml); a test fails
+description (`doc`). The generated file is committed (srrg/schemas/config.schema.json); a test fails
 when it is stale.
 """
 
@@ -23,7 +23,7 @@ from srrg.config import ConfigError, doc, validate
 from srrg.text.decode import read_mapping_file
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
-HEADER = "# Generated from the config dataclasses by `srrg config-schema`; do not edit (docs/config.md).\n"
+GENERATED = "Generated from the config dataclasses by `srrg config-schema`; do not edit (docs/config.md)."
 
 # section -> (module, class); imported on demand (some modules load torch or spaCy)
 SECTIONS: dict[str, tuple[str, str]] = {
@@ -290,9 +290,10 @@ def config_schema() -> dict[str, Any]:
 
 
 def render(schema: Mapping[str, Any]) -> str:
-    import yaml
+    """JSON (which is also YAML): it loads in milliseconds when Snakemake parses the workflow."""
+    import json
 
-    return HEADER + yaml.safe_dump(dict(schema), sort_keys=False, allow_unicode=True, width=100)
+    return json.dumps({"$comment": GENERATED, **schema}, indent=1, ensure_ascii=False) + "\n"
 
 
 # ---- checks before the first job ---------------------------------------------------------------
@@ -342,7 +343,7 @@ def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
     from srrg.metrics.base import METRIC_MODULES
 
     module = METRIC_MODULES[metric]
-    if "srrg.extract.pipeline" in codedeps.closure([module], codedeps.import_graph(by_name=False)):
+    if "srrg.extract.pipeline" in codedeps.reachable([module], by_name=False):
         return  # loading the spaCy pipeline would cost seconds; the schema checked the keys
     cls = _metric_classes_of(module).get(metric)
     config_class = getattr(cls, "config_class", None)
