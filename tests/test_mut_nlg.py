@@ -33,7 +33,8 @@ def test_rouge_cap_marks_truncated_pairs_and_counts_them():
     assert evaluate(refs, hyps, ["rouge_l"], options={"rouge_l": {"max_tokens": 3, "tokenization": "none"}})["rouge_l_truncated"] == 1.0
 
 
-@pytest.mark.parametrize(("metric", "keys"), [("bleu", ["bleu_1", "bleu_4"]), ("cider", ["cider"]), ("meteor", ["meteor"])])
+@pytest.mark.parametrize(("metric", "keys"), [("bleu", ["bleu_1", "bleu_4"]), ("cider", ["cider"]), ("meteor", ["meteor"]),
+                                             ("rouge_l", ["rouge_l"])])
 def test_no_pairs_score_zero_with_empty_lists(metric, keys):
     per = evaluate([], [], [metric], per_report=True)
     assert all(per[k] == [] for k in keys)
@@ -74,3 +75,11 @@ def test_meteor_without_java_says_how_to_fix_it(monkeypatch):
     monkeypatch.setattr(nlg.shutil, "which", lambda _name: None)
     with pytest.raises(UserError, match=r"apt-get install default-jre-headless`, or leave 'meteor' out of the metrics"):
         evaluate(["a"], ["a"], ["meteor"])
+
+
+@pytest.mark.parametrize("tokenization", ["r2gen", "none"])
+def test_rouge_of_a_pair_without_tokens_is_zero(tokenization):
+    """Even two empty texts score 0: a pair without tokens has nothing in common to measure."""
+    per = evaluate(["", "heart", ""], ["", "", "heart"], ["rouge_l"], per_report=True,
+                   options={"rouge_l": {"tokenization": tokenization}})
+    assert per["rouge_l"] == [0.0, 0.0, 0.0]
