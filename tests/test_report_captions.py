@@ -57,3 +57,10 @@ def test_result_captions_say_what_produced_them():
         assert "Produced by" in render(name), name
     assert "tokenization" in render("table1.rst") and "r2gen" in render("table1.rst")
     assert "positive findings" in render("severity.rst")  # the severity figure counts findings, not studies
+
+
+def test_results_are_marked_for_the_report():
+    captions = marked()
+    for name, category in (("table1.rst", "Result tables"), ("table2.rst", "Result tables"), ("table3.rst", "Result tables"),
+                           ("judge.rst", "LLM judges"), ("metaeval.rst", "Meta-evaluation"), ("severity.rst", "Dataset statistics")):
+        assert category in captions.get(name, []), name

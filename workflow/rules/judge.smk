@@ -34,7 +34,11 @@ if JUDGE_RUN is not None:
             code=stage_code("judge"),
         output:
             per_report=results("judge", JUDGE_RUN, "per_report.parquet"),
-            summary=results("judge", JUDGE_RUN, "summary.csv"),
+            summary=report(
+                results("judge", JUDGE_RUN, "summary.csv"),
+                caption="../report/judge.rst",
+                category="LLM judges",
+            ),
         log:
             logs("judge", f"{JUDGE_RUN}.log"),
         conda:

@@ -57,9 +57,24 @@ rule metaeval_correlate:
         ratings=rules.metaeval_prepare.output.ratings,
         code=stage_code("metaeval_correlate"),
     output:
-        gema=results("metaeval", "{dataset}", "tables", "table_gema.md"),
-        srrg=results("metaeval", "{dataset}", "tables", "table_srrg.md"),
-        correlations=results("metaeval", "{dataset}", "tables", "correlations.csv"),
+        gema=report(
+            results("metaeval", "{dataset}", "tables", "table_gema.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        srrg=report(
+            results("metaeval", "{dataset}", "tables", "table_srrg.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        correlations=report(
+            results("metaeval", "{dataset}", "tables", "correlations.csv"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
     log:
         logs("metaeval", "{dataset}_correlate.log"),
     wildcard_constraints:
@@ -88,7 +103,11 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
             code=stage_code("metaeval_proxy"),
         output:
             gema=results("metaeval", "proxy", JUDGE_RUN, "table_gema.md"),
-            srrg=results("metaeval", "proxy", JUDGE_RUN, "table_srrg.md"),
+            srrg=report(
+                results("metaeval", "proxy", JUDGE_RUN, "table_srrg.md"),
+                caption="../report/table3.rst",
+                category="Result tables",
+            ),
         log:
             logs("metaeval", f"proxy_{JUDGE_RUN}.log"),
         conda:

@@ -1,10 +1,3 @@
-TABLE_FILES = [
-    results("tables", f"{t}.{ext}")
-    for t in ("table1", "table2")
-    for ext in ("csv", "md", "tex")
-]
-
-
 rule tables:
     """S-RRG Table 1 (methods) and Table 2 (Structured-First vs Sentence-Direct) with parse rates."""
     input:
@@ -14,7 +7,27 @@ rule tables:
         shards=dataset_shards,
         code=stage_code("tables"),
     output:
-        TABLE_FILES,
+        table1_csv=report(
+            results("tables", "table1.csv"),
+            caption="../report/table1.rst",
+            category="Result tables",
+        ),
+        table1_md=report(
+            results("tables", "table1.md"),
+            caption="../report/table1.rst",
+            category="Result tables",
+        ),
+        table2_csv=report(
+            results("tables", "table2.csv"),
+            caption="../report/table2.rst",
+            category="Result tables",
+        ),
+        table2_md=report(
+            results("tables", "table2.md"),
+            caption="../report/table2.rst",
+            category="Result tables",
+        ),
+        latex=[results("tables", f"{t}.tex") for t in ("table1", "table2")],
     log:
         logs("tables.log"),
     conda:
@@ -30,4 +43,4 @@ rule tables:
         " --metrics {params.metrics} --config {params.options:q} > {log:q} 2>&1"
 
 
-add_targets(*TABLE_FILES)
+add_targets(*rules.tables.output)
