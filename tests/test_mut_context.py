@@ -39,21 +39,26 @@ def assertion(text: str, name: str) -> str | int | None:
         # a trigger that also reaches backwards reaches forwards only within its phrase
         ("Effusion resolved, atelectasis persists.", "pleural effusion", "negative"),
         ("Effusion resolved, atelectasis persists.", "atelectasis", 3),
-        # a hypothetical context in the clause wins over a nearer trigger
+        # a hypothetical context in the clause wins over a nearer trigger, across "or" too
         ("Follow-up to evaluate for resolution of the pneumonia.", "pneumonia", None),
+        ("Evaluate for pneumonia or effusion.", "pleural effusion", None),
         # a hedge is cancelled by a negation of its own clause only, not by an earlier hedge
         ("No opacity to suggest pneumonia.", "pneumonia", "negative"),
         ("Questionable opacity to suggest pneumonia.", "pneumonia", 2),
         ("Questionable opacity to suggest pneumonia.", "lung opacity", 1),
+        ("No effusion, opacity to suggest pneumonia.", "pneumonia", 2),
         # a normal statement rules its finding out when stated, says nothing when negated
         ("Heart size is normal.", "cardiomegaly", "negative"),
         ("Heart size is not normal.", "cardiomegaly", None),
+        ("Heart size might be normal.", "cardiomegaly", None),  # uncertain: says nothing
     ],
 )
 def test_scope_rules(text, name, expected):
     assert assertion(text, name) == expected
 
 
-def test_an_ignored_mention_leaves_the_rest_of_the_report_alone():
-    assert extract("Cardiomegaly. Evaluate for pneumonia.") == {
-        "positive": [{"name": "cardiomegaly", "probability": 3, "level": None, "location": None}], "negative": []}
+@pytest.mark.parametrize("other", ["Evaluate for pneumonia.", "Follow-up to evaluate for resolution of the pneumonia.",
+                                   "Heart size is not normal."])
+def test_an_ignored_mention_leaves_the_rest_of_the_report_alone(other):
+    assert extract(f"Cardiomegaly. {other}")["positive"] == [
+        {"name": "cardiomegaly", "probability": 3, "level": None, "location": None}]
