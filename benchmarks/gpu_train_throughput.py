@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from srrg.model.config import EncoderConfig, LLMConfig, ModelConfig
+from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 from srrg.model.prompt import target_token_ids
@@ -44,12 +44,12 @@ def random_llm(device: torch.device, dtype: torch.dtype) -> Qwen2ForCausalLM:
 def build(args: argparse.Namespace, device: torch.device, dtype: torch.dtype) -> tuple[ReportGenerator, str]:
     if args.tiny:
         enc = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
-        return ReportGenerator(ModelConfig(encoder=enc, llm=LLMConfig(name="tiny"))), "tiny"
+        return ReportGenerator(ModelConfig(encoder=enc, llm=FrozenLLMConfig(name="tiny"))), "tiny"
     enc = EncoderConfig(name=args.encoder, pretrained=False, image_size=args.image_size, kwargs={})
     if args.llm and Path(args.llm).exists():
-        return ReportGenerator(ModelConfig(encoder=enc, llm=LLMConfig(name=args.llm, dtype="bfloat16"))), args.llm
-    tok = load_tokenizer(LLMConfig(name="tiny"))  # token ids only; the vocabulary size is the 3B one
-    return ReportGenerator(ModelConfig(encoder=enc, llm=LLMConfig(name="tiny")), tokenizer=tok,
+        return ReportGenerator(ModelConfig(encoder=enc, llm=FrozenLLMConfig(name=args.llm, dtype="bfloat16"))), args.llm
+    tok = load_tokenizer(FrozenLLMConfig(name="tiny"))  # token ids only; the vocabulary size is the 3B one
+    return ReportGenerator(ModelConfig(encoder=enc, llm=FrozenLLMConfig(name="tiny")), tokenizer=tok,
                            llm=random_llm(device, dtype)), "random Qwen2.5-3B shape"
 
 

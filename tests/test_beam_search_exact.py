@@ -16,7 +16,7 @@ import itertools
 import pytest
 import torch
 
-from srrg.model.config import BaselineConfig, EncoderConfig, LLMConfig, ModelConfig
+from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 
@@ -29,7 +29,7 @@ ENCODER = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1]
 
 def restricted_model(arch: str) -> tuple[ReportGenerator, list[int]]:
     torch.manual_seed(3)
-    cfg = ModelConfig(arch=arch, target="json", encoder=ENCODER, llm=LLMConfig(name="tiny"),
+    cfg = ModelConfig(arch=arch, target="json", encoder=ENCODER, llm=FrozenLLMConfig(name="tiny"),
                       baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0), max_target_tokens=16)
     net = ReportGenerator(cfg, tokenizer=load_tokenizer(cfg.llm)).eval()  # both archs: the tiny character vocabulary
     ids = [net.tokenizer.convert_tokens_to_ids(c) for c in ALLOWED]

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from srrg.config import ConfigError
-from srrg.model.config import EncoderConfig, LLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
+from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
 from srrg.model.encoder import feature_tokens
 from srrg.model.images import ImageError, load_image, placeholder_image, phantom_image, resolve_images, study_image
 from srrg.model.llm import ensure_pad_token
@@ -30,7 +30,7 @@ TEXTS = ['{"positive": [], "negative": ["pneumothorax"]}', "no", "abc", "de", "a
 
 def tiny_model(arch: str = "llm", target: str = "json") -> ReportGenerator:
     torch.manual_seed(0)
-    cfg = ModelConfig(arch=arch, target=target, encoder=TINY_ENCODER, llm=LLMConfig(name="tiny"),
+    cfg = ModelConfig(arch=arch, target=target, encoder=TINY_ENCODER, llm=FrozenLLMConfig(name="tiny"),
                       baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, min_word_count=1), max_target_tokens=48)
     return ReportGenerator(cfg, vocab=build_vocab(TEXTS, 1) if arch == "baseline" else None)
 
@@ -223,4 +223,4 @@ def test_word_vocabulary_threshold_and_exact_round_trip() -> None:
     assert len(ids) == 11 and tok.decode(ids) == target  # decoding is concatenation
     assert tok.convert_ids_to_tokens(tok("a mass", add_special_tokens=False)["input_ids"]) == ["<unk>", "<unk>"]
     with pytest.raises(ValueError, match="needs the vocabulary"):
-        ReportGenerator(ModelConfig(arch="baseline", encoder=TINY_ENCODER, llm=LLMConfig(name="tiny")))
+        ReportGenerator(ModelConfig(arch="baseline", encoder=TINY_ENCODER, llm=FrozenLLMConfig(name="tiny")))

