@@ -198,9 +198,11 @@ def test_fit_saves_reloadable_adapter_and_merged_judge_scores_through_vert(tiny_
     assert torch.allclose(tuned, folded, atol=1e-5)  # merged = base + adapter
 
     llm = {"backend": "local", "model": str(tmp_path / "out" / "merged"), "cache_dir": str(tmp_path / "cache"), "batch_size": 2}
-    result = Vert(llm=llm, max_tokens=12, max_words=8).compute(["left effusion", "no acute process"], ["left effusion", "cardiomegaly"])
+    # a tiny random model rarely stops within 12 tokens: every failure is recorded, none fails the call
+    vert = Vert(llm=llm, max_tokens=12, max_words=8, max_failure_fraction=1.0)
+    result = vert.compute(["left effusion", "no acute process"], ["left effusion", "cardiomegaly"])
     assert len(result.per_report["vert"]) == 2
-    assert set(result.per_report["vert_score_status"]) <= {"ok", "unparseable"}  # answered, never no_response
+    assert set(result.per_report["vert_score_status"]) <= {"ok", "unparseable", "truncated"}  # answered, never no_response
 
     again = fit_once(examples, cfg, tmp_path)  # rerun: resumes from the last checkpoint, no new step
     assert again["resumed_from"] and again["resumed_from"].endswith("checkpoint-3")
