@@ -53,6 +53,15 @@ def test_score_cli_rejects_duplicates_and_missing_columns(tmp_path, capsys):
     assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--hyp-col", "text", "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 0
 
 
+def test_score_cli_refuses_files_without_common_ids(tmp_path, capsys):
+    refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}])
+    hyps = write_jsonl(tmp_path / "h.jsonl", [{"study_id": "b", "report": "x"}, {"study_id": "c", "report": "y"}])
+    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "no study_id in common" in err and str(refs) in err and str(hyps) in err and "3 ids on one side only" in err
+    assert not (tmp_path / "o" / "summary.csv").exists()
+
+
 def test_srrg_entry_point_lists_commands():
     out = subprocess.run([sys.executable, "-m", "srrg", "--help"], capture_output=True, text=True, check=True).stdout
     assert "score" in out

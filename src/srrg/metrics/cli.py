@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import polars as pl
 
 from srrg.io import read_reports, write_parquet, write_text
-from srrg.errors import StageFailed
+from srrg.errors import StageFailed, UserError
 from srrg.metrics.base import MetricResult, score_all
 from srrg.metrics.judge_common import JudgeFailed
 
@@ -75,6 +75,11 @@ def run_score(
     is written, with one line per failed judge naming its endpoint and counts."""
     out = Path(out_dir)
     pairs, unmatched = align(load_reports(refs_path, id_col, ref_col), load_reports(hyps_path, id_col, hyp_col))
+    if pairs.is_empty():  # scoring nothing would print n/a and exit 0: almost surely the wrong files
+        raise UserError(
+            f"no {id_col} in common between --refs {refs_path} and --hyps {hyps_path} "
+            f"({unmatched.height} ids on one side only); score files of the same studies"
+        )
     result, failures = score_each(pairs["reference"].to_list(), pairs["hypothesis"].to_list(), metrics, options)
     per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in result.per_report.items())
     summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **result.summary}
