@@ -13,8 +13,8 @@ HELP = "score generated reports against references with any registered metrics"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
-    parser.add_argument("--hyps", required=True, help="generated reports: Parquet, JSONL or CSV with a study id and a report column")
+    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)")
+    parser.add_argument("--hyps", required=True, help="generated reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)")
     parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
     parser.add_argument("--out", required=True, help="output folder")
     _args.config(
