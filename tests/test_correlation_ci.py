@@ -111,6 +111,8 @@ def test_orient_and_complete_pairs():
     assert down.dtype == np.float64 and down.tolist() == [-1.0, -2.0, -3.0]
     a, b, dropped = complete_pairs([1, math.inf, 3, 4], [1, 2, math.nan, 4])
     assert a.tolist() == [1.0, 4.0] and b.tolist() == [1.0, 4.0] and dropped == 2
+    a, b, dropped = complete_pairs([None, 2, 3], [1, 2, None])  # a missing value on either side
+    assert a.tolist() == [2.0] and b.tolist() == [2.0] and dropped == 2
     with pytest.raises(ValueError, match="length"):
         complete_pairs([1, 2], [1, 2, 3])
 
