@@ -23,7 +23,7 @@ KEYS = (*(k + SUFFIX for k in SSCORE_KEYS), "s_score_text_status")
 
 def structure(texts: Sequence[str | None], extract_cfg: ExtractConfig) -> dict[str, tuple[StructuredReport, str]]:
     """Distinct text -> (structured report, status): parse_report's status for JSON, the
-    extractor's (ok | empty_text | error) for free text."""
+    extractor's (ok | empty_text | truncated | long_sentence | error) for free text."""
     distinct = list(dict.fromkeys(t if isinstance(t, str) else "" for t in texts))
     out = {t: parse_report(t) for t in distinct if looks_structured(t)}
     free = [t for t in distinct if t not in out]

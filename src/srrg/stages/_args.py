@@ -25,3 +25,18 @@ def report_columns(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id-col", default="study_id", help="column that identifies a study in both tables (default: study_id)")
     parser.add_argument("--ref-col", default="report", help="column of the reference reports (default: report)")
     parser.add_argument("--hyp-col", default="report", help="column of the generated reports (default: report)")
+
+
+def require_inputs(files: dict[str, str] | None = None, folders: dict[str, str] | None = None) -> None:
+    """Option -> path of the inputs a stage reads, checked before it imports torch or spaCy: under
+    load those imports take most of a minute before a mistyped path would be reported."""
+    from pathlib import Path
+
+    from srrg.errors import UserError
+
+    for option, path in (files or {}).items():
+        if not Path(path).is_file():
+            raise UserError(f"{option} {path}: {'is a folder, expected a file' if Path(path).is_dir() else 'no such file'}")
+    for option, path in (folders or {}).items():
+        if not Path(path).is_dir():
+            raise UserError(f"{option} {path}: {'is a file, expected a folder' if Path(path).exists() else 'no such folder'}")

@@ -1,5 +1,6 @@
 """Adds `structured` (MIMIC-STRUC JSON with raw locations), `provenance` (the kept mentions with
-character spans) and `extract_status` (ok | empty_text | truncated | error) to every input row."""
+character spans) and `extract_status` (ok | empty_text | truncated | long_sentence | error;
+docs/extraction.md) to every input row."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    _args.require_inputs(files={"--in": args.inp})
     import sys
     import time
     from collections import Counter

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})
     from srrg.errors import UserError
     from srrg.infer import InferConfig, run_infer
     from srrg.io import load_config_arg

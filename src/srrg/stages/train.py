@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    _args.require_inputs(folders={"--dataset": args.dataset})
     from srrg.errors import UserError
     from srrg.io import load_config_arg
     from srrg.model.config import TrainConfig, run_config
