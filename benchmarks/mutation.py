@@ -25,9 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from fnmatch import fnmatch
 import tomllib
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -167,7 +167,7 @@ def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool,
         counts: dict[str, int] = {}
         for status in statuses.values():
             counts[status] = counts.get(status, 0) + 1
-        # a mutant that hangs the tests is caught too (it fails the run by timeout)
+        # a mutant that makes the tests hang is caught too: mutmut stops it and says timeout
         killed = counts.get("killed", 0) + counts.get("timeout", 0)
         checked = sum(v for k, v in counts.items() if k != "not checked")
         survivors = sorted(n for n, s in statuses.items() if s not in {"killed", "timeout"})
