@@ -34,7 +34,9 @@ PARSE_CACHE_SIZE = 1 << 13
 PARSE_CACHE_MAX_CHARS = 8192
 PHRASE_CACHE_SIZE = 1 << 16
 PHRASE_CACHE_MAX_CHARS = 256
-_normalize_uncached = getattr(normalize_text, "__wrapped__", normalize_text)
+# json-repair costs ~25 us per character on long broken JSON (a 1 MB answer: ~25 s); a longer broken
+# text is `unparseable` without trying (docs/report.md). Real reports are a few KB.
+REPAIR_MAX_CHARS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +87,6 @@ def default_synonyms() -> Mapping[str, str]:
     return synonym_map()
 
 
-def _normalize(value: str) -> str:
-    """normalize_text, through its cache only for phrase-sized values."""
-    return normalize_text(value) if len(value) <= PHRASE_CACHE_MAX_CHARS else _normalize_uncached(value)
-
-
 @lru_cache(maxsize=PHRASE_CACHE_SIZE)
 def _default_canonical(name: str) -> str:
     return canonical_name(name, default_synonyms())
@@ -101,7 +98,7 @@ def canonical_name(name: str, synonyms: Mapping[str, str] | None = None) -> str:
         if len(name) <= PHRASE_CACHE_MAX_CHARS:
             return _default_canonical(name)
         synonyms = default_synonyms()
-    key = _normalize(name)
+    key = normalize_text(name)
     return synonyms.get(key, key)
 
 
@@ -122,18 +119,18 @@ def _coerce_optional_text(value: Any) -> tuple[str | None, bool]:
     if value is None:
         return None, True
     if isinstance(value, str):
-        text = _normalize(value)
+        text = normalize_text(value)
         if text in {"", "null", "none"}:
             return None, False
         return text, text == value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _normalize(str(value)), False
+        return normalize_text(str(value)), False
     return None, False
 
 
 def _coerce_name(value: Any) -> tuple[str | None, bool]:
     if isinstance(value, str) and value.strip():
-        name = _normalize(value)
+        name = normalize_text(value)
         return name, name == value
     return None, False
 
@@ -226,12 +223,15 @@ def merge(reports: Iterable[StructuredReport], synonyms: Mapping[str, str] | Non
 
 
 def decode_json(text: str) -> tuple[Any, bool]:
-    """Strict JSON first (simplejson), then json-repair; returns (object or None, strict).
-    The one lenient JSON reader for model output (structured reports and judge answers)."""
+    """Strict JSON first (simplejson), then json-repair for texts up to REPAIR_MAX_CHARS; returns
+    (object or None, strict). The one lenient JSON reader for model output (structured reports and
+    judge answers)."""
     try:
         return simplejson.loads(text), True
     except (ValueError, RecursionError):
         pass
+    if len(text) > REPAIR_MAX_CHARS:
+        return None, False
     try:
         return json_repair.loads(text), False
     except Exception:  # json-repair is a heuristic parser: any failure means "no JSON here"

@@ -23,6 +23,7 @@ from srrg.report import UNPARSEABLE, StructuredReport, parse_report
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
 _EPSILON = 0.1  # Chen & Cherry smoothing method 1, as in NLTK's SmoothingFunction().method1
+LOCATION_CACHE_MAX_CHARS = 512  # longer location pairs are scored uncached: they cannot grow memory (docs/inputs.md)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ def location_score(ref: str | None, hyp: str | None) -> float:
         return 1.0
     if ref is None or hyp is None:
         return 0.0
+    if len(ref) + len(hyp) > LOCATION_CACHE_MAX_CHARS:
+        return location_bleu.__wrapped__(ref, hyp)
     return location_bleu(ref, hyp)
 
 
