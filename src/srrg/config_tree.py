@@ -245,6 +245,10 @@ def _runs() -> dict[str, Any]:
 
     run = dataclass_schema(RunSpec)
     run["properties"]["name"]["pattern"] = "^[A-Za-z0-9_]+$"
+    # a run's overrides are train settings and its infer a slice of `infer`: the same keys, types
+    # and ranges, without defaults (what a run leaves out comes from the sections)
+    for key, section in (("overrides", "train"), ("infer", "infer")):
+        run["properties"][key] = {**dataclass_schema(section_class(section), with_defaults=False), "default": {}}
     return {"type": "array", "items": run, "description": "One model x target per run; names: letters, digits, '_'."}
 
 

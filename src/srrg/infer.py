@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import polars as pl
 import torch
 
-from srrg.config import from_dict
+from srrg.config import doc, from_dict, load_section
 from srrg.io import write_parquet
 from srrg.model.config import DataConfig, ModelConfig
 from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
@@ -33,17 +33,20 @@ OK, VIEW_FILTERED = "ok", "view_filtered"
 class InferConfig:
     """Beam search and subset settings (the `infer` config slice)."""
 
-    num_beams: int = 3
-    num_return_sequences: int = 1
-    max_new_tokens: int = 512  # as long as the longest training target (model.max_target_tokens)
-    batch_size: int = 4
-    split: str = "test"
-    max_studies: int | None = None
-    device: str = "auto"
+    num_beams: int = field(default=3, metadata=doc("Beam width.", minimum=1))
+    num_return_sequences: int = field(default=1, metadata=doc("Candidates kept per study (the first is scored).", minimum=1))
+    max_new_tokens: int = field(
+        default=512, metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1)
+    )
+    batch_size: int = field(default=4, metadata=doc("Studies per batch.", minimum=1))
+    split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=["train", "validate", "test"]))
+    max_studies: int | None = field(default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1))
+    device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> InferConfig:
-        return from_dict(cls, data, "infer")
+        """Validate against the `infer` schema section (ranges, allowed splits), then type it."""
+        return from_dict(cls, load_section(data, "infer"), "infer")
 
 
 def resolve_device(name: str) -> torch.device:

@@ -25,6 +25,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
 
 from srrg import vocab
+from srrg.config import doc
 from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
 from srrg.extract.linking import link_sentence, link_sizes
 from srrg.extract.mentions import (
@@ -36,7 +37,7 @@ from srrg.extract.mentions import (
     phrase_table,
     resolve_overlaps,
 )
-from srrg.text.sections import Section, select_sections, split_sections
+from srrg.text.sections import PREAMBLE, Section, select_sections, split_sections
 from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
 
 OK, EMPTY_TEXT, TRUNCATED, LONG_SENTENCE, ERROR = "ok", "empty_text", "truncated", "long_sentence", "error"
@@ -50,18 +51,24 @@ SENTENCE_ENDS = frozenset(".!?")
 _LINE_BREAK = re.compile(r"[\r\n\t]")
 
 
+# every section a report can be cut into (srrg/vocab/sections.yaml, and the text before any header)
+SECTION_NAMES: tuple[str, ...] = (*dict.fromkeys(vocab.section_headers().values()), PREAMBLE)
+
+
 @dataclass(frozen=True)
 class ExtractConfig:
-    """The `extract` config section. sections: which report sections feed extraction (merged);
-    spacy_model: an installed spaCy/scispaCy pipeline to tokenize and split sentences (None = blank
-    English); batch_size: texts per nlp.pipe batch; n_process: worker processes for a table;
-    max_chars: a longer section text is cut to this length and its report gets status `truncated`."""
+    """The `extract` config section (free text -> structured reports; docs/extraction.md)."""
 
-    sections: tuple[str, ...] = ("findings", "impression")
-    spacy_model: str | None = None
-    batch_size: int = 512
-    n_process: int = 1
-    max_chars: int = 100_000
+    sections: tuple[str, ...] = field(
+        default=("findings", "impression"),
+        metadata=doc("Report sections that feed extraction (merged).", minItems=1, uniqueItems=True, items={"enum": list(SECTION_NAMES)}),
+    )
+    spacy_model: str | None = field(
+        default=None, metadata=doc("An installed spaCy/scispaCy pipeline to tokenize and split sentences; null = blank English.")
+    )
+    batch_size: int = field(default=512, metadata=doc("Texts per nlp.pipe batch.", minimum=1))
+    n_process: int = field(default=1, metadata=doc("Worker processes for a table.", minimum=1))
+    max_chars: int = field(default=100_000, metadata=doc("A longer section text is cut (status `truncated`).", minimum=1))
 
     def __post_init__(self) -> None:
         # a list would make the config unhashable (extractors are cached per config)

@@ -273,6 +273,7 @@ class Gema(Metric):
 
     name = NAME
     keys = KEYS
+    config_class = GemaConfig  # its fields are the option keys the config schema allows
 
     def __init__(self, client: Any = None, **options: Any) -> None:
         self.cfg = GemaConfig.from_dict(options)
