@@ -42,6 +42,7 @@ def assertion(text: str, name: str) -> str | int | None:
         # a hypothetical context in the clause wins over a nearer trigger, across "or" too
         ("Follow-up to evaluate for resolution of the pneumonia.", "pneumonia", None),
         ("Evaluate for pneumonia or effusion.", "pleural effusion", None),
+        ("Evaluate for pneumonia or possible effusion.", "pleural effusion", None),
         # a hedge is cancelled by a negation of its own clause only, not by an earlier hedge
         ("No opacity to suggest pneumonia.", "pneumonia", "negative"),
         ("Questionable opacity to suggest pneumonia.", "pneumonia", 2),
