@@ -36,3 +36,18 @@ def test_missing_inputs_are_named_before_torch_or_spacy_loads(tmp_path, argv, me
     result, err = probe(*(a.format(tmp=tmp_path) for a in argv))
     assert result == {"rc": 2, "heavy": []}
     assert message.format(tmp=tmp_path) in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["infer", "--model", "{tmp}/m.pt", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet", "--config", '{{"num_beams": 0}}'], "num_beams"),
+        (["train", "--dataset", "{tmp}", "--out", "{tmp}/m2.pt", "--config", '{{"trainer": {{"max_step": 1}}}}'], "max_step"),
+        (["extract", "--in", "{tmp}/m.pt", "--out", "{tmp}/e.parquet", "--config", '{{"sections": ["summary"]}}'], "extract.sections.0"),
+    ],
+)
+def test_wrong_settings_are_named_before_torch_or_spacy_loads(tmp_path, argv, message):
+    (tmp_path / "m.pt").write_bytes(b"")
+    result, err = probe(*(a.format(tmp=tmp_path) for a in argv))
+    assert result == {"rc": 2, "heavy": []}
+    assert message in err

@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from srrg.config import load_section
+
+    settings = load_section(args.config, "extract")  # a wrong setting or path is named before spaCy loads
     _args.require_inputs(files={"--in": args.inp})
     import sys
     import time
@@ -28,7 +31,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.extract.pipeline import ExtractConfig
     from srrg.io import read_table, write_parquet
 
-    config = ExtractConfig.from_dict(args.config)
+    config = ExtractConfig.from_dict(settings)
     start = time.perf_counter()
     df = read_table(args.inp)
     out = extract_table(df, config, progress=not args.no_progress)

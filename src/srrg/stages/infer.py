@@ -19,13 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from srrg.config import load_section
+
+    settings = load_section(args.config, "infer")  # a wrong setting or path is named before torch loads
     _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})
     from srrg.errors import UserError
     from srrg.infer import InferConfig, run_infer
-    from srrg.io import load_config_arg
     from srrg.model.images import ImageError
 
-    cfg = InferConfig.from_dict(load_config_arg(args.config))
+    cfg = InferConfig.from_dict(settings)
     try:
         run_infer(args.model, args.dataset, args.out, args.pairs, cfg)
     except ImageError as err:

@@ -20,15 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    _args.require_inputs(folders={"--dataset": args.dataset})
-    from srrg.errors import UserError
     from srrg.io import load_config_arg
     from srrg.model.config import TrainConfig, run_config
+
+    raw = load_config_arg(args.config)  # a wrong setting or path is named before torch loads
+    cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
+    _args.require_inputs(folders={"--dataset": args.dataset})
+    from srrg.errors import UserError
     from srrg.model.images import ImageError
     from srrg.model.train import run_train
 
-    raw = load_config_arg(args.config)
-    cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
     try:
         run_train(args.dataset, args.out, cfg, args.run)
     except ImageError as err:  # a missing or unreadable image the configured image root names
