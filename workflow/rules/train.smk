@@ -44,7 +44,7 @@ rule phantoms:
         shards=dataset_shards,
         code=stage_code("phantoms"),
     output:
-        report(
+        figure=report(
             results("figures", "phantoms.png"),
             caption="../report/phantoms.rst",
             category="Training",
@@ -56,7 +56,7 @@ rule phantoms:
     params:
         dataset=lambda w, input: Path(input.manifest).parent,
     shell:
-        "python -m srrg phantoms --dataset {params.dataset:q} --out {output[0]:q} > {log:q} 2>&1"
+        "python -m srrg phantoms --dataset {params.dataset:q} --out {output.figure:q} > {log:q} 2>&1"
 
 
 add_targets(results("figures", "phantoms.png"))
