@@ -66,7 +66,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     else:
         assert ok["parse_status"].null_count() == ok.height and not ok["reference"][0].startswith("{")
     pairs = pl.read_parquet(tmp_path / "pairs.parquet")
-    assert pairs.columns == ["study_id", "reference", "report"] and pairs["study_id"].to_list() == ["te001", "te002"]
+    assert pairs.columns == ["study_id", "reference", "report", "raw"] and pairs["study_id"].to_list() == ["te001", "te002"]
 
 
 def test_infer_rejects_unknown_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

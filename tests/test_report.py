@@ -16,6 +16,7 @@ from srrg.report import (
     Finding,
     StructuredReport,
     canonicalize,
+    looks_structured,
     merge,
     parse_report,
     render_sentences,
@@ -135,3 +136,14 @@ def test_text_for_nlg():
     assert text_for_nlg('{"positive": [') == ""  # broken structured output earns no text
     assert text_for_nlg('{"positive": [oops') == "there is oops."  # json-repair keeps what it can
     assert text_for_nlg(None) == ""
+
+
+def test_raw_model_output_is_read_as_the_report_s_score_parses():
+    """Fences and lead-ins around a report render it; free text and code stay as written."""
+    fenced = '```json\n{"positive": [], "negative": ["edema"]}\n```'
+    assert parse_report(fenced)[1] == REPAIRED and looks_structured(fenced)
+    assert text_for_nlg(fenced) == text_for_nlg('Report: {"positive": [], "negative": ["edema"]}') == "no evidence of edema."
+    assert text_for_nlg('  {"negative": ["edema"]}') == "no evidence of edema."
+    code = '```python\nimport json\njson.dump({"path": 1}, f)\n```'  # a JSON object, but no report
+    for free in (code, "No pleural effusion. Negative for pneumothorax.", "[negative] heart: normal"):
+        assert not looks_structured(free) and text_for_nlg(free) == free

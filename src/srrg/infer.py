@@ -70,11 +70,18 @@ def prediction_fields(raw: str, target: str) -> dict[str, Any]:
     return {"parse_status": None, "structured": None, "sentences": raw, "report": raw}
 
 
+def scoring_pairs(preds: pl.DataFrame) -> pl.DataFrame:
+    """The predicted studies with their reference, the parsed `report` and the `raw` output: the
+    workflow scores `raw`, so a structured metric's parse rates are those of parse_status (the
+    re-serialized `report` of an unparseable output is the empty report, which parses as valid)."""
+    return preds.filter(pl.col("infer_status") == OK).select("study_id", "reference", "report", "raw")
+
+
 def run_infer(
     model_path: str | Path, dataset_dir: str | Path, out: str | Path, pairs_out: str | Path | None, cfg: InferConfig
 ) -> dict[str, Any]:
     """Write predictions (every selected study) and, if asked, the scoring pairs (study_id,
-    reference, report) of the predicted studies. Returns a summary."""
+    reference, report, raw) of the predicted studies. Returns a summary."""
     start = time.perf_counter()
     device = resolve_device(cfg.device)
     net, data_cfg = load_model(model_path, device)
@@ -120,7 +127,7 @@ def run_infer(
     preds = pl.DataFrame(records, schema_overrides=schema)
     write_parquet(preds, out)
     if pairs_out is not None:
-        write_parquet(preds.filter(pl.col("infer_status") == OK).select("study_id", "reference", "report"), pairs_out)
+        write_parquet(scoring_pairs(preds), pairs_out)
     statuses = preds["parse_status"].drop_nulls().value_counts().to_dicts()
     summary = {
         "studies": preds.height,

@@ -288,12 +288,17 @@ def render_sentences(report: StructuredReport) -> str:
 
 
 def looks_structured(text: str | None) -> bool:
-    """True when text is meant as a structured report (a JSON object), however broken."""
-    return isinstance(text, str) and text.lstrip().startswith("{")
+    """True when text is meant as a structured report: a JSON object, however broken, or text in
+    which parse_report reads one (raw model output in a code fence or after a lead-in), so every
+    metric reads the same report that S-Score scored. Free text never parses (docs/report.md)."""
+    if not isinstance(text, str):
+        return False
+    return text.lstrip().startswith("{") or parse_report(text)[1] != UNPARSEABLE
 
 
 def text_for_nlg(text: str | None) -> str:
-    """NLG metrics read sentence renderings of structured reports and raw text otherwise."""
+    """NLG metrics read sentence renderings of structured reports (empty for a broken one) and
+    free text as written."""
     if looks_structured(text):
         return render_sentences(parse_report(text)[0])
     return text if isinstance(text, str) else ""

@@ -1,5 +1,6 @@
 rule score:
-    """Every configured metric on one run's predictions (NLG metrics read sentence renderings)."""
+    """Every configured metric on one run's predictions as generated (the `raw` column: parse rates
+    are those of the predictions' parse_status; NLG metrics read sentence renderings of what parses)."""
     input:
         pairs=rules.infer.output.pairs,
         code=stage_code("score"),
@@ -17,5 +18,5 @@ rule score:
         options=as_json(config["score"]["options"]),
         out_dir=lambda wc: results("runs", wc.run, "score"),
     shell:
-        "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col report"
+        "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw"
         " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
