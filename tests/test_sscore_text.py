@@ -43,3 +43,20 @@ def test_summary_and_options():
     # second pair: level small vs large -> d = 0 with all weight on level; S = (1 + 0) / 2
     assert out["s_score_text"] == pytest.approx((1.0 + 0.5) / 2)
     assert out["s_score_text_failures"] == 0
+
+
+def test_hypothesis_parse_rates_count_free_text_apart():
+    ref = StructuredReport((Finding("pleural effusion", 3),), ()).to_json()
+    hyps = [
+        ref,  # valid JSON
+        '```json\n{"positive": [{"name": "effusion"}], "negative": []}\n```',  # repaired (fence, missing keys)
+        '{"positive": [',  # broken JSON: repaired to the empty report
+        '{"findings": []}',  # a JSON object but no report
+        "Small left pleural effusion.",
+        None,  # no text: extracted as empty free text
+    ]
+    out = evaluate([ref] * len(hyps), hyps, ["s_score_text"])
+    assert out["s_score_text_hyp_valid"] == pytest.approx(1 / 6)
+    assert out["s_score_text_hyp_repaired"] == pytest.approx(2 / 6)
+    assert out["s_score_text_hyp_unparseable"] == pytest.approx(1 / 6)
+    assert out["s_score_text_hyp_free_text"] == pytest.approx(2 / 6)

@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from srrg.extract import ExtractConfig, extract_detailed
-from srrg.metrics.base import Metric, MetricResult, register
+from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, register
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
 from srrg.metrics.sscore import SScoreConfig, score_reports
 from srrg.report import StructuredReport, looks_structured, parse_report
 
 NAME = "s_score_text"
+FREE_TEXT = "free_text"
 SUFFIX = "_text"
 KEYS = (*(k + SUFFIX for k in SSCORE_KEYS), "s_score_text_status")
 
@@ -31,6 +32,12 @@ def structure(texts: Sequence[str | None], extract_cfg: ExtractConfig) -> dict[s
         results = extract_detailed(free, extract_cfg)
         out.update({t: (r.report, r.status) for t, r in zip(free, results)})
     return out
+
+
+def hypothesis_kinds(hyps: Sequence[str | None], hyp_statuses: Sequence[str]) -> list[str]:
+    """parse_report's status for a structured hypothesis, FREE_TEXT for one that was extracted: the
+    parse rates of a metric that also reads free text (docs/judges.md)."""
+    return [s if looks_structured(h) else FREE_TEXT for h, s in zip(hyps, hyp_statuses)]
 
 
 def score_texts(
@@ -49,6 +56,7 @@ def score_texts(
     ]
     summary = {k + SUFFIX: v for k, v in result.summary.items()}
     summary["s_score_text_failures"] = float(sum(s != "ok" for s in per["s_score_text_status"]))
+    summary.update(hypothesis_rates(NAME, hypothesis_kinds(hyps, [s for _, s in hyp_reports]), extra=(FREE_TEXT,)))
     return MetricResult(per, summary)
 
 
