@@ -191,3 +191,21 @@ def test_stats_cli_writes_csv_and_png(tmp_path, capsys):
     assert findings.rows() == [("cardiomegaly", 5, 5 / 11), ("pleural effusion", 4, 4 / 11)]
     assert "stats: studies=11 positive findings=9" in capsys.readouterr().err
     assert StatsConfig.from_dict(None) == StatsConfig()
+
+
+def test_each_chart_names_what_its_counts_count(tmp_path, monkeypatch):
+    """findings count studies (one entry per name per study); probability and severity count positive findings."""
+    import matplotlib.pyplot as plt
+
+    axes: dict[str, str] = {}
+    close = plt.close
+
+    def record(fig):
+        ax = fig.axes[0]
+        axes[ax.get_title().split()[0]] = ax.get_xlabel() or ax.get_ylabel()
+        close(fig)
+
+    monkeypatch.setattr(plt, "close", record)
+    D.write_dataset(normalized_frame(11), tmp_path / "d", DatasetConfig(rows_per_shard=4), {}, progress=False)
+    S.write_stats(S.read_dataset(tmp_path / "d"), tmp_path / "s", StatsConfig(top_k=5, dpi=40))
+    assert axes == {"Most": "studies", "Probability": "positive findings", "Severity": "positive findings"}

@@ -89,8 +89,11 @@ def distributions(reports: Sequence[StructuredReport], top_k: int) -> dict[str, 
     }
 
 
-def plot_bar(table: pl.DataFrame, label_col: str, title: str, path: str | Path, dpi: int, horizontal: bool) -> None:
-    """One bar chart, written atomically; empty tables give a chart that says so."""
+def plot_bar(
+    table: pl.DataFrame, label_col: str, title: str, path: str | Path, dpi: int, horizontal: bool, count_label: str
+) -> None:
+    """One bar chart, written atomically; empty tables give a chart that says so. count_label names
+    what the counts count, on the count axis."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -103,10 +106,10 @@ def plot_bar(table: pl.DataFrame, label_col: str, title: str, path: str | Path, 
         ax.text(0.5, 0.5, "no positive findings", ha="center", va="center", transform=ax.transAxes)
     elif horizontal:
         ax.barh(labels[::-1], counts[::-1], color="#4c72b0")
-        ax.set_xlabel("studies")
+        ax.set_xlabel(count_label)
     else:
         ax.bar(labels, counts, color="#4c72b0")
-        ax.set_ylabel("positive findings")
+        ax.set_ylabel(count_label)
         ax.tick_params(axis="x", rotation=30)
     ax.set_title(title)
     fig.tight_layout()
@@ -121,6 +124,8 @@ def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict
     reports = [parse_report(s)[0] for s in df["structured"].to_list()]
     tables = distributions(reports, cfg.top_k)
     label = {"findings": "finding", "probability": "label", "severity": "level"}
+    # a finding counts once per study; probability and severity count positive findings
+    counted = {"findings": "studies", "probability": "positive findings", "severity": "positive findings"}
     titles = {
         "findings": f"Most frequent positive findings (top {cfg.top_k}, {len(reports)} studies)",
         "probability": "Probability of positive findings",
@@ -129,5 +134,8 @@ def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict
     for name in TABLES:
         with atomic_path(out / f"{name}.csv") as tmp:
             tables[name].write_csv(tmp)
-        plot_bar(tables[name], label[name], titles[name], out / f"{name}.png", cfg.dpi, horizontal=name != "probability")
+        plot_bar(
+            tables[name], label[name], titles[name], out / f"{name}.png", cfg.dpi, horizontal=name != "probability",
+            count_label=counted[name],
+        )
     return tables
