@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from srrg.metaeval.correlation import complete_pairs, correlate, orient, paired_test
+from srrg.metaeval.correlation import bootstrap_p, complete_pairs, correlate, orient, paired_test, percentile_ci
 from srrg.metaeval.counts import category_prf, count_prf
 from srrg.metaeval.ensembles import evaluate_ensemble, fit_linear, split_mask
 
@@ -88,3 +88,11 @@ def test_linear_ensemble_fitted_on_train_scored_on_test():
     assert res.n_train == 30 and res.n_test == 10
     assert res.weights["a"] == pytest.approx(1.0) and res.weights["b"] == pytest.approx(1.0)
     assert res.kendall == pytest.approx(1.0)
+
+
+def test_bootstrap_helpers_skip_non_finite_resamples():
+    """Shared by paired_test and srrg compare: percentile bounds and the doubled far-side share."""
+    assert percentile_ci(np.array([0.0, 1.0, 2.0, 3.0, 4.0, np.nan]), 0.5) == (1.0, 3.0)  # 25th/75th percentiles
+    assert bootstrap_p(np.array([1.0, 2.0, -1.0, np.nan])) == pytest.approx(2 / 3)  # 2 * min(1/3, 2/3)
+    assert bootstrap_p(np.array([0.0, 0.0])) == 1.0  # capped
+    assert all(math.isnan(v) for v in (*percentile_ci(np.array([np.nan]), 0.95), bootstrap_p(np.array([np.inf]))))

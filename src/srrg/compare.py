@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from srrg.errors import UserError
-from srrg.metaeval.correlation import _ci, bootstrap_indices
+from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, percentile_ci
 from srrg.config import from_dict
 from srrg.metrics.base import score_all
 from srrg.metrics.nlg import BLEU_STATS, NLGConfig, bleu_statistics, corpus_bleu
@@ -119,15 +119,6 @@ def statistics(columns: Sequence[str]) -> list[Statistic]:
     return stats
 
 
-def bootstrap_p(differences: np.ndarray) -> float:
-    """Two-sided paired-bootstrap p-value: the share of resampled differences on the far side of
-    zero, doubled (the convention of srrg.metaeval.correlation.paired_test)."""
-    kept = differences[np.isfinite(differences)]
-    if not kept.size:
-        return math.nan
-    return min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0))))
-
-
 def swap_masks(n: int, n_rounds: int, seed: int) -> tuple[np.ndarray, bool]:
     """Which studies swap their two outputs in each round: all 2^n patterns when that is at most
     n_rounds (an exact permutation test), else n_rounds seeded random patterns."""
@@ -161,8 +152,8 @@ def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str
         sb = np.array([stat.fn(b[i]) for i in idx])
     value_a, value_b = stat.fn(a), stat.fn(b)
     return Comparison(
-        stat.key, stat.label, *names, value_a, _ci(sa, cfg.ci_level), value_b, _ci(sb, cfg.ci_level),
-        value_b - value_a, _ci(sb - sa, cfg.ci_level), bootstrap_p(sb - sa),
+        stat.key, stat.label, *names, value_a, percentile_ci(sa, cfg.ci_level), value_b, percentile_ci(sb, cfg.ci_level),
+        value_b - value_a, percentile_ci(sb - sa, cfg.ci_level), bootstrap_p(sb - sa),
         randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed), len(a),
     )
 

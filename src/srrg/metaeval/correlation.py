@@ -69,13 +69,23 @@ def _bootstrap(stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: i
     return np.array([stat(idx) for idx in bootstrap_indices(n, n_boot, seed)])
 
 
-def _ci(samples: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
+    """Percentile bootstrap interval at `level` over the finite samples; NaN bounds when none is."""
     kept = samples[np.isfinite(samples)]
     if kept.size == 0:
         return math.nan, math.nan
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(kept, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def bootstrap_p(differences: np.ndarray) -> float:
+    """Two-sided paired-bootstrap p-value: the share of the finite resampled differences on the far
+    side of zero, doubled (capped at 1); NaN when none is finite. Serves paired_test and srrg compare."""
+    kept = differences[np.isfinite(differences)]
+    if not kept.size:
+        return math.nan
+    return min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0))))
 
 
 def correlate(
@@ -86,7 +96,7 @@ def correlate(
     value, p = coefficient(method, x, y)
     if n_boot > 0 and len(x) >= 3:
         samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed)
-        low, high = _ci(samples, level)
+        low, high = percentile_ci(samples, level)
     else:
         low, high = math.nan, math.nan
     return Correlation(method, value, p, low, high, len(x), dropped)
@@ -125,7 +135,4 @@ def paired_test(
     if len(y) < 3 or n_boot <= 0:
         return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y))
     samples = _bootstrap(lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed)
-    kept = samples[np.isfinite(samples)]
-    low, high = _ci(samples, level)
-    p = min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0)))) if kept.size else math.nan
-    return PairedTest(method, *names, diff, low, high, p, len(y))
+    return PairedTest(method, *names, diff, *percentile_ci(samples, level), bootstrap_p(samples), len(y))
