@@ -1,6 +1,7 @@
 rule score:
     """Every configured metric on one run's outputs as generated (`raw`): parse rates are those of
-    the predictions' parse_status; NLG metrics read sentence renderings of what parses."""
+    the predictions' parse_status; NLG metrics read sentence renderings of what parses.
+    """
     input:
         pairs=rules.infer.output.pairs,
         code=stage_code("score"),
