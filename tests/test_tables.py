@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
-from srrg.tables import RunEntry, latex_escape, most_frequent_report, parse_rates, run_tables, to_markdown
+from srrg.tables import RunEntry, latex_escape, most_frequent_report, parse_rates, run_tables, to_html, to_markdown
 
 
 def test_parse_rates_hand_values() -> None:
@@ -46,6 +46,7 @@ def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     md = (tmp_path / "out" / "table1.md").read_text()
     assert "| Transformer | 0.500 | 0.200 | 0.250 | 0.450 | - | - | 0.300 | 1.000 | 0.500 | 2 |" in md
     tex = (tmp_path / "out" / "table2.tex").read_text()
+    assert "<td>Transformer</td><td>0.500</td>" in (tmp_path / "out" / "table1.html").read_text()
     assert r"\begin{tabular}{llrrrrrrrrr}" in tex and "Qwen & Sentence-Direct & 0.500" in tex and r"\bottomrule" in tex
     assert "table1:" in capsys.readouterr().out
 
@@ -61,6 +62,12 @@ def test_markdown_and_latex_helpers() -> None:
     df = pl.DataFrame({"Method": ["a_b"], "S": [float("nan")]})
     assert to_markdown(df) == "| Method | S |\n|---|---|\n| a_b | - |\n"
     assert latex_escape("a_b & 50%") == r"a\_b \& 50\%"
+
+
+def test_html_table_is_escaped_and_rounded_like_markdown() -> None:
+    html = to_html(pl.DataFrame({"Method": ["<b>&"], "S": [0.12345], "P": [float("nan")]}), "Scores < 1")
+    assert "<caption>Scores &lt; 1</caption>" in html and "<th>Method</th><th>S</th><th>P</th>" in html
+    assert "<tr><td>&lt;b&gt;&amp;</td><td>0.123</td><td>-</td></tr>" in html
 
 
 EMPTY_PTX = '{"positive": [], "negative": ["pneumothorax"]}'

@@ -12,6 +12,7 @@ render -> read round trip). The captions say which images the runs saw.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from collections import Counter
@@ -188,12 +189,26 @@ def to_latex(df: pl.DataFrame, caption: str, label: str) -> str:
     ]) + "\n"
 
 
+def to_html(df: pl.DataFrame, caption: str) -> str:
+    """A self-contained HTML table (rounded as Markdown): `snakemake --report` shows HTML inline,
+    while CSV and Markdown are only offered as downloads."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    rows = ["<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>" for row in df.iter_rows()]
+    return "\n".join([
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
+        "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>",
+        f"<table>\n<caption>{html.escape(caption)}</caption>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows,
+        "</tbody>\n</table>\n</body></html>",
+    ]) + "\n"
+
+
 def write_table(df: pl.DataFrame, stem: Path, caption: str) -> None:
     """CSV at full precision (a missing metric is an empty cell, not "NaN"); Markdown with the
-    caption under the table and LaTeX round to 3 digits."""
+    caption under the table, LaTeX and HTML round to 3 digits."""
     write_text(stem.with_suffix(".csv"), df.with_columns(pl.col(pl.Float64).fill_nan(None)).write_csv())
     write_text(stem.with_suffix(".md"), f"{to_markdown(df)}\n{caption}\n")
     write_text(stem.with_suffix(".tex"), to_latex(df, caption, f"tab:{stem.name}"))
+    write_text(stem.with_suffix(".html"), to_html(df, caption))
 
 
 def captions(results: Mapping[str, Mapping[str, Any]], references: bool) -> dict[str, str]:
@@ -211,7 +226,7 @@ def run_tables(
     metrics: Sequence[str] = ("bleu", "meteor", "rouge_l", "cider", "s_score"),
     options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """Write table1.{csv,md,tex} and table2.{csv,md,tex}; returns both frames. With `dataset`
+    """Write table1.{csv,md,tex,html} and table2.{csv,md,tex,html}; returns both frames. With `dataset`
     (the folder holding train/ shards) Table 1 gets its reference rows."""
     results = {r.name: load_run(r) for r in runs}
     references = reference_rows(runs, results, dataset, metrics, options) if dataset is not None else []

@@ -27,6 +27,16 @@ rule tables:
             caption="../report/table2.rst",
             category="Result tables",
         ),
+        table1_html=report(
+            results("tables", "table1.html"),
+            caption="../report/table1.rst",
+            category="Result tables",
+        ),
+        table2_html=report(
+            results("tables", "table2.html"),
+            caption="../report/table2.rst",
+            category="Result tables",
+        ),
         latex=[results("tables", f"{t}.tex") for t in ("table1", "table2")],
     log:
         logs("tables.log"),
