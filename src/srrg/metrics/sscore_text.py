@@ -2,8 +2,8 @@
 reports, then the S-Score of docs/metrics.md scores them. No LLM, deterministic, fast, so any report
 generator (or a ratings dataset) can be scored on the structured scale.
 
-A side that already is a structured report (a JSON object, e.g. a Structured-First prediction) is
-parsed instead of extracted. Texts are extracted once however often they repeat.
+A side that already is a structured report (looks_structured, docs/report.md: e.g. a Structured-First
+prediction, fenced or not) is parsed instead of extracted. Texts are extracted once however often they repeat.
 """
 
 from __future__ import annotations
