@@ -23,13 +23,12 @@ import yaml
 from srrg.errors import UserError
 from srrg.extract import ExtractConfig
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, register
-from srrg.metrics.sscore_text import structure
-from srrg.report import UNPARSEABLE, StructuredReport, default_synonyms, looks_structured
+from srrg.metrics.sscore_text import FREE_TEXT, hypothesis_kinds, structure
+from srrg.report import UNPARSEABLE, StructuredReport, default_synonyms
 
 NAME = "ce"
 MAP_FILE = "chexpert_map.yaml"
 NO_FINDING = "No Finding"
-FREE_TEXT = "free_text"
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ class CE(Metric):
             f"{NAME}_status": [_status(r[1], h[1]) for r, h in zip(ref_rows, hyp_rows)],
         }
         summary = ce_summary(ref_labels, hyp_labels, mapping.observations)
-        kinds = [s if looks_structured(h) else FREE_TEXT for h, (_, s) in zip(hyps, hyp_rows)]
+        kinds = hypothesis_kinds(hyps, [s for _, s in hyp_rows])
         summary.update(hypothesis_rates(NAME, kinds, extra=(FREE_TEXT,)))
         summary[f"{NAME}_failures"] = float(sum(s != "ok" for s in per[f"{NAME}_status"]))
         return MetricResult(per, summary)
