@@ -200,9 +200,67 @@ def test_closing_word_ends_a_negation_only_after_a_finding() -> None:
     assert extract("No visualized pneumothorax.")["negative"] == ["pneumothorax"]
 
 
+# --- clauses joined by "and" (docs/extraction.md) ---------------------------------------------------
+
+
+def _names(report: dict) -> tuple[set[str], set[str]]:
+    return set(pos(report)), set(report["negative"])
+
+
+@pytest.mark.parametrize(
+    "text, positive, negative",
+    [
+        # the conjunct after "and" has its own predicate: the trigger before it does not reach in
+        ("Effusion resolved and atelectasis persists.", {"atelectasis"}, {"pleural effusion"}),
+        ("Effusion has resolved and atelectasis persists.", {"atelectasis"}, {"pleural effusion"}),
+        ("Pneumothorax resolved, and there is new consolidation.", {"consolidation"}, {"pneumothorax"}),
+        ("Heart size is normal and there is a small left effusion.", {"pleural effusion"}, {"cardiomegaly"}),
+        ("No pleural effusion and the heart is enlarged.", {"cardiomegaly"}, {"pleural effusion"}),
+        ("Pneumonia resolved and mild edema is noted.", {"edema"}, {"pneumonia"}),
+        # the conjunct before "and" has its own predicate: the post-trigger after it does not reach back
+        ("The heart is enlarged and effusion has resolved.", {"cardiomegaly"}, {"pleural effusion"}),
+        ("There is atelectasis and effusion is not seen.", {"atelectasis"}, {"pleural effusion"}),
+        # a normal statement of its own clause is stated, so it rules its findings out
+        ("There is no pneumothorax and the lungs are clear.", set(), {"pneumothorax", "consolidation", "lung opacity"}),
+    ],
+)
+def test_an_and_that_opens_a_clause_of_its_own_ends_the_scope(text: str, positive: set, negative: set) -> None:
+    assert _names(extract(text)) == (positive, negative)
+
+
+def test_a_hedge_does_not_reach_into_a_clause_of_its_own() -> None:
+    p = pos(extract("Possible pneumonia and the effusion has increased."))
+    assert p["pneumonia"]["probability"] == 2 and p["pleural effusion"]["probability"] == 3
+
+
+@pytest.mark.parametrize(
+    "text, negative",
+    [
+        ("No effusion and no pneumothorax.", {"pleural effusion", "pneumothorax"}),
+        ("No effusion or pneumothorax.", {"pleural effusion", "pneumothorax"}),
+        ("No effusion and pneumothorax.", {"pleural effusion", "pneumothorax"}),  # no predicate: a list
+        ("No pneumothorax and effusion are seen.", {"pneumothorax", "pleural effusion"}),  # shared "seen"
+        ("Atelectasis and effusion have resolved.", {"atelectasis", "pleural effusion"}),  # shared post-trigger
+        # subjects joined by "and" share one predicate
+        ("No evidence that the heart and mediastinum are enlarged.", {"cardiomegaly", "enlarged cardiomediastinum"}),
+    ],
+)
+def test_a_list_under_one_trigger_stays_one_scope(text: str, negative: set) -> None:
+    assert _names(extract(text)) == (set(), negative)
+
+
+def test_a_seen_clause_stops_only_a_trigger_that_also_reaches_backwards() -> None:
+    # "resolved" is the predicate of the effusion, so "atelectasis is seen" is a clause of its own;
+    # after a bare "no" the same words may close a list ("no effusion and atelectasis is seen")
+    assert _names(extract("Effusion resolved and atelectasis is seen.")) == ({"atelectasis"}, {"pleural effusion"})
+    assert _names(extract("No effusion and atelectasis is seen.")) == (set(), {"pleural effusion", "atelectasis"})
+
+
 @pytest.mark.parametrize(
     "sentence, target, outcome",
     [
+        ("She denies chest pain and has a productive cough.", "productive cough", AFFIRMED),
+        ("She denies chest pain and cough.", "cough", NEGATED),
         ("She denies any cough or fever.", "fever", NEGATED),
         ("Patient has no focal neurologic deficits.", "focal neurologic deficits", NEGATED),
         ("Rule out pulmonary embolism.", "pulmonary embolism", HYPOTHETICAL),

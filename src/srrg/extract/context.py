@@ -4,23 +4,43 @@ A pre-trigger ("no", "possible") reaches forward, a post-trigger ("is not seen",
 excluded") backward, each until the sentence ends or a termination ("but", "there is"), a
 pre-trigger also not past a closing word after a finding ("no effusion seen, calcified nodes"); a
 post-trigger's reach also stops at a comma or "with", so "Atelectasis, pneumonia unlikely" keeps the
-atelectasis. When several triggers reach a mention the nearest wins (ties: the pre-trigger), with
-one exception: a hypothetical context ("to evaluate for", "if there is") that reaches the mention
-in the same comma-free clause wins over any nearer trigger, because nothing inside a
-recommendation or a condition is a finding of this study ("follow-up to evaluate for resolution
-of the pneumonia"). A hedge that a negation cancels ("no opacity to suggest pneumonia") is
-cancelled only by a negation of its own clause. Double negations and pseudo-negations need no
-rule here: the longer phrase already won in matching. docs/extraction.md has the full rule set.
+atelectasis. An "and" whose conjunct on the mention's side is a clause of its own (a finding with
+its own predicate: "effusion resolved and atelectasis persists", "the heart is enlarged and effusion
+has resolved") ends a reach across it, while a list under one trigger ("no effusion or
+pneumothorax", "no effusion and pneumothorax are seen") stays one scope. When several triggers
+reach a mention the nearest wins (ties: the pre-trigger), with one exception: a hypothetical
+context ("to evaluate for", "if there is") that reaches the mention in the same comma-free clause
+wins over any nearer trigger, because nothing inside a recommendation or a condition is a finding
+of this study ("follow-up to evaluate for resolution of the pneumonia"). A hedge that a negation
+cancels ("no opacity to suggest pneumonia") is cancelled only by a negation of its own clause.
+Double negations and pseudo-negations need no rule here: the longer phrase already won in
+matching. docs/extraction.md has the full rule set.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
-from srrg.extract.mentions import CLOSING, FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
+from srrg import vocab
+from srrg.extract.mentions import CLAUSE_BREAKS, CLOSING, FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
 
 _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not reach back across
+
+# Predicates that make a conjunct after or before "and" a clause of its own (docs/extraction.md,
+# "Clauses joined by and"): a copula anywhere in it ("the heart is enlarged", "there is atelectasis"),
+# or after its finding a verb or change word of its own ("atelectasis persists", "effusion unchanged")
+# or a visibility word ("pneumothorax is seen"), which a list under one negation may share.
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had"})
+_STATE_WORDS = frozenset({
+    "remains", "remain", "remained", "persists", "persist", "persisted", "appears", "appear", "appeared",
+    "seems", "seem", "measures", "measure", "measured", "continues", "continue", "continued",
+    "unchanged", "stable", "improved", "improving", "increased", "increasing", "decreased", "decreasing",
+    "worsened", "worsening", "progressed", "developed", "smaller", "larger",
+})
+_CLAUSE_ENDS = frozenset({",", ";", ":"}) | (CLAUSE_BREAKS - {"there"})  # "there is" opens a clause, ends none
+STATED_PREDICATE, VISIBLE_PREDICATE = "stated", "visible"
 
 POSITIVE, NEGATIVE, IGNORED = "positive", "negative", "ignored"
 STATED = 3
@@ -41,13 +61,68 @@ class Mention:
     locations: list[tuple[int, int]] = field(default_factory=list)
 
 
+def _ends_clause(word: str) -> bool:
+    """A comma, a clause break ("but", ";") or a sentence end ("." or a blank line)."""
+    return word in _CLAUSE_ENDS or not word.strip() or set(word) <= {".", "!", "?"}
+
+
+def _clause_span(lowers: Sequence[str], conjunction: Item, forward: bool) -> tuple[int, int]:
+    """Token span of the conjunct after (forward) or before a conjunction, up to a clause end."""
+    if forward:
+        end = conjunction.end
+        while end < len(lowers) and not _ends_clause(lowers[end]):
+            end += 1
+        return conjunction.end, end
+    start = conjunction.start
+    while start > 0 and not _ends_clause(lowers[start - 1]):
+        start -= 1
+    return start, conjunction.start
+
+
+@lru_cache(maxsize=1)
+def _visibility_words() -> frozenset[str]:
+    return frozenset(vocab.context_triggers().closing)
+
+
+def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[str]) -> str | None:
+    """What makes the conjunct on `span` a clause of its own: VISIBLE_PREDICATE when the first
+    predicate word after its finding says it is seen ("pneumothorax is seen"), STATED_PREDICATE for
+    any other predicate ("atelectasis persists", "the heart is enlarged", "heart size is normal"),
+    None for a bare noun phrase ("and pneumothorax") or no finding."""
+    start, end = span
+    finding = next((i for i in group if i.kind == FINDING and start <= i.start < end), None)
+    if finding is None:
+        return None
+    if finding.entry.normal:
+        return STATED_PREDICATE
+    for t in range(finding.start, end):
+        if lowers[t] in _visibility_words():
+            return VISIBLE_PREDICATE
+        if lowers[t] in _STATE_WORDS:
+            return STATED_PREDICATE
+    return STATED_PREDICATE if any(lowers[t] in _COPULAS for t in range(start, end)) else None
+
+
+def _clause_and(item: Item, group: Sequence[Item], lowers: Sequence[str], forward: bool) -> str | None:
+    """The predicate of the conjunct after (forward) or before an "and" item, None when the item is
+    no "and" or the "and" joins the subjects of one shared predicate: a finding composed across it
+    ("no evidence that the heart and mediastinum are enlarged")."""
+    if item.kind != SEPARATOR or item.end - item.start != 1 or lowers[item.start] != "and":
+        return None
+    if any(i.kind == FINDING and i.start < item.start and i.end > item.end for i in group):
+        return None
+    return _predicate(group, _clause_span(lowers, item, forward), lowers)
+
+
 def _pre_trigger(group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False) -> Item | None:
     """Nearest pre-trigger that ends before `anchor` with no termination in between, and no closing
     word right after a finding ("no effusion seen, calcified nodes"; not "no effusion or visualized
-    pneumothorax"). A trigger that also reaches
-    backwards ("resolved", "versus") reaches forwards only up to a comma, so in "Effusion resolved,
-    atelectasis persists" it leaves the atelectasis alone. With skip_negatable it looks through
-    hedges that a negation cancels, within the comma-free clause."""
+    pneumothorax"). An "and" that opens a clause of its own ("and the heart is enlarged") ends the
+    reach like a termination; one whose clause is only seen ("and pneumothorax is seen") may end a
+    list under one negation, so it stops like a comma. A trigger that also reaches backwards
+    ("resolved", "versus") reaches forwards only up to a comma or such an "and", so in "Effusion
+    resolved, atelectasis persists" it leaves the atelectasis alone. With skip_negatable it looks
+    through hedges that a negation cancels, within the comma-free clause."""
     comma = closed = False
     closing = -1  # start of the nearest closing word seen so far
     for item in reversed([i for i in group if i.end <= anchor]):
@@ -57,6 +132,10 @@ def _pre_trigger(group: Sequence[Item], anchor: int, lowers: Sequence[str], skip
             if skip_negatable:
                 return None
             comma = True
+        predicate = _clause_and(item, group, lowers, forward=True)
+        if predicate == STATED_PREDICATE or (predicate and skip_negatable):
+            return None
+        comma = comma or predicate == VISIBLE_PREDICATE
         if item.kind == CLOSING:
             closing = item.start
         closed = closed or (item.kind == FINDING and item.end == closing)
@@ -80,9 +159,12 @@ def _hypothetical(group: Sequence[Item], anchor: int, lowers: Sequence[str]) -> 
 
 
 def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Item | None:
-    """Nearest post-trigger after `end` with no termination, comma or "with" in between."""
+    """Nearest post-trigger after `end` with no termination, comma or "with" in between, nor an
+    "and" after a clause of its own ("the heart is enlarged and effusion has resolved")."""
     for item in (i for i in group if i.start >= end):
         if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] in _POST_STOPS):
+            return None
+        if _clause_and(item, group, lowers, forward=False):
             return None
         if item.kind in TRIGGERS and item.entry.post:
             return item
