@@ -14,7 +14,7 @@ from srrg.model.datamodule import POOL_BATCHES, length_buckets
 from srrg.model.encoder import feature_tokens
 from srrg.model.images import ImageError, load_image, placeholder_image, phantom_image, resolve_images, study_image
 from srrg.model.llm import ensure_pad_token
-from srrg.model.module import cosine_with_warmup
+from srrg.model.module import cosine_with_warmup, param_groups
 from srrg.model.network import ReportGenerator, pad_batch
 from srrg.model.prompt import IMAGE_SLOT, build_prompt, prompt_text, target_token_ids
 from srrg.model.tiny import tiny_tokenizer
@@ -135,6 +135,17 @@ def test_length_buckets_group_similar_lengths_and_keep_every_index() -> None:
     out = length_buckets(many, list(range(len(many))), batch, random.Random(2))
     pool = POOL_BATCHES * batch
     assert sorted(out[:pool]) == sorted(many[:pool])
+
+
+def test_param_groups_scale_the_visual_path_only() -> None:
+    net = ReportGenerator(ModelConfig(arch="baseline", baseline=BaselineConfig(d_model=32, layers=1, heads=2)),
+                          vocab=build_vocab(['{"positive": [], "negative": []}'] * 3, 3))
+    decoder, visual = param_groups(net, 1e-3, 4.0)
+    assert decoder["lr"] == 1e-3 and visual["lr"] == 4e-3
+    visual_ids = {id(p) for p in visual["params"]}
+    assert visual_ids == {id(p) for m in (net.encoder, net.projector) for p in m.parameters()}
+    assert len(decoder["params"]) + len(visual["params"]) == len(list(net.parameters()))
+    assert not visual_ids & {id(p) for p in decoder["params"]}
 
 
 def test_pad_batch_masks() -> None:

@@ -106,9 +106,13 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class OptimConfig:
+    """AdamW + warmup/cosine; `encoder_lr_scale` multiplies lr for the encoder and projector, which
+    start random and must learn to see while the decoder already fits the report language."""
+
     lr: float = 1e-4
     weight_decay: float = 0.01
     warmup_steps: int = 0
+    encoder_lr_scale: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,15 @@ def cosine_with_warmup(step: int, warmup: int, total: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+def param_groups(net: ReportGenerator, lr: float, encoder_lr_scale: float) -> list[dict[str, Any]]:
+    """Trainable weights in two AdamW groups: the decoder side at `lr`, the encoder and projector
+    (the visual path) at lr * encoder_lr_scale (docs/model.md)."""
+    visual = [p for m in (net.encoder, net.projector) for p in m.parameters() if p.requires_grad]
+    ids = {id(p) for p in visual}
+    rest = [p for p in net.parameters() if p.requires_grad and id(p) not in ids]
+    return [{"params": rest, "lr": lr}, {"params": visual, "lr": lr * encoder_lr_scale}]
+
+
 RNG_KEY = "srrg_rng_state"
 
 
@@ -74,8 +83,9 @@ class ReportModule(L.LightningModule):
         self.log("val_loss", loss, prog_bar=True, batch_size=len(batch["targets"]), sync_dist=True)
 
     def configure_optimizers(self) -> dict[str, Any]:
-        params = [p for p in self.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(params, lr=self.optim_cfg.lr, weight_decay=self.optim_cfg.weight_decay)
+        lr = self.optim_cfg.lr
+        groups = param_groups(self.net, lr, self.optim_cfg.encoder_lr_scale)
+        opt = torch.optim.AdamW(groups, lr=lr, weight_decay=self.optim_cfg.weight_decay)
         total = int(self.trainer.estimated_stepping_batches)
         warmup = self.optim_cfg.warmup_steps
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_with_warmup(s, warmup, total))
