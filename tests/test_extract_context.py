@@ -254,6 +254,9 @@ def test_a_seen_clause_stops_only_a_trigger_that_also_reaches_backwards() -> Non
     # after a bare "no" the same words may close a list ("no effusion and atelectasis is seen")
     assert _names(extract("Effusion resolved and atelectasis is seen.")) == ({"atelectasis"}, {"pleural effusion"})
     assert _names(extract("No effusion and atelectasis is seen.")) == (set(), {"pleural effusion", "atelectasis"})
+    # with a subject of its own ("the", "a") the seen conjunct is a clause of its own after "no" too
+    r = extract("No new consolidation and the previously described nodule is again seen.")
+    assert _names(r) == ({"nodule"}, {"consolidation"})
 
 
 @pytest.mark.parametrize(

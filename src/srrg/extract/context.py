@@ -31,7 +31,9 @@ _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not rea
 # Predicates that make a conjunct after or before "and" a clause of its own (docs/extraction.md,
 # "Clauses joined by and"): a copula anywhere in it ("the heart is enlarged", "there is atelectasis"),
 # or after its finding a verb or change word of its own ("atelectasis persists", "effusion unchanged")
-# or a visibility word ("pneumothorax is seen"), which a list under one negation may share.
+# or a visibility word ("pneumothorax is seen"), which a list under one negation may share unless
+# the conjunct names its own subject with a determiner ("and the nodule is again seen").
+_DETERMINERS = frozenset({"the", "a", "an", "this", "these", "that", "those", "its", "their"})
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had"})
 _STATE_WORDS = frozenset({
     "remains", "remain", "remained", "persists", "persist", "persisted", "appears", "appear", "appeared",
@@ -41,6 +43,10 @@ _STATE_WORDS = frozenset({
 })
 _CLAUSE_ENDS = frozenset({",", ";", ":"}) | (CLAUSE_BREAKS - {"there"})  # "there is" opens a clause, ends none
 STATED_PREDICATE, VISIBLE_PREDICATE = "stated", "visible"
+# a predicate sits within a few words of its finding ("and the previously described 1 cm nodule in
+# the right upper lobe is again seen": 14 tokens); the cap keeps a run-on text without any
+# punctuation linear
+_MAX_CONJUNCT = 32
 
 POSITIVE, NEGATIVE, IGNORED = "positive", "negative", "ignored"
 STATED = 3
@@ -67,14 +73,15 @@ def _ends_clause(word: str) -> bool:
 
 
 def _clause_span(lowers: Sequence[str], conjunction: Item, forward: bool) -> tuple[int, int]:
-    """Token span of the conjunct after (forward) or before a conjunction, up to a clause end."""
+    """Token span of the conjunct after (forward) or before a conjunction, up to a clause end or
+    _MAX_CONJUNCT tokens."""
     if forward:
-        end = conjunction.end
-        while end < len(lowers) and not _ends_clause(lowers[end]):
+        end, stop = conjunction.end, min(len(lowers), conjunction.end + _MAX_CONJUNCT)
+        while end < stop and not _ends_clause(lowers[end]):
             end += 1
         return conjunction.end, end
-    start = conjunction.start
-    while start > 0 and not _ends_clause(lowers[start - 1]):
+    start, stop = conjunction.start, max(0, conjunction.start - _MAX_CONJUNCT)
+    while start > stop and not _ends_clause(lowers[start - 1]):
         start -= 1
     return start, conjunction.start
 
@@ -87,8 +94,9 @@ def _visibility_words() -> frozenset[str]:
 def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[str]) -> str | None:
     """What makes the conjunct on `span` a clause of its own: VISIBLE_PREDICATE when the first
     predicate word after its finding says it is seen ("pneumothorax is seen"), STATED_PREDICATE for
-    any other predicate ("atelectasis persists", "the heart is enlarged", "heart size is normal"),
-    None for a bare noun phrase ("and pneumothorax") or no finding."""
+    such a finding with its own determiner ("the nodule is again seen") and for any other
+    predicate ("atelectasis persists", "the heart is enlarged", "heart size is normal"), None for a
+    bare noun phrase ("and pneumothorax") or no finding."""
     start, end = span
     finding = next((i for i in group if i.kind == FINDING and start <= i.start < end), None)
     if finding is None:
@@ -97,24 +105,35 @@ def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[st
         return STATED_PREDICATE
     for t in range(finding.start, end):
         if lowers[t] in _visibility_words():
-            return VISIBLE_PREDICATE
+            own_subject = any(lowers[d] in _DETERMINERS for d in range(start, finding.start))
+            return STATED_PREDICATE if own_subject else VISIBLE_PREDICATE
         if lowers[t] in _STATE_WORDS:
             return STATED_PREDICATE
     return STATED_PREDICATE if any(lowers[t] in _COPULAS for t in range(start, end)) else None
 
 
-def _clause_and(item: Item, group: Sequence[Item], lowers: Sequence[str], forward: bool) -> str | None:
-    """The predicate of the conjunct after (forward) or before an "and" item, None when the item is
-    no "and" or the "and" joins the subjects of one shared predicate: a finding composed across it
-    ("no evidence that the heart and mediastinum are enlarged")."""
-    if item.kind != SEPARATOR or item.end - item.start != 1 or lowers[item.start] != "and":
-        return None
-    if any(i.kind == FINDING and i.start < item.start and i.end > item.end for i in group):
-        return None
-    return _predicate(group, _clause_span(lowers, item, forward), lowers)
+Clauses = dict[int, tuple[str | None, str | None]]  # "and" token -> predicates of (after, before)
 
 
-def _pre_trigger(group: Sequence[Item], anchor: int, lowers: Sequence[str], skip_negatable: bool = False) -> Item | None:
+def and_clauses(group: Sequence[Item], lowers: Sequence[str]) -> Clauses:
+    """The predicates of the conjuncts after and before every "and" of a sentence, computed once
+    per sentence. An "and" that joins the subjects of one shared predicate, a finding composed
+    across it ("no evidence that the heart and mediastinum are enlarged"), joins no clauses."""
+    clauses: Clauses = {}
+    for item in group:
+        if item.kind != SEPARATOR or item.end - item.start != 1 or lowers[item.start] != "and":
+            continue
+        if any(i.kind == FINDING and i.start < item.start and i.end > item.end for i in group):
+            continue
+        after = _predicate(group, _clause_span(lowers, item, forward=True), lowers)
+        before = _predicate(group, _clause_span(lowers, item, forward=False), lowers)
+        clauses[item.start] = (after, before)
+    return clauses
+
+
+def _pre_trigger(
+    group: Sequence[Item], anchor: int, lowers: Sequence[str], clauses: Clauses, skip_negatable: bool = False
+) -> Item | None:
     """Nearest pre-trigger that ends before `anchor` with no termination in between, and no closing
     word right after a finding ("no effusion seen, calcified nodes"; not "no effusion or visualized
     pneumothorax"). An "and" that opens a clause of its own ("and the heart is enlarged") ends the
@@ -132,7 +151,7 @@ def _pre_trigger(group: Sequence[Item], anchor: int, lowers: Sequence[str], skip
             if skip_negatable:
                 return None
             comma = True
-        predicate = _clause_and(item, group, lowers, forward=True)
+        predicate = clauses[item.start][0] if item.kind == SEPARATOR and item.start in clauses else None
         if predicate == STATED_PREDICATE or (predicate and skip_negatable):
             return None
         comma = comma or predicate == VISIBLE_PREDICATE
@@ -158,29 +177,38 @@ def _hypothetical(group: Sequence[Item], anchor: int, lowers: Sequence[str]) -> 
     return None
 
 
-def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str]) -> Item | None:
+def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str], clauses: Clauses) -> Item | None:
     """Nearest post-trigger after `end` with no termination, comma or "with" in between, nor an
     "and" after a clause of its own ("the heart is enlarged and effusion has resolved")."""
     for item in (i for i in group if i.start >= end):
         if item.kind == TERMINATION or (item.kind == SEPARATOR and lowers[item.start] in _POST_STOPS):
             return None
-        if _clause_and(item, group, lowers, forward=False):
+        if item.kind == SEPARATOR and item.start in clauses and clauses[item.start][1]:
             return None
         if item.kind in TRIGGERS and item.entry.post:
             return item
     return None
 
 
-def assert_mention(item: Item, group: Sequence[Item], lowers: Sequence[str], sentence: int, hypothetical: bool = True) -> Mention:
+def assert_mention(
+    item: Item,
+    group: Sequence[Item],
+    lowers: Sequence[str],
+    sentence: int,
+    hypothetical: bool = True,
+    clauses: Clauses | None = None,
+) -> Mention:
     """The assertion of one finding item from the items of its sentence (hypothetical=False: the
     sentence has no hypothetical trigger, a shortcut)."""
-    pre = _pre_trigger(group, item.anchor, lowers)
-    post = _post_trigger(group, item.end, lowers)
+    if clauses is None:
+        clauses = and_clauses(group, lowers)
+    pre = _pre_trigger(group, item.anchor, lowers, clauses)
+    post = _post_trigger(group, item.end, lowers, clauses)
     trigger = pre
     if post is not None and (pre is None or post.start - item.end < item.anchor - pre.end):
         trigger = post
     if trigger is not None and trigger is pre and trigger.kind == HEDGE and trigger.entry.negatable:
-        outer = _pre_trigger(group, trigger.start, lowers, skip_negatable=True)
+        outer = _pre_trigger(group, trigger.start, lowers, clauses, skip_negatable=True)
         if outer is not None and outer.kind == NEGATION:
             trigger = outer
     if hypothetical and (trigger is None or trigger.kind != IGNORE):
@@ -212,4 +240,5 @@ def _normal(mention: Mention) -> Mention:
 def assert_sentence(group: Sequence[Item], lowers: Sequence[str], sentence: int) -> list[Mention]:
     """Mentions of every finding item of one sentence, in text order."""
     hypothetical = any(i.kind == IGNORE for i in group)
-    return [assert_mention(i, group, lowers, sentence, hypothetical) for i in group if i.kind == FINDING]
+    clauses = and_clauses(group, lowers)
+    return [assert_mention(i, group, lowers, sentence, hypothetical, clauses) for i in group if i.kind == FINDING]
