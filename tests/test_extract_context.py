@@ -259,6 +259,14 @@ def test_a_seen_clause_stops_only_a_trigger_that_also_reaches_backwards() -> Non
     assert _names(r) == ({"nodule"}, {"consolidation"})
 
 
+def test_and_clauses_stay_linear_in_a_run_on_text() -> None:
+    # every "and" looks at its conjuncts once per sentence, each at most a few dozen tokens long
+    start = time.perf_counter()
+    (result,) = extract_detailed(["No effusion and pneumothorax " * 3000 + "is seen."])
+    assert time.perf_counter() - start < 30
+    assert result.status == LONG_SENTENCE and set(result.report.negative) == {"pleural effusion", "pneumothorax"}
+
+
 @pytest.mark.parametrize(
     "sentence, target, outcome",
     [

@@ -115,7 +115,7 @@ def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[st
 Clauses = dict[int, tuple[str | None, str | None]]  # "and" token -> predicates of (after, before)
 
 
-def and_clauses(group: Sequence[Item], lowers: Sequence[str]) -> Clauses:
+def _and_clauses(group: Sequence[Item], lowers: Sequence[str]) -> Clauses:
     """The predicates of the conjuncts after and before every "and" of a sentence, computed once
     per sentence. An "and" that joins the subjects of one shared predicate, a finding composed
     across it ("no evidence that the heart and mediastinum are enlarged"), joins no clauses."""
@@ -201,7 +201,7 @@ def assert_mention(
     """The assertion of one finding item from the items of its sentence (hypothetical=False: the
     sentence has no hypothetical trigger, a shortcut)."""
     if clauses is None:
-        clauses = and_clauses(group, lowers)
+        clauses = _and_clauses(group, lowers)
     pre = _pre_trigger(group, item.anchor, lowers, clauses)
     post = _post_trigger(group, item.end, lowers, clauses)
     trigger = pre
@@ -240,5 +240,5 @@ def _normal(mention: Mention) -> Mention:
 def assert_sentence(group: Sequence[Item], lowers: Sequence[str], sentence: int) -> list[Mention]:
     """Mentions of every finding item of one sentence, in text order."""
     hypothetical = any(i.kind == IGNORE for i in group)
-    clauses = and_clauses(group, lowers)
+    clauses = _and_clauses(group, lowers)
     return [assert_mention(i, group, lowers, sentence, hypothetical, clauses) for i in group if i.kind == FINDING]
