@@ -263,6 +263,8 @@ def test_smollm2_lora_end_to_end(tmp_path, monkeypatch):
     assert (merged / "model.safetensors").exists() and (merged / "tokenizer_config.json").exists()
     test = examples.filter(pl.col("split") == "test")
     llm = {"backend": "local", "model": str(merged), "cache_dir": str(tmp_path / "cache"), "batch_size": 2}
-    result = Vert(llm=llm, max_tokens=8, max_words=12).compute(test["reference"].to_list(), test["candidate"].to_list())
+    # 8 tokens cut most answers off: record every failure (truncated is a status, never a score)
+    judge = Vert(llm=llm, max_tokens=8, max_words=12, max_failure_fraction=1.0)
+    result = judge.compute(test["reference"].to_list(), test["candidate"].to_list())
     assert len(result.per_report["vert"]) == test.height
     assert "no_response" not in result.per_report["vert_score_status"]
