@@ -10,7 +10,6 @@ import torch
 
 from srrg.config import ConfigError
 from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
-from srrg.model.datamodule import POOL_BATCHES, length_buckets
 from srrg.model.encoder import feature_tokens
 from srrg.model.images import ImageError, load_image, placeholder_image, phantom_image, resolve_images, study_image
 from srrg.model.llm import ensure_pad_token
@@ -115,26 +114,6 @@ def test_prompt_wraps_image_slot_in_chat_template() -> None:
     assert tok.decode(list(p.prefix_ids)) + IMAGE_SLOT + tok.decode(list(p.suffix_ids)) == text
     assert target_token_ids(tok, ["ab"], 10) == [[tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b"), tok.eos_token_id]]
     assert len(target_token_ids(tok, ["abcdef"], 3)[0]) == 3
-
-
-def test_length_buckets_group_similar_lengths_and_keep_every_index() -> None:
-    import random
-
-    # lengths 0..n-1 in a shuffled order: in one pool, each batch is a run of consecutive lengths
-    n, batch = 4 * 3 + 2, 4
-    order = list(range(n))
-    random.Random(0).shuffle(order)
-    out = length_buckets(order, list(range(n)), batch, random.Random(1))
-    assert sorted(out) == list(range(n))  # a permutation: nothing dropped or repeated
-    assert n <= POOL_BATCHES * batch  # one pool
-    full = [out[k : k + batch] for k in range(0, 12, batch)]
-    assert sorted(full) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
-    assert out[12:] == [12, 13]  # the partial batch stays last
-    # pools are sorted separately: an index never leaves its pool of POOL_BATCHES batches
-    many = list(range(3 * POOL_BATCHES * batch))[::-1]
-    out = length_buckets(many, list(range(len(many))), batch, random.Random(2))
-    pool = POOL_BATCHES * batch
-    assert sorted(out[:pool]) == sorted(many[:pool])
 
 
 def test_param_groups_scale_the_visual_path_only() -> None:

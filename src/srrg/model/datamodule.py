@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -88,38 +87,14 @@ def collate(items: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-POOL_BATCHES = 16  # batches per pool that length bucketing sorts (docs/model.md)
-
-
-def length_buckets(indices: list[int], lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[int]:
-    """`indices` regrouped so that each run of `batch_size` consecutive ones holds targets of similar
-    length: every pool of POOL_BATCHES batches (in the given order) is sorted by length, cut into
-    batches, and its full batches are shuffled. A padded batch is then about as long as its own
-    targets instead of the longest of a random batch (docs/model.md); a final partial batch stays last."""
-    out: list[int] = []
-    pool = POOL_BATCHES * batch_size
-    for start in range(0, len(indices), pool):
-        chunk = sorted(indices[start : start + pool], key=lambda i: lengths[i])
-        batches = [chunk[k : k + batch_size] for k in range(0, len(chunk), batch_size)]
-        full = [b for b in batches if len(b) == batch_size]
-        rng.shuffle(full)
-        out.extend(i for b in full + [b for b in batches if len(b) < batch_size] for i in b)
-    return out
-
-
 class SkippingSampler(DistributedSampler):
-    """The seeded per-epoch order of DistributedSampler (one replica without DDP), bucketed by target
-    length when `lengths` are given (length_buckets, seeded by seed and epoch), minus the first `skip`
-    indices once: what a restored run has already trained on in this epoch."""
+    """The seeded per-epoch order of DistributedSampler (one replica without DDP), minus the first
+    `skip` indices once: what a restored run has already trained on in this epoch."""
 
     skip = 0
-    lengths: Sequence[int] | None = None
-    batch_size = 1
 
     def __iter__(self) -> Iterator[int]:
         indices = list(super().__iter__())
-        if self.lengths is not None:
-            indices = length_buckets(indices, self.lengths, self.batch_size, random.Random(self.seed * 1000003 + self.epoch))
         start, self.skip = self.skip, 0
         return iter(indices[start:])
 
@@ -185,10 +160,8 @@ class ReportDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> ResumableLoader:
         assert self.train_set is not None
-        sampler = self._sampler(self.train_set, True)
-        sampler.lengths, sampler.batch_size = [len(t) for t in self.train_set.targets()], self.cfg.batch_size
         return ResumableLoader(
-            self.train_set, batch_size=self.cfg.batch_size, sampler=sampler,
+            self.train_set, batch_size=self.cfg.batch_size, sampler=self._sampler(self.train_set, True),
             num_workers=self.cfg.num_workers, collate_fn=collate, persistent_workers=self.cfg.num_workers > 0,
             progress=self._trained_batches, generator=self._generator(),
         )
