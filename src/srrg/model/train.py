@@ -21,6 +21,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.plugins.environments import SLURMEnvironment
 
+from srrg.codedeps import stage_files
 from srrg.config import config_hash
 from srrg.io import atomic_path, write_text
 from srrg.model.config import TrainConfig
@@ -33,18 +34,12 @@ log = logging.getLogger("srrg.train")
 
 # trainer keys that place a run on hardware without changing what it learns: not part of the hash
 PLACEMENT_KEYS = ("accelerator", "devices", "num_nodes", "strategy", "checkpoint_every_n_steps", "log_every_n_steps")
-SRRG = Path(__file__).resolve().parents[1]
-# what training runs: the model package and the modules it imports (images, targets, configs)
-TRAIN_CODE = ("model", "phantom.py", "report.py", "text", "config.py", "errors.py", "io.py")
 
 
-def code_files(root: Path = SRRG, names: tuple[str, ...] = TRAIN_CODE) -> list[Path]:
-    """The Python sources of TRAIN_CODE under the srrg package folder, sorted."""
-    files: list[Path] = []
-    for name in names:
-        target = root / name
-        files.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target] if target.is_file() else [])
-    return files
+def code_files() -> list[Path]:
+    """The sources `srrg train` runs: its stage module's import closure, the same files the
+    workflow declares as the train rule's code inputs (srrg.codedeps)."""
+    return stage_files("train")
 
 
 def code_fingerprint(files: list[Path]) -> str:
