@@ -4,12 +4,11 @@ expectations are worked out by hand from docs/extraction.md."""
 
 from __future__ import annotations
 
-import io
-import tarfile
 import time
 from pathlib import Path
 
 import pytest
+from archive_helpers import write_tgz
 
 from srrg.errors import UserError
 from srrg.extract import extract, extract_detailed
@@ -303,16 +302,6 @@ def test_run_on_sentence_is_cut_and_flagged() -> None:
 # --- eval-extraction ---------------------------------------------------------------------------------
 
 
-def _archive(tmp_path: Path, members: dict[str, bytes]) -> Path:
-    path = tmp_path / "reports.tgz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 def _report(n: int, findings: str, codes: list[str]) -> bytes:
     majors = "".join(f"<major>{c}</major>" for c in codes)
     return (
@@ -324,9 +313,9 @@ def _report(n: int, findings: str, codes: list[str]) -> bytes:
 
 def test_eval_extraction_on_an_empty_archive_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no IU X-ray report"):
-        run_iu(_archive(tmp_path, {"README": b"nothing here"}))
+        run_iu(write_tgz(tmp_path, {"README": b"nothing here"}))
     with pytest.raises(UserError, match="half"):
-        run_iu(_archive(tmp_path, {"README": b"x"}), half="test")
+        run_iu(write_tgz(tmp_path, {"README": b"x"}), half="test")
 
 
 def test_eval_extraction_halves_and_error_examples(tmp_path: Path) -> None:
@@ -335,7 +324,7 @@ def test_eval_extraction_halves_and_error_examples(tmp_path: Path) -> None:
         "ecgen-radiology/2.xml": _report(2, "No pneumothorax.", ["Pneumothorax"]),
         "ecgen-radiology/3.xml": _report(3, "Normal heart size.", ["normal"]),
     }
-    path = _archive(tmp_path, members)
+    path = write_tgz(tmp_path, members)
     result, _, n = run_iu(path, examples=2)
     assert n == 3 and result.per_finding["cardiomegaly"].tp == 1
     kinds = {(e.kind, e.finding, e.note): e.sentence for e in result.examples}

