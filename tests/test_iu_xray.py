@@ -46,10 +46,10 @@ def test_missing_archive_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_realwrite_tgz() -> None:
+def test_real_archive() -> None:
     """The archive the torchxrayvision wheel ships (byte-identical to the ../shared/data copy):
     every report parses, and its expert MeSH codes are read from the same XML."""
-    rows = list(read_reports(torchxrayvisionwrite_tgz()))
+    rows = list(read_reports(torchxrayvision_archive()))
     assert len(rows) == 3955 and all(r.status == "ok" for r in rows)
     assert len({r.study_id for r in rows}) == 3955
     first = next(r for r in rows if r.study_id == "CXR1")
