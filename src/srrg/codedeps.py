@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 PACKAGE = "srrg"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -78,14 +78,7 @@ def import_graph(root: Path = PACKAGE_DIR, by_name: bool = True) -> dict[str, fr
 def reachable(start: Iterable[str], root: Path = PACKAGE_DIR, by_name: bool = True) -> set[str]:
     """The closure of `start`, parsing only the modules it reaches (cheaper than the whole graph)."""
     names = module_names(root)
-    seen: set[str] = set()
-    todo = [s for s in start if s in names]
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(_imports(name, root, by_name) - seen)
-    return seen
+    return _walk([s for s in start if s in names], lambda name: _imports(name, root, by_name))
 
 
 @lru_cache(maxsize=None)
@@ -96,13 +89,18 @@ def _imports(name: str, root: Path, by_name: bool) -> frozenset[str]:
 
 def closure(start: Iterable[str], graph: dict[str, frozenset[str]]) -> set[str]:
     """Every module reachable from `start` (start included)."""
+    return _walk([s for s in start if s in graph], graph.__getitem__)
+
+
+def _walk(start: list[str], imports: Callable[[str], frozenset[str]]) -> set[str]:
+    """Depth-first closure of `start` over the `imports` edges (start included)."""
     seen: set[str] = set()
-    todo = [s for s in start if s in graph]
+    todo = list(start)
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(graph[name] - seen)
+            todo.extend(imports(name) - seen)
     return seen
 
 
