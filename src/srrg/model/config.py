@@ -20,18 +20,28 @@ VOCABS: tuple[str, ...] = ("words", "llm")
 IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
 
 
-def _tiny_swin() -> dict[str, Any]:
-    return {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4}
+# Builtin encoder names (docs/model.md): timm model + kwargs. `tiny-swin` is the embedded default's
+# 2-stage random Swin; any other name goes to timm as it is, with only the user's kwargs.
+ENCODER_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "tiny-swin": ("swin_tiny_patch4_window7_224", {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4}),
+}
 
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """A timm model; `kwargs` go to timm.create_model (the default builds a 2-stage tiny Swin)."""
+    """A timm model or a builtin alias (ENCODER_ALIASES); `kwargs` go to timm.create_model on top of
+    the alias's own. Keeping the tiny Swin's kwargs out of the default means that naming another
+    model (swin_base_patch4_window7_224, resnet18) builds that model, not a shrunken copy of it."""
 
-    name: str = "swin_tiny_patch4_window7_224"
+    name: str = "tiny-swin"
     pretrained: bool = False
     image_size: int = 64
-    kwargs: dict[str, Any] = field(default_factory=_tiny_swin)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def timm_spec(self) -> tuple[str, dict[str, Any]]:
+        """(timm model name, kwargs) with an alias resolved and the user's kwargs on top."""
+        name, base = ENCODER_ALIASES.get(self.name, (self.name, {}))
+        return name, {**base, **self.kwargs}
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,9 @@ class BaselineConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """`finding_loss`: weight of the auxiliary finding-classification loss on the encoder tokens
+    (srrg.model.findings; 0 = off, the report loss alone)."""
+
     arch: str = "llm"
     target: str = "json"
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
@@ -76,8 +89,11 @@ class ModelConfig:
     llm: FrozenLLMConfig = field(default_factory=FrozenLLMConfig)
     baseline: BaselineConfig = field(default_factory=BaselineConfig)
     max_target_tokens: int = 512
+    finding_loss: float = 0.0
 
     def __post_init__(self) -> None:
+        if self.finding_loss < 0:
+            raise ConfigError(f"model.finding_loss must be >= 0, got {self.finding_loss}")
         if self.arch not in ARCHS:
             raise ConfigError(f"model.arch must be one of {ARCHS}, got {self.arch!r}")
         if self.target not in TARGETS:

@@ -15,11 +15,12 @@ log = logging.getLogger(__name__)
 
 def _create(cfg: EncoderConfig, pretrained: bool) -> nn.Module:
     """Transformers with a fixed grid (Swin, ViT) need img_size; CNNs reject it and take any size."""
-    kwargs = {"num_classes": 0, **cfg.kwargs}
+    name, extra = cfg.timm_spec()
+    kwargs = {"num_classes": 0, **extra}
     try:
-        return timm.create_model(cfg.name, pretrained=pretrained, img_size=cfg.image_size, **kwargs)
+        return timm.create_model(name, pretrained=pretrained, img_size=cfg.image_size, **kwargs)
     except TypeError:
-        return timm.create_model(cfg.name, pretrained=pretrained, **kwargs)
+        return timm.create_model(name, pretrained=pretrained, **kwargs)
 
 
 def create_backbone(cfg: EncoderConfig) -> nn.Module:
