@@ -42,8 +42,8 @@ def test_two_step_fit_writes_model_and_summary(tmp_path: Path) -> None:
     assert json.loads(Path(f"{out}.json").read_text())["steps"] == 2
     assert (Path(summary["checkpoint_dir"]) / "last.ckpt").is_file()
     metrics = (out.parent / "metrics.csv").read_text().splitlines()
-    assert metrics[0] == "step,train_loss,val_loss,lr,seconds" and [r.split(",")[0] for r in metrics[1:]] == ["1", "2"]
-    assert metrics[1].split(",")[2] == "" and float(metrics[2].split(",")[2]) == summary["val_loss"]  # validation after step 2
+    assert metrics[0] == "step,train_loss,finding_loss,val_loss,lr,seconds" and [r.split(",")[0] for r in metrics[1:]] == ["1", "2"]
+    assert metrics[1].split(",")[3] == "" and float(metrics[2].split(",")[3]) == summary["val_loss"]  # validation after step 2
     assert (out.parent / "loss.png").read_bytes()[:4] == b"\x89PNG"
 
 

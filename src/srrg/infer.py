@@ -56,7 +56,8 @@ def resolve_device(name: str) -> torch.device:
 def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator, DataConfig]:
     """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source)."""
     blob = torch.load(path, map_location="cpu", weights_only=False)
-    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"))
+    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"),
+                          findings=blob.get("findings"))
     net.load_exported(blob["state_dict"])
     return net.to(device).eval(), from_dict(DataConfig, blob["data_config"], "data")
 

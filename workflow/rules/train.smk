@@ -23,6 +23,9 @@ rule train:
         run=RUN_NAMES,
     conda:
         "../../envs/train.yaml"
+    # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads (1 when unset, which
+    # halves a CPU run on 2 cores); capped by --cores, and the SLURM profile's cpus_per_task matches
+    threads: 8
     resources:
         mpi="",
         nodes=lambda wc: int(

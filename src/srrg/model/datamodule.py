@@ -58,6 +58,11 @@ def reference_text(row: dict[str, Any], target: str) -> str:
     return target_text(row.get("structured"), row.get("sentences"), target)
 
 
+def positive_names(row: dict[str, Any]) -> list[str]:
+    """The names of a dataset row's positive findings (whatever the training target is)."""
+    return [f.name for f in dataset_report(row.get("structured")).positive]
+
+
 class ReportDataset(Dataset):
     """One item per study: normalized image tensor (under a resolved image mode) and target text."""
 
@@ -70,12 +75,17 @@ class ReportDataset(Dataset):
     def targets(self) -> list[str]:
         return [reference_text(row, self.target) for row in self.rows]
 
+    def positives(self) -> list[list[str]]:
+        """Each study's positive finding names (the labels of the auxiliary finding loss)."""
+        return [positive_names(row) for row in self.rows]
+
     def __getitem__(self, i: int) -> dict[str, Any]:
         row = self.rows[i]
         return {
             "study_id": row["study_id"],
             "image": study_image(row, self.images, self.image_root, self.image_size),
             "target": reference_text(row, self.target),
+            "positives": positive_names(row),
         }
 
 
@@ -84,6 +94,7 @@ def collate(items: list[dict[str, Any]]) -> dict[str, Any]:
         "study_ids": [it["study_id"] for it in items],
         "images": torch.stack([it["image"] for it in items]),
         "targets": [it["target"] for it in items],
+        "positives": [it["positives"] for it in items],
     }
 
 

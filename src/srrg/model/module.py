@@ -64,21 +64,29 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
 
 
 class ReportModule(L.LightningModule):
-    def __init__(self, model: Mapping[str, Any], optim: Mapping[str, Any], vocab: list[str] | None = None) -> None:
+    def __init__(
+        self, model: Mapping[str, Any], optim: Mapping[str, Any], vocab: list[str] | None = None,
+        findings: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.model_cfg = from_dict(ModelConfig, model, "model")
         self.optim_cfg = from_dict(OptimConfig, optim, "optim")
-        self.net = ReportGenerator(self.model_cfg, vocab=vocab)
+        self.net = ReportGenerator(self.model_cfg, vocab=vocab, findings=findings)
         # checkpoints omit a reloadable frozen LLM; on_load_checkpoint checks the rest is complete
         self.strict_loading = False
 
-    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
-        loss = self.net.loss(batch["images"], batch["targets"])
-        self.log("train_loss", loss, prog_bar=True, batch_size=len(batch["targets"]))
-        return loss
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> dict[str, torch.Tensor]:
+        """Minimizes `total`; the progress log records the report loss and the finding loss apart."""
+        parts = self.net.losses(batch["images"], batch["targets"], batch["positives"])
+        self.log("train_loss", parts["report"], prog_bar=True, batch_size=len(batch["targets"]))
+        out = {"loss": parts["total"], "report_loss": parts["report"].detach()}
+        if "findings" in parts:
+            out["finding_loss"] = parts["findings"].detach()
+        return out
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        """val_loss is the report loss alone: comparable between runs with and without a finding head."""
         loss = self.net.loss(batch["images"], batch["targets"])
         self.log("val_loss", loss, prog_bar=True, batch_size=len(batch["targets"]), sync_dist=True)
 
@@ -106,4 +114,5 @@ class ReportModule(L.LightningModule):
 
     def export(self) -> dict[str, Any]:
         """What inference needs: the model config and the non-reloadable weights."""
-        return {"model_config": asdict(self.model_cfg), "vocab": self.net.vocab, "state_dict": self.net.export_state_dict()}
+        return {"model_config": asdict(self.model_cfg), "vocab": self.net.vocab, "findings": self.net.findings,
+                "state_dict": self.net.export_state_dict()}

@@ -16,6 +16,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from srrg.model.baseline import build_baseline
 from srrg.model.config import ModelConfig
 from srrg.model.encoder import ImageEncoder
+from srrg.model.findings import FindingHead
 from srrg.model.llm import freeze, load_llm, load_tokenizer
 from srrg.model.projector import Projector
 from srrg.model.words import word_tokenizer
@@ -45,10 +46,12 @@ class ReportGenerator(nn.Module):
         tokenizer: PreTrainedTokenizerBase | None = None,
         llm: PreTrainedModel | None = None,
         vocab: list[str] | None = None,
+        findings: list[str] | None = None,
     ) -> None:
         """tokenizer/llm: prebuilt ones (the throughput benchmark's random same-sized LLM); by
         default both are loaded from cfg.llm. vocab: the word vocabulary of a `words` baseline
-        (built from the training targets, srrg.model.words)."""
+        (built from the training targets, srrg.model.words). findings: the label set of the
+        auxiliary finding head (srrg.model.findings), needed when cfg.finding_loss > 0."""
         super().__init__()
         self.cfg = cfg
         self.vocab = vocab
@@ -64,6 +67,16 @@ class ReportGenerator(nn.Module):
             self.decoder = build_baseline(cfg.baseline, self.tokenizer, cfg.max_target_tokens)
             width = cfg.baseline.d_model
         self.projector = Projector(self.encoder.out_dim, cfg.projector_hidden or width, width)
+        self.finding_head: FindingHead | None = None
+        if cfg.finding_loss > 0:
+            if not findings:
+                raise ValueError("model.finding_loss > 0 needs the finding labels of the training reports")
+            self.finding_head = FindingHead(self.encoder.out_dim, findings)
+
+    @property
+    def findings(self) -> list[str] | None:
+        """The finding head's labels (saved with the model so that it can be rebuilt)."""
+        return self.finding_head.labels if self.finding_head is not None else None
 
     @staticmethod
     def _tokenizer(cfg: ModelConfig, vocab: list[str] | None) -> PreTrainedTokenizerBase:
@@ -117,6 +130,17 @@ class ReportGenerator(nn.Module):
     def loss(self, images: torch.Tensor, targets: list[str]) -> torch.Tensor:
         """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
         return self.token_loss(self.image_tokens(images), targets)
+
+    def losses(self, images: torch.Tensor, targets: list[str], positives: list[list[str]]) -> dict[str, torch.Tensor]:
+        """`report` (= loss) and, with a finding head, `findings` (its BCE against each study's
+        positive finding names) from one encoder pass; `total` is what training minimizes."""
+        tokens = self.encoder(images)
+        out = {"report": self.token_loss(self.projector(tokens), targets)}
+        out["total"] = out["report"]
+        if self.finding_head is not None:
+            out["findings"] = self.finding_head.loss(tokens, positives)
+            out["total"] = out["report"] + self.cfg.finding_loss * out["findings"]
+        return out
 
     def token_loss(self, img: torch.Tensor, targets: list[str]) -> torch.Tensor:
         """`loss` given the projected image tokens (B, N, width) instead of the images."""

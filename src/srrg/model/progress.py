@@ -19,7 +19,7 @@ from srrg.io import atomic_path
 
 log = logging.getLogger("srrg.train")
 
-COLUMNS = ("step", "train_loss", "val_loss", "lr", "seconds")
+COLUMNS = ("step", "train_loss", "finding_loss", "val_loss", "lr", "seconds")
 
 
 def duration(seconds: float) -> str:
@@ -30,10 +30,16 @@ def duration(seconds: float) -> str:
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
-def progress_line(step: int, total: int, loss: float, lr: float, rate: float) -> str:
-    """`step 40/400 loss 1.2345 lr 4.9e-04 3.21 it/s ETA 1m52s` (rate in optimizer steps/s)."""
+def progress_line(step: int, total: int, loss: float, lr: float, rate: float, finding_loss: float | None = None) -> str:
+    """`step 40/400 loss 1.2345 lr 4.9e-04 3.21 it/s ETA 1m52s` (rate in optimizer steps/s); with a
+    finding head `finding_loss 0.1234` follows the report loss."""
     eta = duration((total - step) / rate) if rate > 0 else "?"
-    return f"step {step}/{total} loss {loss:.4f} lr {lr:.2e} {rate:.2f} it/s ETA {eta}"
+    extra = f" finding_loss {finding_loss:.4f}" if finding_loss is not None else ""
+    return f"step {step}/{total} loss {loss:.4f}{extra} lr {lr:.2e} {rate:.2f} it/s ETA {eta}"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 class ProgressLog(L.Callback):
@@ -45,6 +51,7 @@ class ProgressLog(L.Callback):
         self.rows: list[dict[str, Any]] = []
         self._start: tuple[float, int] | None = None
         self._window: list[float] = []
+        self._finding_window: list[float] = []
 
     def state_dict(self) -> dict[str, Any]:
         return {"rows": self.rows}
@@ -56,22 +63,28 @@ class ProgressLog(L.Callback):
         self._start = (time.perf_counter(), trainer.global_step)
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
-        loss = outputs["loss"] if isinstance(outputs, dict) else outputs
+        """train_loss is the report loss (`report_loss` when the step returns its parts)."""
+        parts = outputs if isinstance(outputs, dict) else {"loss": outputs}
+        loss = parts.get("report_loss", parts.get("loss"))
         if loss is None:
             return
         self._window.append(float(loss))
+        finding = parts.get("finding_loss")
+        if finding is not None:
+            self._finding_window.append(float(finding))
         step = trainer.global_step
         if self.rows and self.rows[-1]["step"] == step:
             return  # still accumulating gradients for this step
         lr = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else math.nan
         elapsed = time.perf_counter() - self._start[0] if self._start else 0.0
-        self.rows.append({"step": step, "train_loss": float(loss), "val_loss": None, "lr": lr, "seconds": round(elapsed, 2)})
+        self.rows.append({"step": step, "train_loss": float(loss), "finding_loss": None if finding is None else float(finding),
+                          "val_loss": None, "lr": lr, "seconds": round(elapsed, 2)})
         if step % self.every == 0 or step >= trainer.max_steps:
             done = step - (self._start[1] if self._start else 0)
-            mean = sum(self._window) / len(self._window)
-            self._window = []
+            mean, finding_mean = _mean(self._window), _mean(self._finding_window)
+            self._window, self._finding_window = [], []
             if trainer.is_global_zero:
-                log.info(progress_line(step, trainer.max_steps, mean, lr, done / elapsed if elapsed > 0 else 0.0))
+                log.info(progress_line(step, trainer.max_steps, mean or 0.0, lr, done / elapsed if elapsed > 0 else 0.0, finding_mean))
                 self.write()
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
@@ -81,7 +94,8 @@ class ProgressLog(L.Callback):
         if self.rows and self.rows[-1]["step"] == trainer.global_step:
             self.rows[-1]["val_loss"] = float(value)
         else:
-            self.rows.append({"step": trainer.global_step, "train_loss": None, "val_loss": float(value), "lr": None, "seconds": None})
+            self.rows.append({"step": trainer.global_step, "train_loss": None, "finding_loss": None, "val_loss": float(value),
+                              "lr": None, "seconds": None})
         if trainer.is_global_zero:
             log.info("step %d/%d val_loss %.4f", trainer.global_step, trainer.max_steps, float(value))
             self.write()
@@ -92,7 +106,7 @@ class ProgressLog(L.Callback):
 
 
 def write_metrics(rows: list[dict[str, Any]], path: Path) -> None:
-    """step, train_loss, val_loss, lr, seconds (empty cells where a value was not measured)."""
+    """step, train_loss, finding_loss, val_loss, lr, seconds (empty cells where a value was not measured)."""
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
@@ -100,7 +114,8 @@ def write_metrics(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def loss_figure(rows: list[dict[str, Any]], path: Path, title: str) -> None:
-    """Training loss by step (and validation loss where measured) as a PNG."""
+    """Training (report) loss by step, validation loss where measured and the finding loss when the
+    run has a finding head, as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,11 +123,14 @@ def loss_figure(rows: list[dict[str, Any]], path: Path, title: str) -> None:
 
     train = [(r["step"], r["train_loss"]) for r in rows if r.get("train_loss") is not None]
     val = [(r["step"], r["val_loss"]) for r in rows if r.get("val_loss") is not None]
+    finding = [(r["step"], r["finding_loss"]) for r in rows if r.get("finding_loss") is not None]
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=110)
     if train:
         ax.plot(*zip(*train), label="train loss", linewidth=1)
     if val:
         ax.plot(*zip(*val), "o-", label="validation loss")
+    if finding:
+        ax.plot(*zip(*finding), label="finding loss (BCE)", linewidth=1, alpha=0.7)
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("cross-entropy")
     ax.set_title(title, fontsize=9)

@@ -26,6 +26,7 @@ from srrg.config import config_hash
 from srrg.io import atomic_path, write_text
 from srrg.model.config import TrainConfig
 from srrg.model.datamodule import ReportDataModule
+from srrg.model.findings import finding_labels
 from srrg.model.module import ReportModule
 from srrg.model.progress import ProgressLog, loss_figure, write_metrics
 from srrg.model.words import build_vocab
@@ -122,7 +123,11 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         vocab = build_vocab(data.train_set.targets(), cfg.model.baseline.min_word_count)
         log.info("word vocabulary: %d entries (pieces seen >= %d times in %d training targets)",
                  len(vocab), cfg.model.baseline.min_word_count, len(data.train_set))
-    module = ReportModule(asdict(cfg.model), asdict(cfg.optim), vocab)
+    findings = None
+    if cfg.model.finding_loss > 0:
+        findings = finding_labels(data.train_set.positives())
+        log.info("finding loss (weight %g): %d finding labels of the training reports", cfg.model.finding_loss, len(findings))
+    module = ReportModule(asdict(cfg.model), asdict(cfg.optim), vocab, findings)
     csv_path, fig_path = metrics_paths(out)
     progress = ProgressLog(cfg.trainer.log_every_n_steps, csv_path)
     trainer = build_trainer(cfg, ckpt_dir, progress)
