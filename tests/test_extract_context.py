@@ -216,6 +216,9 @@ def _names(report: dict) -> tuple[set[str], set[str]]:
         ("Heart size is normal and there is a small left effusion.", {"pleural effusion"}, {"cardiomegaly"}),
         ("No pleural effusion and the heart is enlarged.", {"cardiomegaly"}, {"pleural effusion"}),
         ("Pneumonia resolved and mild edema is noted.", {"edema"}, {"pneumonia"}),
+        # a change word before the finding after "and" describes a finding that is there
+        ("No pleural effusion and stable cardiomegaly.", {"cardiomegaly"}, {"pleural effusion"}),
+        ("No pneumothorax and increased bibasilar atelectasis.", {"atelectasis"}, {"pneumothorax"}),
         # the conjunct before "and" has its own predicate: the post-trigger after it does not reach back
         ("The heart is enlarged and effusion has resolved.", {"cardiomegaly"}, {"pleural effusion"}),
         ("There is atelectasis and effusion is not seen.", {"atelectasis"}, {"pleural effusion"}),

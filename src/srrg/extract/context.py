@@ -30,8 +30,8 @@ _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not rea
 
 # Predicates that make a conjunct after or before "and" a clause of its own (docs/extraction.md,
 # "Clauses joined by and"): a copula anywhere in it ("the heart is enlarged", "there is atelectasis"),
-# or after its finding a verb or change word of its own ("atelectasis persists", "effusion unchanged")
-# or a visibility word ("pneumothorax is seen"), which a list under one negation may share unless
+# or after its finding a verb or change word of its own ("atelectasis persists", "effusion unchanged"),
+# a change word before it ("and stable cardiomegaly", "and increased atelectasis"), or a visibility word ("pneumothorax is seen"), which a list under one negation may share unless
 # the conjunct names its own subject with a determiner ("and the nodule is again seen").
 _DETERMINERS = frozenset({"the", "a", "an", "this", "these", "that", "those", "its", "their"})
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had"})
@@ -91,17 +91,19 @@ def _visibility_words() -> frozenset[str]:
     return frozenset(vocab.context_triggers().closing)
 
 
-def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[str]) -> str | None:
+def _predicate(group: Sequence[Item], span: tuple[int, int], lowers: Sequence[str], after_and: bool) -> str | None:
     """What makes the conjunct on `span` a clause of its own: VISIBLE_PREDICATE when the first
     predicate word after its finding says it is seen ("pneumothorax is seen"), STATED_PREDICATE for
     such a finding with its own determiner ("the nodule is again seen") and for any other
     predicate ("atelectasis persists", "the heart is enlarged", "heart size is normal"), None for a
-    bare noun phrase ("and pneumothorax") or no finding."""
+    bare noun phrase ("and pneumothorax") or no finding. A change word before the finding makes a
+    clause only after the "and" ("no effusion and stable cardiomegaly"); before it, a predicate
+    after the list may still be shared."""
     start, end = span
     finding = next((i for i in group if i.kind == FINDING and start <= i.start < end), None)
     if finding is None:
         return None
-    if finding.entry.normal:
+    if finding.entry.normal or (after_and and any(lowers[t] in _STATE_WORDS for t in range(start, finding.start))):
         return STATED_PREDICATE
     for t in range(finding.start, end):
         if lowers[t] in _visibility_words():
@@ -125,8 +127,8 @@ def _and_clauses(group: Sequence[Item], lowers: Sequence[str]) -> Clauses:
             continue
         if any(i.kind == FINDING and i.start < item.start and i.end > item.end for i in group):
             continue
-        after = _predicate(group, _clause_span(lowers, item, forward=True), lowers)
-        before = _predicate(group, _clause_span(lowers, item, forward=False), lowers)
+        after = _predicate(group, _clause_span(lowers, item, forward=True), lowers, after_and=True)
+        before = _predicate(group, _clause_span(lowers, item, forward=False), lowers, after_and=False)
         clauses[item.start] = (after, before)
     return clauses
 
