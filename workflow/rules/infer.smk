@@ -14,7 +14,6 @@ rule infer:
         run=RUN_NAMES,
     conda:
         "../../envs/train.yaml"
-    threads: 8  # torch's CPU threads (OMP_NUM_THREADS), as in the train rule
     params:
         cfg=lambda wc: as_json({**config["infer"], **RUNS[wc.run].infer}),
         dataset=lambda w, input: Path(input.manifest).parent,
