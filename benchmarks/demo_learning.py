@@ -22,11 +22,12 @@ from srrg.report import parse_report
 from srrg.tables import most_frequent_report, parse_rates, scored
 
 
-def learning_summary(results: Path, run: str) -> dict[str, float]:
-    """studies, parse rate, S-Score, constant, margin, and the no-findings counts."""
+def learning_summary(results: Path, run: str, dataset: Path | None = None) -> dict[str, float]:
+    """studies, parse rate, S-Score, constant, margin, and the no-findings counts (training
+    shards from `dataset`, by default the results folder's own)."""
     preds = scored(pl.read_parquet(results / "runs" / run / "predictions.parquet"))
     refs, hyps = preds["reference"].to_list(), preds["report"].to_list()
-    shards = sorted((results / "dataset" / "train").glob("*.parquet"))
+    shards = sorted(((dataset or results / "dataset") / "train").glob("*.parquet"))
     train = pl.concat([pl.read_parquet(f, columns=["structured"]) for f in shards])
     constant = most_frequent_report(train["structured"].drop_nulls().to_list()).to_json()
     model = evaluate(refs, hyps, ["s_score"])["s_score"]
