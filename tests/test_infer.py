@@ -73,3 +73,18 @@ def test_infer_rejects_unknown_config_key(tmp_path: Path, capsys: pytest.Capture
     rc = srrg_main(["infer", "--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}'])
     assert rc == 2 and "beams" in capsys.readouterr().err
     assert InferConfig.from_dict({}).num_beams == 3
+
+
+@pytest.mark.parametrize("content", [b"RBADPICKLE\x00\x01", b"", "dict"])
+def test_a_file_that_is_no_model_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture, content: object) -> None:
+    """A truncated or foreign model file stops infer with one line naming the file, never a traceback."""
+    model = tmp_path / "model.pt"
+    if content == "dict":
+        torch.save({"weights": torch.zeros(1)}, model)  # a torch file, but not one srrg train wrote
+    else:
+        model.write_bytes(content)
+    ds = write_toy_dataset(tmp_path / "ds")
+    rc = srrg_main(["infer", "--model", str(model), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "Traceback" not in err and len(err.splitlines()) == 1 and str(model) in err
+    assert not (tmp_path / "p.parquet").exists()

@@ -8,6 +8,7 @@ the view filter are kept with infer_status `view_filtered`; the scoring pairs fi
 from __future__ import annotations
 
 import logging
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ import polars as pl
 import torch
 
 from srrg.config import doc, from_dict, load_section
+from srrg.errors import UserError
 from srrg.io import write_parquet
 from srrg.model.config import DataConfig, ModelConfig
 from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
@@ -54,8 +56,15 @@ def resolve_device(name: str) -> torch.device:
 
 
 def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator, DataConfig]:
-    """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source)."""
-    blob = torch.load(path, map_location="cpu", weights_only=False)
+    """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source).
+    A file that is not one (truncated, another format) is a UserError naming it, not a traceback."""
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=False)
+    except (pickle.UnpicklingError, EOFError, ValueError, RuntimeError, AttributeError, ImportError) as exc:
+        raise UserError(f"cannot read model file {path}: {exc} (expected a file written by srrg train)") from exc
+    missing = [k for k in ("model_config", "state_dict", "data_config") if not isinstance(blob, dict) or k not in blob]
+    if missing:
+        raise UserError(f"model file {path} lacks {', '.join(missing)} (expected a file written by srrg train)")
     net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"),
                           findings=blob.get("findings"))
     net.load_exported(blob["state_dict"])
