@@ -134,6 +134,24 @@ def test_import_graph_has_no_cycle():
     assert codedeps.cycles(codedeps.import_graph(by_name=False)) == []
 
 
+# The lower layers of docs/cli.md and what each may import: the bottom (errors, text, the vocabulary
+# data) only itself; the structured report and the config layer only the bottom.
+BOTTOM = ("srrg.errors", "srrg.text", "srrg.vocab")
+LAYERS = {BOTTOM: BOTTOM, ("srrg.report",): BOTTOM, ("srrg.config",): BOTTOM}
+
+
+def _in(name: str, packages: tuple[str, ...]) -> bool:
+    return name == "srrg" or any(name == p or name.startswith(p + ".") for p in packages)
+
+
+@pytest.mark.parametrize("layer", list(LAYERS), ids=lambda layer: "+".join(layer))
+def test_lower_layers_import_nothing_above_them(layer):
+    modules = [n for n in codedeps.module_names() if _in(n, layer) and n != "srrg"]
+    allowed = (*layer, *LAYERS[layer])
+    above = sorted(n for n in codedeps.reachable(modules, by_name=False) if not _in(n, allowed))
+    assert modules and above == []
+
+
 def test_cycles_are_found():
     graph = {"srrg.a": frozenset({"srrg.b"}), "srrg.b": frozenset({"srrg.a"}), "srrg.c": frozenset()}
     assert codedeps.cycles(graph) == [["srrg.a", "srrg.b"]]
