@@ -31,8 +31,9 @@ _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not rea
 # Predicates that make a conjunct after or before "and" a clause of its own (docs/extraction.md,
 # "Clauses joined by and"): a copula anywhere in it ("the heart is enlarged", "there is atelectasis"),
 # or after its finding a verb or change word of its own ("atelectasis persists", "effusion unchanged"),
-# a change word before it ("and stable cardiomegaly", "and increased atelectasis"), or a visibility word ("pneumothorax is seen"), which a list under one negation may share unless
-# the conjunct names its own subject with a determiner ("and the nodule is again seen").
+# after an "and" a change word before its finding ("and stable cardiomegaly"), or a visibility word
+# ("pneumothorax is seen"), which a list under one negation may share unless the conjunct names its
+# own subject with a determiner ("and the nodule is again seen").
 _DETERMINERS = frozenset({"the", "a", "an", "this", "these", "that", "those", "its", "their"})
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had"})
 _STATE_WORDS = frozenset({
