@@ -46,21 +46,26 @@ def dataset_report(structured: str | None) -> StructuredReport:
         raise ValueError(f"dataset row has no valid structured report: {structured!r:.80}") from exc
 
 
-def target_text(structured: str | None, sentences: str | None, target: str) -> str:
-    """The training target: compact MIMIC-STRUC JSON, or the sentence rendering of docs/report.md."""
-    report = dataset_report(structured)
+def report_target(report: StructuredReport, sentences: str | None, target: str) -> str:
+    """The training target of a decoded report: compact MIMIC-STRUC JSON, or the sentence rendering
+    of docs/report.md."""
     if target == "json":
         return report.to_json()
     return sentences if sentences else render_sentences(report)
+
+
+def target_text(structured: str | None, sentences: str | None, target: str) -> str:
+    return report_target(dataset_report(structured), sentences, target)
 
 
 def reference_text(row: dict[str, Any], target: str) -> str:
     return target_text(row.get("structured"), row.get("sentences"), target)
 
 
-def positive_names(row: dict[str, Any]) -> list[str]:
-    """The names of a dataset row's positive findings (whatever the training target is)."""
-    return [f.name for f in dataset_report(row.get("structured")).positive]
+def positive_names(report: StructuredReport) -> list[str]:
+    """The names of a report's positive findings (the labels of the finding loss, whatever the
+    training target is)."""
+    return [f.name for f in report.positive]
 
 
 class ReportDataset(Dataset):
@@ -77,15 +82,18 @@ class ReportDataset(Dataset):
 
     def positives(self) -> list[list[str]]:
         """Each study's positive finding names (the labels of the auxiliary finding loss)."""
-        return [positive_names(row) for row in self.rows]
+        return [positive_names(dataset_report(row.get("structured"))) for row in self.rows]
 
     def __getitem__(self, i: int) -> dict[str, Any]:
+        """The row's report is decoded once for both the target and the finding labels."""
         row = self.rows[i]
+        image = study_image(row, self.images, self.image_root, self.image_size)
+        report = dataset_report(row.get("structured"))
         return {
             "study_id": row["study_id"],
-            "image": study_image(row, self.images, self.image_root, self.image_size),
-            "target": reference_text(row, self.target),
-            "positives": positive_names(row),
+            "image": image,
+            "target": report_target(report, row.get("sentences"), self.target),
+            "positives": positive_names(report),
         }
 
 

@@ -26,8 +26,8 @@ def cosine_with_warmup(step: int, warmup: int, total: int) -> float:
 
 
 def param_groups(net: ReportGenerator, lr: float, encoder_lr_scale: float) -> list[dict[str, Any]]:
-    """Trainable weights in two AdamW groups: the decoder side at `lr`, the encoder and projector
-    (the visual path) at lr * encoder_lr_scale (docs/model.md)."""
+    """Trainable weights in two AdamW groups: the encoder and projector (the visual path) at
+    lr * encoder_lr_scale (docs/model.md), everything else (decoder side, finding head) at `lr`."""
     visual = [p for m in (net.encoder, net.projector) for p in m.parameters() if p.requires_grad]
     ids = {id(p) for p in visual}
     rest = [p for p in net.parameters() if p.requires_grad and id(p) not in ids]
