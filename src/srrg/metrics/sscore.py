@@ -13,12 +13,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
-from srrg.report import UNPARSEABLE, StructuredReport, parse_report
+from srrg.report import UNPARSEABLE, Finding, StructuredReport, parse_report
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -50,11 +50,27 @@ class SScoreConfig:
 
 def set_f1(ref: set[str] | frozenset[str], hyp: set[str] | frozenset[str]) -> float:
     """F1 of two name sets; both empty -> 1.0, exactly one empty -> 0.0."""
-    if not ref and not hyp:
+    return matched_f1(match_names(ref, hyp))
+
+
+def match_names(ref: Iterable[str], hyp: Iterable[str]) -> list[tuple[str, bool, bool]]:
+    """S-Score's matching of two name sets: each name of R ∪ H once (reference order, then the
+    hypothesis-only names) with whether the reference and the hypothesis have it; a name is matched
+    when both do. P_pos / P_neg are the F1 of these matches and D averages over the positive ones;
+    `srrg cases` shows the same matches per study (docs/cases.md)."""
+    r, h = dict.fromkeys(ref), dict.fromkeys(hyp)
+    return [(name, name in r, name in h) for name in {**r, **h}]
+
+
+def matched_f1(matches: Sequence[tuple[str, bool, bool]]) -> float:
+    """F1 of the two sides of match_names' result; both empty -> 1.0, exactly one empty -> 0.0."""
+    n_ref = sum(in_ref for _, in_ref, _ in matches)
+    n_hyp = sum(in_hyp for _, _, in_hyp in matches)
+    if not n_ref and not n_hyp:
         return 1.0
-    if not ref or not hyp:
+    if not n_ref or not n_hyp:
         return 0.0
-    return 2 * len(ref & hyp) / (len(ref) + len(hyp))
+    return 2 * sum(in_ref and in_hyp for _, in_ref, in_hyp in matches) / (n_ref + n_hyp)
 
 
 def prob_score(ref: int | None, hyp: int | None) -> float:
@@ -102,25 +118,31 @@ def location_score(ref: str | None, hyp: str | None) -> float:
     return location_bleu(ref, hyp)
 
 
+def attribute_scores(ref: Finding, hyp: Finding) -> tuple[float, float, float]:
+    """(s_prob, s_level, s_loc) of one positive name matched in both reports."""
+    level = float(ref.level == hyp.level)
+    return prob_score(ref.probability, hyp.probability), level, location_score(ref.location, hyp.location)
+
+
 def score_pair(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreConfig = SScoreConfig()) -> dict[str, float]:
     """All S-Score values of one reference/hypothesis pair of canonical reports."""
     r_pos = {f.name: f for f in ref.positive}
     h_pos = {f.name: f for f in hyp.positive}
-    p_pos = set_f1(r_pos.keys(), h_pos.keys())
-    p_neg = set_f1(set(ref.negative), set(hyp.negative))
+    positive = match_names(r_pos, h_pos)
+    p_pos = matched_f1(positive)
+    p_neg = matched_f1(match_names(ref.negative, hyp.negative))
     p = (p_pos + p_neg) / 2
 
     probs, levels, locs, ds = [], [], [], []
-    for name in r_pos.keys() & h_pos.keys():
-        rf, hf = r_pos[name], h_pos[name]
-        sp = prob_score(rf.probability, hf.probability)
-        sl = 1.0 if rf.level == hf.level else 0.0
-        sc = location_score(rf.location, hf.location)
+    for name, in_ref, in_hyp in positive:
+        if not (in_ref and in_hyp):
+            continue
+        sp, sl, sc = attribute_scores(r_pos[name], h_pos[name])
         probs.append(sp)
         levels.append(sl)
         locs.append(sc)
         ds.append(cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
-    denominator = len(r_pos.keys() | h_pos.keys()) if cfg.d_over == "union" else len(r_pos)
+    denominator = len(positive) if cfg.d_over == "union" else len(r_pos)
     d = sum(ds) / denominator if denominator else 1.0
 
     def mean(values: list[float]) -> float:
