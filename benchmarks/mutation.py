@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -73,7 +74,24 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "cache": Target("src/srrg/llm/cache.py", ("tests/test_llm_client.py", "tests/test_mut_cache.py")),
+    "compare": Target("src/srrg/compare.py", ("tests/test_compare.py", "tests/test_stats_extremes.py")),
+    "green": Target(
+        "src/srrg/metrics/green.py",
+        ("tests/test_green.py", "tests/test_judge_failures.py", "tests/test_judge_mixed_batches.py"),
+    ),
+    "ingest": Target("src/srrg/ingest.py", ("tests/test_ingest.py", "tests/test_split_invariants.py")),
 }
+
+
+def wilson_interval(killed: int, checked: int, z: float = 1.959964) -> tuple[float, float]:
+    """95 % Wilson score interval of a kill rate: honest at small samples and at rates near 100 %,
+    where the normal approximation gives bounds above 1 (docs/mutation.md)."""
+    if checked == 0:
+        return math.nan, math.nan
+    p = killed / checked
+    centre = (p + z * z / (2 * checked)) / (1 + z * z / checked)
+    half = z * math.sqrt(p * (1 - p) / checked + z * z / (4 * checked * checked)) / (1 + z * z / checked)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _toml(value: object) -> str:
@@ -172,7 +190,8 @@ def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool,
         checked = sum(v for k, v in counts.items() if k != "not checked")
         survivors = sorted(n for n, s in statuses.items() if s not in {"killed", "timeout"})
         row = {"module": key, "tests": tests, "mutants": len(statuses), "checked": checked, "killed": killed,
-               "rate": killed / checked if checked else float("nan"), "counts": counts, "rc": rc,
+               "rate": killed / checked if checked else float("nan"), "ci95": wilson_interval(killed, checked),
+               "counts": counts, "rc": rc,
                "seconds": round(seconds, 1), "survivors": survivors}
         if show:
             row["diffs"] = survivor_diffs(work, survivors)
@@ -203,7 +222,8 @@ def main() -> int:
         print(f"mutmut not found next to {sys.executable}: pip install -e '.[test]'", file=sys.stderr)
         return 2
     rows = []
-    print(f"{'module':<12} {'mutants':>7} {'killed':>6} {'rate':>6}  {'survived':>8}  seconds  other")
+    print(f"{'module':<12} {'mutants':>7} {'checked':>7} {'killed':>6} {'rate':>6}  {'95% CI':>13}  {'survived':>8}"
+          "  seconds  other")
     keys = args.modules or list(TARGETS)
     if args.only:
         keys = [k for k in keys if any(p.startswith(TARGETS[k].dotted + ".") for p in args.only)]
@@ -212,13 +232,20 @@ def main() -> int:
         rows.append(row)
         other = {k: v for k, v in row["counts"].items() if k not in {"killed", "timeout", "survived"}}
         note = "" if row["rc"] == 0 else f"  (mutmut exit: {row['rc']})"
-        print(f"{key:<12} {row['mutants']:>7} {row['killed']:>6} {row['rate']:>6.1%}  "
-              f"{row['counts'].get('survived', 0):>8}  {row['seconds']:>7}  {other or ''}{note}", flush=True)
+        low, high = row["ci95"]
+        print(f"{key:<12} {row['mutants']:>7} {row['checked']:>7} {row['killed']:>6} {row['rate']:>6.1%}  "
+              f"[{low:>5.1%}, {high:>5.1%}]  {row['counts'].get('survived', 0):>8}  {row['seconds']:>7}  "
+              f"{other or ''}{note}", flush=True)
         if "log" in row:
             print(row["log"], file=sys.stderr)
         for name in row["survivors"]:
             diff = row.get("diffs", {}).get(name, "")
             print(f"    {name}{'  ' + diff if diff else ''}")
+    killed, checked = sum(r["killed"] for r in rows), sum(r["checked"] for r in rows)
+    if checked:
+        low, high = wilson_interval(killed, checked)
+        print(f"{'all':<12} {sum(r['mutants'] for r in rows):>7} {checked:>7} {killed:>6} {killed / checked:>6.1%}  "
+              f"[{low:>5.1%}, {high:>5.1%}]")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0
