@@ -3,6 +3,7 @@ that must not be cached, answers cut off by max_tokens."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import socket
@@ -12,9 +13,10 @@ import time
 
 import httpx
 import pytest
-from openai_stub import OpenAIStub, Reply, Status, last_user_message
+from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message
 
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PrivacyError, PromptTemplate, ResponseCache
+from srrg.llm import guard
 from srrg.llm.base import Job
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
 
@@ -198,3 +200,145 @@ def test_local_backend_marks_answers_without_stop_token_as_truncated(monkeypatch
     assert out[0].status == "truncated" and "max_tokens=3" in out[0].error and out[0].text == "5 6 7"
     assert out[1].status == "ok" and out[1].completion_tokens == 1
     assert math.isclose(out[0].completion_tokens, 3)
+
+
+class TricklingServer:
+    """A loopback HTTP server that answers every request with a valid completion, one byte per
+    `every` seconds (headers first), as a slow or hostile endpoint does."""
+
+    def __init__(self, every: float) -> None:
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "late"}, "finish_reason": "stop"}]})
+        self.payload = body.encode()
+        self.every = every
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        self._sock.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(self.payload)).encode() + b"\r\n\r\n")
+            for i in range(len(self.payload)):
+                if self._stop.is_set():
+                    break
+                conn.sendall(self.payload[i : i + 1])
+                time.sleep(self.every)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._sock.close()
+
+
+def test_timeout_bounds_the_whole_request_not_each_read(tmp_path):
+    """issue 25 item 2: an endpoint trickling a byte every 0.1 s held a timeout_s: 2, max_retries: 0
+    request for half a minute, and the late answer was cached."""
+    server = TricklingServer(every=0.1)
+    try:
+        client = LLMClient(config(server.base_url, tmp_path, timeout_s=1.0, max_retries=0))
+        t0 = time.monotonic()
+        [resp] = client.complete([ECHO.render("x", phrase="apex")], progress=False)
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    assert resp.status == "error" and "Timeout" in (resp.error or "")
+    assert elapsed < 2.5  # one timeout_s (plus scheduling), not len(body) * 0.1 s
+    assert len(client.cache) == 0
+
+
+def test_stage_timeout_bounds_every_request_of_a_stage(tmp_path):
+    """issue 25 principle (b): the stage's requests together end by llm.stage_timeout_s; what is
+    left is failed at once, not sent (and not retried)."""
+    with OpenAIStub(responder=lambda body: Delay(0.4, Reply("slow"))) as stub:
+        client = LLMClient(config(stub.base_url, tmp_path, concurrency=1, stage_timeout_s=1.0, max_retries=3))
+        t0 = time.monotonic()
+        answers = client.complete([ECHO.render("x", phrase=f"p{i}") for i in range(8)], progress=False)
+        elapsed = time.monotonic() - t0
+    assert elapsed < 2.0
+    assert 1 <= sum(a.ok for a in answers) <= 3
+    late = [a for a in answers if not a.ok]
+    # the request in flight at the deadline is cut off (one retry finds the budget spent); the rest are never sent
+    assert late and all("stage_timeout_s" in (a.error or "") and a.attempts <= 2 for a in late)
+    assert len(stub.requests) <= sum(a.ok for a in answers) + 1
+
+
+def test_answer_larger_than_the_cap_is_refused_and_not_cached(tmp_path):
+    """issue 25 (Low): a 100 MB answer was scored and cached; the body is refused as it arrives."""
+    with OpenAIStub(responder=lambda body: Reply("x" * 300_000)) as stub:
+        client = LLMClient(config(stub.base_url, tmp_path, max_answer_bytes=100_000))
+        [resp] = client.complete([ECHO.render("x", phrase="apex")], progress=False)
+        assert resp.status == "error" and "max_answer_bytes" in (resp.error or "")
+        assert resp.attempts == 1 and len(stub.requests) == 1  # not retried: the same answer would come again
+        assert len(client.cache) == 0
+        [small] = LLMClient(config(stub.base_url, tmp_path, max_answer_bytes=400_000)).complete([ECHO.render("x", phrase="apex")])
+        assert small.ok and len(small.text) == 300_000
+
+
+def test_deeply_nested_answer_body_is_a_malformed_answer_not_a_crash(tmp_path):
+    """issue 25 (Low): a 200 body nested 100,000 deep raised RecursionError out of the client."""
+    with OpenAIStub(responder=lambda body: Malformed("[" * 100_000 + "]" * 100_000)) as stub:
+        [resp] = LLMClient(config(stub.base_url, tmp_path, max_retries=1)).complete([ECHO.render("x", phrase="apex")])
+    assert resp.status == "error" and "MalformedResponse" in (resp.error or "")
+
+
+def _resolver(monkeypatch, answers: dict[str, list[str]]) -> list[str]:
+    """Replace the system resolver for the given names (others resolve as usual); returns the
+    names asked, in order."""
+    real = socket.getaddrinfo
+    asked: list[str] = []
+
+    def fake(host, port, *args, **kwargs):
+        if host in answers:
+            asked.append(host)
+            family = socket.AF_INET6 if ":" in answers[host][0] else socket.AF_INET
+            return [(family, socket.SOCK_STREAM, 6, "", (a, port or 0)) for a in answers[host]]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+    guard._resolved.cache_clear()
+    return asked
+
+
+def test_guard_decides_on_resolved_addresses(tmp_path, monkeypatch):
+    """issue 25 item 3: any *.localhost name passed the guard unresolved; the client then asked the
+    system resolver, which could send the prompt anywhere."""
+    asked = _resolver(monkeypatch, {"evil.localhost": ["10.1.2.3"], "mixed.test": ["127.0.0.1", "192.0.2.7"],
+                                    "box.test": ["127.0.0.1"]})
+    for url in ("http://evil.localhost:8000/v1", "http://mixed.test/v1"):
+        assert not guard.is_local_url(url)
+        with pytest.raises(PrivacyError, match="allow_remote"):
+            LLMClient(config(url, tmp_path))
+    assert guard.is_local_url("http://box.test/v1")
+    assert guard.local_addresses("http://localhost:1/v1") == guard.LOCALHOST and "localhost" not in asked
+    assert guard.local_addresses("http://[::1]:1/v1") == ("::1",)
+
+
+def test_connection_goes_to_the_address_the_guard_checked(tmp_path, monkeypatch):
+    """issue 25 item 3: one lookup per name; a resolver that later points elsewhere is never asked."""
+    with OpenAIStub(responder=lambda body: Reply("pinned")) as stub:
+        port = stub.base_url.rsplit(":", 1)[1]
+        answers = {"llm.test": ["127.0.0.1"]}
+        asked = _resolver(monkeypatch, answers)
+        client = LLMClient(config(f"http://llm.test:{port}", tmp_path))
+        answers["llm.test"] = ["192.0.2.9"]  # the resolver changes its mind after the check
+        out = client.complete([ECHO.render("x", phrase=f"p{i}") for i in range(3)], progress=False)
+    assert [a.text for a in out] == ["pinned"] * 3 and len(stub.requests) == 3
+    assert asked == ["llm.test"]

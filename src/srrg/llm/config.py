@@ -10,11 +10,23 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from srrg.config import from_dict
 
 BACKENDS = ("rules", "openai", "local")
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
+
+
+def check_url(url: str) -> None:
+    """An endpoint URL the client can use: http(s)://host[:port][/path], or ValueError saying why not."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)
+    except ValueError as err:
+        raise ValueError(f"llm.base_url {url!r} is not a URL ({err})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"llm.base_url {url!r} is not an http(s)://host[:port]/path URL")
 
 
 @dataclass(frozen=True)
@@ -32,7 +44,9 @@ class LLMConfig:
     azure_api_version: str | None = None
     allow_remote: bool = False
     concurrency: int = 8
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # wall clock per request: connect, send, wait and the whole answer (srrg.llm.transport)
+    stage_timeout_s: float = 6 * 3600.0  # wall clock for every request of one stage together
+    max_answer_bytes: int = 4 * 1024 * 1024  # a larger answer body is refused before it is parsed or cached
     max_retries: int = 5
     retry_base_delay_s: float = 1.0
     retry_max_delay_s: float = 60.0
@@ -48,10 +62,15 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"llm.backend must be one of {BACKENDS}, got {self.backend!r}")
-        positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size}
+        positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens,
+                    "batch_size": self.batch_size, "stage_timeout_s": self.stage_timeout_s, "max_answer_bytes": self.max_answer_bytes}
         for name, value in positive.items():
             if value <= 0:
                 raise ValueError(f"llm.{name} must be > 0, got {value!r}")
+        if self.backend == "openai" and not self.model:
+            raise ValueError("llm.model is required for the openai backend (the endpoint's model name)")
+        if self.base_url is not None:
+            check_url(self.base_url)
         for name in ("max_retries", "retry_base_delay_s", "retry_max_delay_s", "temperature", "price_input_per_1m", "price_output_per_1m"):
             if getattr(self, name) < 0:
                 raise ValueError(f"llm.{name} must be >= 0, got {getattr(self, name)!r}")

@@ -2,12 +2,19 @@
 
 Reports under a data-use agreement (MIMIC-CXR) must not reach a third-party API by accident: an
 endpoint that is not on this host is refused unless `llm.allow_remote: true`.
+
+"On this host" is decided on addresses (docs/judges.md): `localhost` and loopback literals
+(127.0.0.0/8, ::1) count without a lookup; any other name is resolved once per process and counts
+only when every address it resolves to is loopback. The transport then connects to exactly those
+addresses (srrg.llm.transport), so a later, different answer of the resolver is never used.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import socket
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from srrg.llm.config import LLMConfig
@@ -19,15 +26,51 @@ class PrivacyError(RuntimeError):
     """Raised before any request is sent to an endpoint the config did not allow."""
 
 
-def is_local_url(url: str) -> bool:
-    """True for loopback endpoints (localhost, 127.0.0.0/8, ::1) only."""
-    host = urlsplit(url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+LOCALHOST = ("127.0.0.1", "::1")  # what `localhost` stands for, without asking a resolver
+
+
+def _loopback(address: str) -> bool:
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
+
+
+@lru_cache(maxsize=64)
+def _resolved(host: str) -> tuple[str, ...]:
+    """Every address a host name resolves to (once per process: later checks see the same answer)."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return ()
+    return tuple(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def local_addresses(url: str) -> tuple[str, ...] | None:
+    """The loopback addresses an endpoint's host stands for, or None when it is not on this host
+    (a name that does not resolve, or resolves to any address that is not loopback)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return LOCALHOST
+    try:
+        return (host,) if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        pass
+    if not host:
+        return None
+    addresses = _resolved(host)
+    return addresses if addresses and all(_loopback(a) for a in addresses) else None
+
+
+def is_local_url(url: str) -> bool:
+    """True for endpoints on this host only (local_addresses)."""
+    return local_addresses(url) is not None
+
+
+def connection_pins(url: str) -> dict[str, tuple[str, ...]] | None:
+    """host -> the checked addresses the transport may connect to; None for a remote endpoint."""
+    addresses = local_addresses(url)
+    return None if addresses is None else {urlsplit(url).hostname or "": addresses}
 
 
 def check_endpoint(cfg: LLMConfig) -> str:

@@ -7,9 +7,10 @@ longer than retry_max_delay_s (a non-finite value is ignored: issue 16 case 4); 
 (400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool. An answer with
 finish_reason "length" was cut off by max_tokens and comes back with status truncated.
 
-HTTP goes through our own httpx client: for a loopback endpoint it ignores every proxy variable
-(HTTP_PROXY, ALL_PROXY, ...) and follows no redirect, so a request the privacy guard allowed as local
-cannot leave the machine through a proxy (issue 16 case 1).
+HTTP goes through our own httpx client (srrg.llm.transport): for a loopback endpoint it ignores every
+proxy variable (HTTP_PROXY, ALL_PROXY, ...), follows no redirect and connects only to the addresses the
+privacy guard checked, so a request allowed as local cannot leave the machine (issue 16 case 1, issue 25);
+each request is bounded in wall-clock time and answer size, and so is the stage (issue 25).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-import httpx
 import openai
 
 from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
 from srrg.llm.config import LLMConfig
-from srrg.llm.guard import api_key, check_endpoint, is_local_url, redact
+from srrg.llm.guard import api_key, check_endpoint, connection_pins, redact
+from srrg.llm.transport import NotRetryable, http_client
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 429})
@@ -74,6 +75,8 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, retry_after_s: floa
 
 
 def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc.__cause__, NotRetryable):  # the stage's time is spent, the answer is too large
+        return False
     if isinstance(exc, (openai.APIConnectionError, MalformedResponse)):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -97,20 +100,13 @@ def read_completion(completion: Any) -> tuple[str, int, int, bool]:
     return text, int(pt), int(ct), getattr(choice, "finish_reason", None) == "length"
 
 
-def http_client(url: str, timeout_s: float) -> httpx.Client:
-    """The HTTP client under the SDK: a loopback endpoint never goes through a proxy from the
-    environment and follows no redirect (both could carry a report off this host); a remote one
-    (already allowed by the privacy guard) may use the environment's proxies."""
-    local = is_local_url(url)
-    return httpx.Client(trust_env=not local, follow_redirects=not local, timeout=timeout_s)
-
-
 def make_sdk_client(cfg: LLMConfig) -> openai.OpenAI:
     """The official client with SDK retries off (ours apply), the configured timeout and our
     HTTP client."""
     url = check_endpoint(cfg)
     key = api_key(cfg)
-    common = {"api_key": key, "timeout": cfg.timeout_s, "max_retries": 0, "http_client": http_client(url, cfg.timeout_s)}
+    client = http_client(url, cfg.timeout_s, cfg.stage_timeout_s, cfg.max_answer_bytes, connection_pins(url))
+    common = {"api_key": key, "timeout": cfg.timeout_s, "max_retries": 0, "http_client": client}
     if cfg.azure_api_version:
         return openai.AzureOpenAI(azure_endpoint=url, api_version=cfg.azure_api_version, **common)
     return openai.OpenAI(base_url=url, **common)
@@ -149,9 +145,10 @@ class OpenAIBackend:
                     text=text, status=TRUNCATED if cut else OK, error=cut_off(job.decoding.max_tokens) if cut else None,
                     prompt_tokens=pt, completion_tokens=ct, attempts=attempt + 1,
                 )
-            except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-                error = exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc))
-                message = redact(f"{type(error).__name__}: {error}", self._secret)
+            except (openai.OpenAIError, ValueError, RecursionError) as exc:  # a body that is not JSON, or nested too deep
+                error = exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc) or type(exc).__name__)
+                why = f" ({exc.__cause__})" if isinstance(exc.__cause__, NotRetryable) else ""
+                message = redact(f"{type(error).__name__}: {error}{why}", self._secret)
                 if not is_retryable(error) or attempt >= self.cfg.max_retries:
                     return failed(message, attempts=attempt + 1)
                 headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
