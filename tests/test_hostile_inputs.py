@@ -136,3 +136,36 @@ def test_txt_reports_are_line_aligned(tmp_path):
     assert (summary["n_pairs"], summary["n_unmatched"]) == (2, 1)
     per = pl.read_parquet(tmp_path / "out" / "per_report.parquet")
     assert per["study_id"].to_list() == ["1", "2"] and per["s_score"].to_list() == [1.0, 1.0]
+
+
+# ---- issue 25: careless input and slow or hostile endpoints ------------------------------------
+
+
+def _extracted(tmp_path):
+    """An extracted.parquet with two location phrases (the normalize stage's input)."""
+    finding = lambda loc: {"name": "opacity", "probability": 3, "level": None, "location": loc}  # noqa: E731
+    path = tmp_path / "extracted.parquet"
+    pl.DataFrame({"study_id": ["s1", "s2"],
+                  "structured": [json.dumps({"positive": [finding("left base")], "negative": []}),
+                                 json.dumps({"positive": [finding("rll")], "negative": []})]}).write_parquet(path)
+    return path
+
+
+def test_normalize_llm_fails_when_its_requests_failed(tmp_path, capsys):
+    """issue 25 item 1: method llm exited 0 with every request failed (all phrases rules-normalized);
+    now exit 1 and nothing written, unless normalize.allow_fallback opts in."""
+    from openai_stub import OpenAIStub, Status
+
+    from srrg.cli import main
+
+    inp = _extracted(tmp_path)
+    with OpenAIStub(responder=lambda body: Status(500)) as stub:
+        llm = {"backend": "openai", "model": "m", "base_url": stub.base_url, "cache_dir": str(tmp_path / "c"),
+               "max_retries": 0, "timeout_s": 5}
+        args = ["normalize", "--in", str(inp), "--out", str(tmp_path / "n.parquet"), "--phrases", str(tmp_path / "p.parquet")]
+        rc = main([*args, "--config", json.dumps({"method": "llm", "llm": llm})])
+        err = capsys.readouterr().err
+        assert rc == 1 and "2 of 2 phrase requests" in err and "allow_fallback" in err
+        assert not (tmp_path / "n.parquet").exists() and not (tmp_path / "p.parquet").exists()
+        rc = main([*args, "--config", json.dumps({"method": "llm", "allow_fallback": True, "llm": llm})])
+        assert rc == 0 and set(pl.read_parquet(tmp_path / "p.parquet")["path"]) == {"rules"}

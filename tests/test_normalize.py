@@ -4,13 +4,13 @@ the stage (every row accounted for, phrases table, warm rerun) and that no repor
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 import pytest
 from openai_stub import Malformed, OpenAIStub, Reply, Status, last_user_message
 
 from srrg.cli import main as cli_main
-from srrg.llm import LLMClient
 from srrg.normalize import NormalizeConfig, clean_answer, rules_normalize, run, validate_answer
 
 
@@ -172,20 +172,22 @@ def test_stage_llm_validates_falls_back_and_sends_only_phrases(tmp_path):
         assert phrases2["normalized"].to_list() == phrases["normalized"].to_list()
 
 
-def test_stage_llm_errors_fall_back_to_rules(tmp_path):
+def test_stage_llm_errors_fall_back_to_rules_when_allowed(tmp_path):
     with OpenAIStub(responder=lambda body: Status(500)) as stub:
         stub.enqueue(Malformed())
-        _, phrases, summary = run(extracted_frame(), llm_config(stub, tmp_path, max_retries=1))
+        cfg = replace(llm_config(stub, tmp_path, max_retries=1), allow_fallback=True)
+        _, phrases, summary = run(extracted_frame(), cfg)
         assert phrases["path"].to_list() == ["rules", "rules"]
         assert all(r.startswith("llm error") for r in phrases["reason"].to_list())
         assert phrases["normalized"].to_list() == ["at the left lung base", "in the lower zone of the right lung"]
         assert summary.usage["total"]["errors"] == 2
 
 
-def test_llm_method_with_rules_backend_uses_rules_without_a_cache(tmp_path):
-    cfg = NormalizeConfig.from_dict({"method": "llm", "llm": {"backend": "rules", "cache_dir": str(tmp_path / "c")}})
-    _, phrases, _ = run(extracted_frame(), cfg, LLMClient(cfg.llm))
-    assert set(phrases["path"]) == {"rules"} and not (tmp_path / "c").exists()
+def test_llm_method_with_rules_backend_is_a_config_error(tmp_path):
+    """issue 25 item 5: method llm with llm.backend rules ran rules only and exited 0."""
+    with pytest.raises(ValueError, match="needs an LLM"):
+        NormalizeConfig.from_dict({"method": "llm", "llm": {"backend": "rules", "cache_dir": str(tmp_path / "c")}})
+    assert not (tmp_path / "c").exists()
 
 
 def test_config_errors_are_clear():

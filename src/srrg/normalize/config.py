@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from srrg.config import doc, from_dict
@@ -12,11 +12,17 @@ from srrg.llm import LLMConfig
 
 @dataclass(frozen=True)
 class NormalizeConfig:
-    """method: rules (deterministic, offline default) | llm (through the `llm` client, rules fallback).
-    max_words: longest accepted LLM answer; max_tokens: decoding budget per phrase."""
+    """method: rules (deterministic, offline default) | llm (through the `llm` client; an invalid answer
+    keeps the rules phrase). max_words: longest accepted LLM answer; max_tokens: decoding budget per
+    phrase; allow_fallback: keep the rules phrase for phrases whose LLM request failed instead of
+    failing the stage (the dataset is then partly rules-normalized, and the summary says how much)."""
 
     method: Literal["rules", "llm"] = field(
         default="rules", metadata=doc("rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback.")
+    )
+    allow_fallback: bool = field(
+        default=False,
+        metadata=doc("With method llm: a failed LLM request keeps the rules phrase (exit 0) instead of failing the stage (exit 1)."),
     )
     max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))
     max_tokens: int = field(default=24, metadata=doc("Decoding budget per phrase.", minimum=1))
@@ -27,10 +33,12 @@ class NormalizeConfig:
             raise UserError(f"normalize.method must be 'rules' or 'llm', got {self.method!r}")
         if self.max_words < 1 or self.max_tokens < 1:
             raise UserError("normalize.max_words and normalize.max_tokens must be >= 1")
+        if self.method == "llm" and self.llm.backend == "rules":
+            raise UserError("normalize.method: llm needs an LLM: set llm.backend to openai or local (or normalize.method: rules)")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> NormalizeConfig:
         """The normalize slice; its `llm` key holds the llm slice (the rule passes both)."""
         data = dict(data or {})
         llm = LLMConfig.from_dict(data.pop("llm", None))  # refuses inline secrets too
-        return replace(from_dict(cls, data, "normalize"), llm=llm)
+        return from_dict(cls, {**data, "llm": llm}, "normalize")

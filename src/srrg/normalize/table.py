@@ -11,10 +11,10 @@ from typing import Any, Iterable, Mapping
 
 import polars as pl
 
-from srrg.errors import UserError
+from srrg.errors import StageFailed, UserError
 from srrg.llm import LLMClient
 from srrg.normalize.config import NormalizeConfig
-from srrg.normalize.llm import normalize_phrases
+from srrg.normalize.llm import PhraseResult, normalize_phrases
 from srrg.report import StructuredReport, from_obj, normalize_text
 
 
@@ -66,6 +66,18 @@ class StageSummary:
         )
 
 
+def _require_llm(results: list[PhraseResult], client: LLMClient) -> None:
+    """The configured method is llm: a phrase whose request failed (endpoint down, timeout, no model)
+    fails the stage rather than quietly taking the rules phrase (normalize.allow_fallback opts in)."""
+    failed = [r for r in results if r.path == "rules" and r.llm_answer is None and r.reason is not None]
+    if failed:
+        raise StageFailed(
+            f"normalize: {len(failed)} of {len(results)} phrase requests to {client.describe()} failed "
+            f"(first: {failed[0].reason}); nothing written. Fix the endpoint and rerun (answers so far are cached), "
+            f"or set normalize.allow_fallback: true to keep the rules phrase for them"
+        )
+
+
 def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None) -> tuple[pl.DataFrame, pl.DataFrame, StageSummary]:
     """Normalize every row's locations: (rows with structured replaced and structured_raw kept,
     one row per unique raw phrase, summary). Rows without a report keep status and null output."""
@@ -79,6 +91,8 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
     if cfg.method == "llm" and client is None:
         client = LLMClient(cfg.llm)
     results = normalize_phrases(phrases, cfg, client)
+    if client is not None and cfg.method == "llm" and not cfg.allow_fallback:
+        _require_llm(results, client)
     mapping = {r.raw: r.normalized for r in results}
     out_json: list[str | None] = []
     statuses: list[str] = []
