@@ -1,0 +1,50 @@
+"""The cases page as one self-contained HTML file (docs/cases.md): the packaged template, style and
+script with the data as embedded JSON; no external resource (the page's Content-Security-Policy
+forbids every request), so it works as a file and inside `snakemake --report`."""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Mapping
+
+from srrg.io import write_text
+
+
+def _asset(name: str) -> str:
+    return files("srrg.cases").joinpath(name).read_text(encoding="utf-8")
+
+
+def embedded_json(data: Any) -> str:
+    """JSON that cannot end the <script> element holding it: every '<' is written as \\u003c."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def subtitle(data: Mapping[str, Any]) -> str:
+    unscored = ", ".join(f"{n} {status}" for status, n in data["unscored"].items())
+    parts = [f"run {data['run']}", f"target {data['target'] or 'unknown'}", f"{len(data['studies'])} scored studies",
+             f"images: {data['images']}"]
+    if unscored:
+        parts.append(f"not scored: {unscored}")
+    if data["explanations"]:
+        parts.append("judge explanations: " + ", ".join(data["explanations"]))
+    if data["compare"]:
+        parts.append("comparison runs: " + ", ".join(c["run"] for c in data["compare"]))
+    return " · ".join(parts)
+
+
+def render_page(data: Mapping[str, Any], title: str) -> str:
+    page = _asset("page.html")
+    for key, value in (("@@TITLE@@", html.escape(title)), ("@@SUBTITLE@@", html.escape(subtitle(data))),
+                       ("@@CSS@@", _asset("page.css")), ("@@JS@@", _asset("page.js"))):
+        page = page.replace(key, value)
+    return page.replace("@@DATA@@", embedded_json(data))
+
+
+def write_page(data: Mapping[str, Any], out: str | Path, title: str) -> int:
+    """Write the page atomically; returns its size in bytes."""
+    text = render_page(data, title)
+    write_text(out, text)
+    return len(text.encode("utf-8"))
