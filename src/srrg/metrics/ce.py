@@ -29,6 +29,16 @@ from srrg.report import UNPARSEABLE, StructuredReport, default_synonyms
 NAME = "ce"
 MAP_FILE = "chexpert_map.yaml"
 NO_FINDING = "No Finding"
+# The hierarchy of the CheXpert observations (docs/metrics.md, "Clinical efficacy"): a child is a
+# more specific kind of its parent (pneumonia is a consolidation, which is a lung opacity).
+OBSERVATION_PARENT = {
+    "Cardiomegaly": "Enlarged Cardiomediastinum",
+    "Lung Lesion": "Lung Opacity",
+    "Edema": "Lung Opacity",
+    "Consolidation": "Lung Opacity",
+    "Atelectasis": "Lung Opacity",
+    "Pneumonia": "Consolidation",
+}
 
 
 @dataclass(frozen=True)
@@ -104,13 +114,26 @@ def ce_summary(ref_labels: Sequence[frozenset[str]], hyp_labels: Sequence[frozen
     return out
 
 
+def report_f1(tp: int, fp: int, fn: int, smoothing: float) -> float:
+    """Per-report F1 over the observations, (2 tp + a) / (2 tp + fp + fn + a) with a = smoothing;
+    no label on either side -> 1 (docs/metrics.md)."""
+    denominator = 2 * tp + fp + fn + smoothing
+    return (2 * tp + smoothing) / denominator if denominator else 1.0
+
+
 @dataclass(frozen=True)
 class CEConfig:
-    """definite_only: only probability 3 findings are positive (default: 3 or 2); extract: the
-    extractor's settings for free-text reports."""
+    """definite_only: only probability 3 findings are positive (default: 3 or 2); smoothing: the
+    alpha of the per-report F1 `ce_f1` (0: plain F1; > 0: more false or missed labels score lower
+    even when none agrees); extract: the extractor's settings for free-text reports."""
 
     definite_only: bool = False
+    smoothing: float = 1.0
     extract: ExtractConfig = field(default_factory=ExtractConfig)
+
+    def __post_init__(self) -> None:
+        if self.smoothing < 0:
+            raise UserError(f"ce option smoothing must be >= 0, got {self.smoothing}")
 
 
 def _status(ref: str, hyp: str) -> str:
@@ -121,11 +144,12 @@ def _status(ref: str, hyp: str) -> str:
 
 @register
 class CE(Metric):
-    """Per report: true/false positive and false negative counts over the 14 observations, both label
-    sets and a status; summary: P/R/F1 micro, macro, per observation, hypothesis parse rates."""
+    """Per report: true/false positive and false negative counts over the 14 observations, their F1
+    (`ce_f1`, the per-report score), both label sets and a status; summary: P/R/F1 micro, macro,
+    per observation, hypothesis parse rates."""
 
     name = NAME
-    keys = (f"{NAME}_tp", f"{NAME}_fp", f"{NAME}_fn", f"{NAME}_ref_labels", f"{NAME}_hyp_labels", f"{NAME}_status")
+    keys = (f"{NAME}_tp", f"{NAME}_fp", f"{NAME}_fn", f"{NAME}_f1", f"{NAME}_ref_labels", f"{NAME}_hyp_labels", f"{NAME}_status")
     config_class = CEConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
@@ -144,6 +168,7 @@ class CE(Metric):
             f"{NAME}_tp": [float(len(r & h)) for r, h in zip(ref_labels, hyp_labels)],
             f"{NAME}_fp": [float(len(h - r)) for r, h in zip(ref_labels, hyp_labels)],
             f"{NAME}_fn": [float(len(r - h)) for r, h in zip(ref_labels, hyp_labels)],
+            f"{NAME}_f1": [report_f1(len(r & h), len(h - r), len(r - h), self.cfg.smoothing) for r, h in zip(ref_labels, hyp_labels)],
             f"{NAME}_ref_labels": ["; ".join(sorted(r, key=order.__getitem__)) for r in ref_labels],
             f"{NAME}_hyp_labels": ["; ".join(sorted(h, key=order.__getitem__)) for h in hyp_labels],
             f"{NAME}_status": [_status(r[1], h[1]) for r, h in zip(ref_rows, hyp_rows)],

@@ -1,6 +1,12 @@
 """S-Score of free-text report pairs: the project's extractor turns both sides into structured
-reports, then the S-Score of docs/metrics.md scores them. No LLM, deterministic, fast, so any report
-generator (or a ratings dataset) can be scored on the structured scale.
+reports, which are then scored on the S-Score's scale (docs/metrics.md, "Free-text S-Score").
+
+Free text carries what a structured reference of S-RRG-Bench does not: a reference that never
+names a location, a paraphrase of the same size, a measurement. The free-text variant therefore
+has documented options for how a rule metric reads such pairs the way radiologists do (stated
+negatives earn and cost nothing by themselves, more false findings score lower, a related finding
+earns part credit, a detail the reference does not state is not an error, sizes are compared);
+with `SScoreTextConfig.s_rrg()` it is exactly the structured S-Score of the extracted reports.
 
 A side that already is a structured report (looks_structured, docs/report.md: e.g. a Structured-First
 prediction, fenced or not) is parsed instead of extracted. Texts are extracted once however often they repeat.
@@ -8,18 +14,228 @@ prediction, fenced or not) is parsed instead of extracted. Texts are extracted o
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Sequence
 
+from srrg.config import doc, from_dict
+from srrg.errors import UserError
 from srrg.extract import ExtractConfig, extract_detailed
-from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, register
+from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
-from srrg.metrics.sscore import SScoreConfig, score_reports
-from srrg.report import StructuredReport, looks_structured, parse_report
+from srrg.metrics.sscore import SScoreConfig, location_score, prob_score, set_f1
+from srrg.normalize import rules_normalize
+from srrg.normalize.rules import tokens
+from srrg.normalize.vocabulary import FILLER
+from srrg.report import Finding, StructuredReport, looks_structured, parse_report
 
 NAME = "s_score_text"
 FREE_TEXT = "free_text"
 SUFFIX = "_text"
-KEYS = (*(k + SUFFIX for k in SSCORE_KEYS), "s_score_text_status")
+KEYS = (*(k + SUFFIX for k in SSCORE_KEYS), "s_size_text", "s_score_text_status")
+
+# Ordinal severity scale of the vocabulary's levels (docs/metrics.md, "Free-text S-Score"): size
+# words and intensity words share one scale; a range sits between its ends.
+LEVEL_RANK: dict[str, float] = {
+    "minimal": 1, "trace": 1, "tiny": 1, "subtle": 1, "borderline": 1,
+    "slight": 2, "mild": 2, "minor": 2, "small": 2,
+    "moderate": 3,
+    "large": 4, "severe": 4, "marked": 4, "extensive": 4,
+    "massive": 5,
+    "minimal to mild": 1.5, "trace to small": 1.5,
+    "mild to moderate": 2.5, "small to moderate": 2.5,
+    "moderate to large": 3.5, "moderate to severe": 3.5,
+}  # fmt: skip
+NEGATIVES = ("ignore", "f1")
+LEVELS = ("ordinal", "exact")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class SScoreTextConfig:
+    """Options of the free-text S-Score (docs/metrics.md, "Free-text S-Score"); `s_rrg()` gives the
+    settings under which it equals the structured S-Score of the extracted reports."""
+
+    negatives: str = field(default="ignore", metadata=doc(
+        "ignore: a stated negative neither earns nor costs (P = P_pos); f1: the S-Score's P = (P_pos + P_neg) / 2.",
+        enum=list(NEGATIVES)))
+    smoothing: float = field(default=1.0, metadata=doc(
+        "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): more false or missed findings score lower "
+        "even when none matches; 0: the set F1.", minimum=0))
+    related_credit: float = field(default=0.5, metadata=doc(
+        "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
+        "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.", minimum=0, maximum=1))
+    normalize_locations: bool = field(default=True, metadata=doc(
+        "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw phrases."))
+    levels: str = field(default="ordinal", metadata=doc(
+        "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
+        enum=list(LEVELS)))
+    omitted_detail: float = field(default=0.5, metadata=doc(
+        "Credit of a level, location or size that only the reference states (S-Score: 0).", minimum=0, maximum=1))
+    extra_detail: float = field(default=1.0, metadata=doc(
+        "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1))
+    w_size: float = field(default=0.25, metadata=doc(
+        "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.", minimum=0, maximum=1))
+    w_prob: float = field(default=1 / 3, metadata=doc("S-Score weight of s_prob in d."))
+    w_level: float = field(default=1 / 3, metadata=doc("S-Score weight of s_level in d."))
+    w_loc: float = field(default=1 / 3, metadata=doc("S-Score weight of s_loc in d."))
+    d_over: str = field(default="union", metadata=doc("S-Score: D averages over the union or the reference's names.",
+                                                      enum=["union", "reference"]))
+    extract: ExtractConfig = field(default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text."))
+
+    def __post_init__(self) -> None:
+        if self.negatives not in NEGATIVES:
+            raise UserError(f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, got {self.negatives!r}")
+        if self.levels not in LEVELS:
+            raise UserError(f"s_score_text option levels must be one of {', '.join(LEVELS)}, got {self.levels!r}")
+        if self.smoothing < 0:
+            raise UserError(f"s_score_text option smoothing must be >= 0, got {self.smoothing}")
+        for key in ("related_credit", "omitted_detail", "extra_detail", "w_size"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise UserError(f"s_score_text option {key} must be in [0, 1], got {getattr(self, key)}")
+        SScoreConfig(self.w_prob, self.w_level, self.w_loc, self.d_over)  # raises on bad weights or d_over
+
+    @classmethod
+    def s_rrg(cls, **options: Any) -> SScoreTextConfig:
+        """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
+        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "normalize_locations": False, "levels": "exact",
+                  "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
+        return cls(**{**parity, **options})
+
+    @classmethod
+    def from_dict(cls, cfg: Mapping[str, Any] | None) -> SScoreTextConfig:
+        return from_dict(cls, cfg, "s_score_text options")
+
+
+def smoothed_f1(tp: float, fp: float, fn: float, alpha: float) -> float:
+    """(2 tp + alpha) / (2 tp + fp + fn + alpha); nothing on either side -> 1 (docs/metrics.md)."""
+    denominator = 2 * tp + fp + fn + alpha
+    return (2 * tp + alpha) / denominator if denominator else 1.0
+
+
+def detail_score(ref: Any, hyp: Any, compare: Callable[[Any, Any], float], cfg: SScoreTextConfig) -> float:
+    """Agreement of one level, location or size: both unstated -> 1, only the hypothesis states it ->
+    extra_detail, only the reference -> omitted_detail, else `compare`."""
+    if ref is None and hyp is None:
+        return 1.0
+    if ref is None:
+        return cfg.extra_detail
+    if hyp is None:
+        return cfg.omitted_detail
+    return compare(ref, hyp)
+
+
+def level_agreement(ref: str, hyp: str, levels: str = "ordinal") -> float:
+    """1 for equal levels; on the ordinal scale max(0, 1 - |rank difference| / 2) when both are on it."""
+    if ref == hyp:
+        return 1.0
+    if levels == "ordinal" and ref in LEVEL_RANK and hyp in LEVEL_RANK:
+        return max(0.0, 1.0 - abs(LEVEL_RANK[ref] - LEVEL_RANK[hyp]) / 2)
+    return 0.0
+
+
+@lru_cache(maxsize=65536)
+def location_words(phrase: str) -> str:
+    """The anatomical words of the rules normalizer's phrase, its connecting words dropped ("both" and
+    "bilateral" -> "both"; "on the left side" -> "left"), so that shared filler is no agreement."""
+    words = [w for w in tokens(rules_normalize(phrase) or phrase) if w not in FILLER]
+    return " ".join(words) or phrase
+
+
+def location_agreement(ref: str, hyp: str, normalize: bool = True) -> float:
+    """The S-Score's location BLEU, on the normalized anatomical words when `normalize`."""
+    return location_score(location_words(ref), location_words(hyp)) if normalize else location_score(ref, hyp)
+
+
+def size_mm(size: str) -> float | None:
+    """The largest dimension of a measurement in mm ("3 x 4 cm" -> 40.0); None without a number or unit."""
+    numbers = [float(n) for n in _NUMBER.findall(size)]
+    words = size.lower()
+    scale = 10.0 if ("cm" in words or "centi" in words) else 1.0 if ("mm" in words or "milli" in words) else None
+    return max(numbers) * scale if numbers and scale else None
+
+
+def size_agreement(ref: str, hyp: str) -> float:
+    """1 - |a - b| / max(a, b) on the largest dimensions in mm; 0 when a side cannot be read."""
+    a, b = size_mm(ref), size_mm(hyp)
+    if a is None or b is None:
+        return 1.0 if ref == hyp else 0.0
+    return 1.0 - abs(a - b) / max(a, b) if max(a, b) else 1.0
+
+
+def finding_agreement(rf: Finding, hf: Finding, cfg: SScoreTextConfig) -> tuple[float, float, float, float, float]:
+    """(d, s_prob, s_level, s_loc, s_size) of two findings taken as one (s_size NaN when not scored)."""
+    sp = prob_score(rf.probability, hf.probability)
+    sl = detail_score(rf.level, hf.level, lambda a, b: level_agreement(a, b, cfg.levels), cfg)
+    sc = detail_score(rf.location, hf.location, lambda a, b: location_agreement(a, b, cfg.normalize_locations), cfg)
+    d = cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc
+    ss = math.nan
+    if cfg.w_size > 0 and rf.size is not None:
+        ss = detail_score(rf.size, hf.size, size_agreement, cfg)
+        d = (1 - cfg.w_size) * d + cfg.w_size * ss
+    return d, sp, sl, sc, ss
+
+
+@lru_cache(maxsize=1)
+def _observation_tree() -> tuple[Mapping[str, tuple[str, ...]], Mapping[str, str]]:
+    """finding -> CheXpert observations, and observation -> parent observation (docs/metrics.md)."""
+    from srrg.metrics.ce import OBSERVATION_PARENT, chexpert_map  # ce imports this module
+
+    return chexpert_map().findings, OBSERVATION_PARENT
+
+
+def _lineage(observation: str, parents: Mapping[str, str]) -> set[str]:
+    out = {observation}
+    while observation in parents:
+        observation = parents[observation]
+        out.add(observation)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def related(a: str, b: str) -> bool:
+    """Two different findings are related when they count as one CheXpert observation or one's
+    observation is an ancestor of the other's (lung opacity and pneumonia; nodule and mass)."""
+    findings, parents = _observation_tree()
+    obs_a, obs_b = findings.get(a, ()), findings.get(b, ())
+    return a != b and any(x in _lineage(y, parents) or y in _lineage(x, parents) for x in obs_a for y in obs_b)
+
+
+def related_pairs(ref_only: Sequence[str], hyp_only: Sequence[str]) -> list[tuple[str, str]]:
+    """Greedy one-to-one pairs of related findings among the unmatched ones, in report order."""
+    pairs, used = [], set()
+    for r in ref_only:
+        h = next((h for h in hyp_only if h not in used and related(r, h)), None)
+        if h is not None:
+            used.add(h)
+            pairs.append((r, h))
+    return pairs
+
+
+def score_pair_text(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()) -> dict[str, float]:
+    """All free-text S-Score values of one pair of structured reports (keys without the suffix)."""
+    r_pos = {f.name: f for f in ref.positive}
+    h_pos = {f.name: f for f in hyp.positive}
+    matched = [n for n in r_pos if n in h_pos]
+    ref_only = [n for n in r_pos if n not in h_pos]
+    hyp_only = [n for n in h_pos if n not in r_pos]
+    pairs = related_pairs(ref_only, hyp_only) if cfg.related_credit > 0 else []
+    credit = len(matched) + cfg.related_credit * len(pairs)
+    unmatched = len(ref_only) + len(hyp_only) - 2 * len(pairs)
+    p_pos = smoothed_f1(credit, unmatched, 0, cfg.smoothing)
+    p_neg = set_f1(set(ref.negative), set(hyp.negative))
+    p = p_pos if cfg.negatives == "ignore" else (p_pos + p_neg) / 2
+
+    parts = [(finding_agreement(r_pos[n], h_pos[n], cfg), 1.0) for n in matched]
+    parts += [(finding_agreement(r_pos[r], h_pos[h], cfg), cfg.related_credit) for r, h in pairs]
+    denominator = len(matched) + len(pairs) + unmatched if cfg.d_over == "union" else len(r_pos)
+    d = sum(w * a[0] for a, w in parts) / denominator if denominator else 1.0
+    exact = parts[: len(matched)]  # sub-scores: means over the equal names, as in the S-Score
+    subs = [nanmean([a[i] for a, _ in exact]) for i in range(1, 5)]
+    return {"s_score": (p + d) / 2, "p_score": p, "d_score": d, "p_pos": p_pos, "p_neg": p_neg,
+            "s_prob": subs[0], "s_level": subs[1], "s_loc": subs[2], "s_size": subs[3]}  # fmt: skip
 
 
 def structure(texts: Sequence[str | None], extract_cfg: ExtractConfig) -> dict[str, tuple[StructuredReport, str]]:
@@ -40,21 +256,20 @@ def hypothesis_kinds(hyps: Sequence[str | None], hyp_statuses: Sequence[str]) ->
     return [s if looks_structured(h) else FREE_TEXT for h, s in zip(hyps, hyp_statuses)]
 
 
-def score_texts(
-    refs: Sequence[str | None], hyps: Sequence[str | None], sscore_cfg: SScoreConfig = SScoreConfig(), extract_cfg: ExtractConfig = ExtractConfig()
-) -> MetricResult:
-    """Per-pair S-Score values (keys suffixed `_text`) and a status naming the side that had no
-    usable text; such a side counts as the empty report, as in the S-Score of structured outputs."""
-    table = structure([*refs, *hyps], extract_cfg)
+def score_texts(refs: Sequence[str | None], hyps: Sequence[str | None], cfg: SScoreTextConfig = SScoreTextConfig()) -> MetricResult:
+    """Per-pair free-text S-Score values (keys suffixed `_text`) and a status naming the side that
+    had no usable text; such a side counts as the empty report, as in the S-Score of structured outputs."""
+    table = structure([*refs, *hyps], cfg.extract)
     ref_reports = [table[r if isinstance(r, str) else ""] for r in refs]
     hyp_reports = [table[h if isinstance(h, str) else ""] for h in hyps]
-    result = score_reports([r for r, _ in ref_reports], [h for h, _ in hyp_reports], sscore_cfg)
-    per: dict[str, list[Any]] = {k + SUFFIX: v for k, v in result.per_report.items()}
+    rows = [score_pair_text(r, h, cfg) for (r, _), (h, _) in zip(ref_reports, hyp_reports, strict=True)]
+    names = (*SSCORE_KEYS, "s_size")
+    per: dict[str, list[Any]] = {k + SUFFIX: [row[k] for row in rows] for k in names}
     per["s_score_text_status"] = [
         ",".join(f"{side}:{status}" for side, (_, status) in (("ref", r), ("hyp", h)) if status not in {"ok", "valid", "repaired"}) or "ok"
         for r, h in zip(ref_reports, hyp_reports)
     ]
-    summary = {k + SUFFIX: v for k, v in result.summary.items()}
+    summary = {k + SUFFIX: nanmean(per[k + SUFFIX]) for k in names}
     summary["s_score_text_failures"] = float(sum(s != "ok" for s in per["s_score_text_status"]))
     summary.update(hypothesis_rates(NAME, hypothesis_kinds(hyps, [s for _, s in hyp_reports]), extra=(FREE_TEXT,)))
     return MetricResult(per, summary)
@@ -62,14 +277,12 @@ def score_texts(
 
 @register
 class SScoreText(Metric):
-    """Options: `extract` (the extract config slice) and the SScoreConfig fields (weights, d_over)."""
+    """Options: SScoreTextConfig (the free-text options, the S-Score options, `extract`)."""
 
     name = NAME
     keys = KEYS
-
-    def __init__(self, extract: Any = None, **options: Any) -> None:
-        self.sscore_cfg = SScoreConfig.from_dict(options)
-        self.extract_cfg = ExtractConfig.from_dict(extract)
+    config_class = SScoreTextConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        return score_texts(refs, hyps, self.sscore_cfg, self.extract_cfg)
+        return score_texts(refs, hyps, self.cfg)
+
