@@ -1,4 +1,5 @@
-"""Dataset adapters on invented fixtures in each published layout, and the metaeval commands (`srrg metaeval-prepare`, `metaeval-correlate`, `judge-subset`) end to end."""
+"""Dataset readers on synthetic fixtures in each published layout (tests/fixtures/rating_layouts), and the metaeval
+commands (`srrg metaeval-prepare`, `metaeval-correlate`, `judge-subset`) end to end."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
+from srrg.errors import UserError
 from srrg.metaeval.adapters import human_category_counts, human_scores, load_dataset
 from srrg.metaeval.run import MetaevalConfig, run_metaeval
 
-DATA = Path(__file__).parent / "data" / "metaeval"
+LAYOUTS = Path(__file__).parent / "fixtures" / "rating_layouts"
+SHARED_RADPREF = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "rating_layouts" / "radpref"
 
 
 def _human(ds, target):
@@ -20,85 +23,222 @@ def _human(ds, target):
     return dict(zip(frame["pair_id"], frame["human"])), lower
 
 
-def test_rexval_pairs_and_error_counts():
-    ds = load_dataset("rexval", DATA / "rexval")
-    assert sorted(ds.pairs["pair_id"]) == ["1:bleu", "1:radgraph", "2:bleu", "2:radgraph"]
-    assert ds.pairs.filter(pl.col("pair_id") == "1:bleu")["candidate"][0] == "Large right pneumothorax."
-    sig, lower = _human(ds, "errors_significant")
-    # 1:bleu rater 0: 1 + 1 = 2, rater 1: 2 + 1 = 3 -> mean 2.5
-    assert lower and sig["1:bleu"] == 2.5 and sig["1:radgraph"] == 0 and sig["2:bleu"] == 1
-    total, _ = _human(ds, "errors_total")
-    assert total["1:bleu"] == pytest.approx((3 + 3) / 2)
-    counts = human_category_counts(ds.ratings)
-    row = counts.filter(pl.col("pair_id") == "1:bleu").row(0, named=True)
-    assert row["a"] == 1.5 and row["b"] == 1.0
-
-
-def test_radpref_ratings_and_errors():
-    ds = load_dataset("radpref", DATA / "radpref")
-    assert ds.pairs.height == 4
+def test_radpref_layout_counts_ratings_and_errors():
+    ds = load_dataset("radpref", LAYOUTS / "radpref")
+    # 4 cases x 2 candidates; 3 raters, user_3 skips study_04: 8 + 8 + 6 rated candidates, each
+    # with 1 rating row and 8 false/missing-finding rows (4 levels each) plus 4 attribute rows
+    assert ds.pairs.height == 8 and ds.pairs["cluster"].n_unique() == 4
+    assert ds.ratings["rater"].unique().sort().to_list() == ["user_1", "user_2", "user_3"]
+    assert ds.ratings.filter(pl.col("kind") == "rating").height == 22
+    assert ds.ratings.height == 22 + 22 * 8 + 4
+    assert ds.notes["skipped_cases_per_rater"] == {"user_1": 0, "user_2": 0, "user_3": 1}
+    assert ds.notes["pairs_without_rating"] == 0
     ratings, lower = _human(ds, "rating")
-    assert not lower
-    assert ratings["case1:C1"] == pytest.approx(14 / 3) and ratings["case1:C2"] == pytest.approx(7 / 3)
-    assert ratings["case2:C2"] == 5
-    sig, _ = _human(ds, "errors_significant")
-    assert sig["case1:C2"] == 2 and sig["case2:C1"] == 1 and sig["case2:C2"] == 0
+    assert not lower and ratings["study_01:C1"] == pytest.approx(13 / 3) and ratings["study_04:C1"] == 2.5
+    sig, lower = _human(ds, "errors_significant")
+    # study_01:C2: user_1 location attribute (significant) + urgent false finding + actionable
+    # missing finding = 3, user_2 urgent missing = 1, user_3 benign false finding = 0
+    assert lower and sig["study_01:C2"] == pytest.approx(4 / 3) and sig["study_04:C1"] == 0.5 and sig["study_02:C2"] == 0
     insig, _ = _human(ds, "errors_insignificant")
-    assert insig["case2:C1"] == 1
+    assert insig["study_01:C2"] == pytest.approx(2 / 3) and insig["study_02:C1"] == pytest.approx(2 / 3)
+    attrs = ds.ratings.filter(pl.col("category").str.starts_with("attribute_"))
+    assert sorted(zip(attrs["category"], attrs["significance"])) == [
+        ("attribute_location", "negligible"), ("attribute_location", "significant"),
+        ("attribute_measurement", "significant"), ("attribute_severity", "negligible"),
+    ]  # fmt: skip
+    levels = set(ds.ratings.filter(pl.col("category") == "missing_finding")["significance"])
+    assert levels == {"urgent", "actionable_not_urgent", "not_actionable_not_urgent", "benign_expected"}
+    row = ds.pairs.filter(pl.col("pair_id") == "study_02:C1").row(0, named=True)
+    assert row["system"] == "gen_beta" and json.loads(row["context"])["PatientAge"] == "81"
 
 
-def test_rate_eval_and_radevalx_csv():
-    rate = load_dataset("rate_eval", DATA / "rate_eval.csv")
-    assert rate.pairs.height == 3 and _human(rate, "rating")[0]["1"] == pytest.approx(0.1)
-    rx = load_dataset("radevalx", DATA / "radevalx.csv", rater_col="rater")
-    scores, _ = _human(rx, "rating")
-    assert rx.pairs.height == 2 and scores == {"0": 4.5, "1": 2.5}
-    with pytest.raises(ValueError, match="missing column"):
-        load_dataset("rate_eval", DATA / "radevalx.csv")
-    with pytest.raises(ValueError, match="unknown ratings adapter"):
-        load_dataset("nope", DATA)
+@pytest.mark.skipif(not SHARED_RADPREF.is_dir(), reason="../shared/data/rating_layouts/radpref is absent")
+def test_radpref_reads_the_shared_layout_sample_in_place():
+    ds = load_dataset("radpref", SHARED_RADPREF)
+    assert ds.pairs.height == 6 and ds.ratings["rater"].n_unique() == 3
+    assert ds.ratings.filter(pl.col("kind") == "rating").height == 16  # user_3 skips case_c
+    assert ds.notes["skipped_cases_per_rater"]["user_3"] == 1
+    assert _human(ds, "rating")[0]["case_c:C2"] == 2.5
+
+
+def _copy_radpref(tmp_path):
+    import shutil
+
+    return Path(shutil.copytree(LAYOUTS / "radpref", tmp_path / "radpref"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["annotations"].clear(), "annotated no case"),
+        (lambda d: d["annotations"].update(nope=d["annotations"]["study_01"]), "not in preference_data.json"),
+        (lambda d: d["annotations"]["study_01"]["C1"].update(finding_errors=[{"error_type": "false"}]), "keyed by finding index"),
+        (lambda d: d["annotations"]["study_01"]["C1"].update(rating=7), "rating must be a number 1-5"),
+        (lambda d: d["annotations"]["study_03"]["C2"]["finding_errors"]["0"].update(clinical_significance="major"), "clinical_significance"),
+        (lambda d: d.pop("user_id"), "user_id"),
+    ],
+)
+def test_radpref_bad_annotation_files_are_one_line_errors(tmp_path, edit, message):
+    root = _copy_radpref(tmp_path)
+    path = root / "radiologist_annotations" / "user_1.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError, match=message):
+        load_dataset("radpref", root)
+
+
+def test_rexval_layout_counts_and_error_counts():
+    ds = load_dataset("rexval", LAYOUTS / "rexval")
+    # 3 studies x 4 candidate types; full grid of 6 categories x 6 raters x 2 significance levels
+    assert ds.pairs.height == 12 and ds.ratings.height == 12 * 6 * 6 * 2 and ds.ratings["rater"].n_unique() == 6
+    assert ds.pairs.filter(pl.col("pair_id") == "0:bleu")["candidate"][0] == "Large left pneumothorax."
+    assert ds.pairs.filter(pl.col("pair_id") == "0:bleu")["cluster"][0] == "0"
+    sig, lower = _human(ds, "errors_significant")
+    # 0:bleu significant: rater 0 has 2, rater 1 has 1, rater 3 has 1 -> 4 / 6 raters
+    assert lower and sig["0:bleu"] == pytest.approx(4 / 6) and sig["2:s_emb"] == 0.5 and sig["0:radgraph"] == 0
+    total, _ = _human(ds, "errors_total")
+    assert total["0:bleu"] == pytest.approx(5 / 6) and total["1:radgraph"] == pytest.approx(2 / 6)
+    row = human_category_counts(ds.ratings).filter(pl.col("pair_id") == "0:bleu").row(0, named=True)
+    assert row["a"] == 0.5 and row["b"] == pytest.approx(1 / 6)
+
+
+def test_rate_eval_folder_and_file(tmp_path):
+    folder = LAYOUTS / "rate_eval" / "Task2_paragraph_rate"
+    ds = load_dataset("rate_eval", folder)
+    assert ds.pairs.height == 7 and ds.ratings.height == 6 and ds.notes["pairs_without_rating"] == 1
+    ratings, _ = _human(ds, "rating")
+    assert ratings["rate_train:0"] == 4.25 and ratings["rate_test:2"] == 0.0
+    assert ds.pairs.filter(pl.col("reference") == "Moderate pulmonary edema.")["cluster"].n_unique() == 1
+    one = load_dataset("rate_eval", folder / "rate_test.csv")
+    assert one.pairs["pair_id"].to_list() == ["0", "1", "2", "3"] and one.ratings.height == 3
+
+
+def test_radevalx_needs_its_columns_and_unknown_adapters_fail(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("ref,hyp,s,who\nA.,A.,4,r1\nA.,B.,2,r1\n")
+    with pytest.raises(UserError, match="could not be verified"):
+        load_dataset("radevalx", path)
+    rx = load_dataset("radevalx", path, reference_col="ref", candidate_col="hyp", score_col="s", rater_col="who")
+    assert rx.pairs.height == 2 and _human(rx, "rating")[0] == {"0": 4.0, "1": 2.0}
+    with pytest.raises(UserError, match="missing column"):
+        load_dataset("rate_eval", path)
+    with pytest.raises(UserError, match="unknown ratings adapter"):
+        load_dataset("nope", path)
+
+
+def test_readers_that_read_no_rating_fail(tmp_path):
+    (tmp_path / "rate_test.csv").write_text("gt_report,similar_report,Score\nA.,B.,\n")
+    with pytest.raises(UserError, match="no rating was read"):
+        load_dataset("rate_eval", tmp_path)
+    rex = tmp_path / "rex"
+    rex.mkdir()
+    (rex / "50_samples_gt_and_candidates.csv").write_text("study_id,gt_report,bleu\n1,A.,B.\n")
+    (rex / "6_valid_raters_per_rater_error_categories.csv").write_text(
+        "study_number,candidate_type,error_category,rater_index,clinically_significant,num_errors\n5,bleu,1,0,True,1\n"
+    )
+    with pytest.raises(UserError, match="no rating was read"):
+        load_dataset("rexval", rex)
 
 
 def test_run_metaeval_counts_and_paired():
-    ds = load_dataset("rexval", DATA / "rexval")
+    ds = load_dataset("rexval", LAYOUTS / "rexval")
     ids = sorted(ds.pairs["pair_id"])
+    sig = _human(ds, "errors_significant")[0]
     scores = pl.DataFrame(
         {
             "study_id": ids,
-            "good": [0.2, 1.0, 0.3, 0.9],  # 1:bleu, 1:radgraph, 2:bleu, 2:radgraph
-            "bad": [0.9, 0.1, 0.8, 0.2],
-            "green_sig_a": [1, 0, 1, 0],
-            "green_sig_b": [0, 0, 0, 0],
+            "good": [1 - sig[i] for i in ids],
+            "bad": [sig[i] for i in ids],
+            "green_sig_a": [1 if i == "0:bleu" else 0 for i in ids],
+            "green_sig_b": [0] * len(ids),
         }
     )
-    res = run_metaeval(scores, ds.ratings, MetaevalConfig(metrics=["good", "bad"], n_boot=20))
-    k = res.correlations.filter((pl.col("metric") == "good") & (pl.col("method") == "kendall"))["value"][0]
-    assert k > 0.5 and res.info["human_target"] == "errors_significant" and res.info["human_lower_is_better"]
-    assert res.paired["metric_a"][0] == "good"
+    res = run_metaeval(scores, ds.ratings, MetaevalConfig(metrics=["good", "bad"], n_boot=20), ds.pairs)
+    k = res.correlations.filter((pl.col("metric") == "good") & (pl.col("method") == "kendall"))
+    assert k["value"][0] == pytest.approx(1.0) and k["n_clusters"][0] == 3
+    assert res.info["human_target"] == "errors_significant" and res.info["human_lower_is_better"]
+    assert res.info["resampling"] == "cases (3 clusters)" and res.paired["metric_a"][0] == "good"
     prf = {r["category"]: r for r in res.category_prf.iter_rows(named=True)}
-    # category a: judge (1, 0, 1, 0) vs human (1.5, 0, 1, 0) -> TP 2, FN 0.5
-    assert prf["a"]["tp"] == 2 and prf["a"]["fn"] == 0.5 and prf["a"]["precision"] == 1.0
+    # category a: judge 1 on 0:bleu vs the raters' mean 0.5 -> TP 0.5, FP 0.5, FN 0
+    assert (prf["a"]["tp"], prf["a"]["fp"], prf["a"]["fn"]) == (0.5, 0.5, 0.0)
+    # three studies with 4 candidates each: 6 within-study comparisons per study
+    pref = res.preference.filter(pl.col("metric") == "good").row(0, named=True)
+    assert pref["n_cases"] == 3 and pref["n_comparisons"] == 18 and pref["disagree"] == 0 and pref["agreement_untied"] == 1.0
+
+
+def _radpref_prepared(tmp_path):
+    prep = tmp_path / "prep"
+    assert srrg_main(["metaeval-prepare", "--adapter", "radpref", "--data", str(LAYOUTS / "radpref"), "--out-dir", str(prep)]) == 0
+    return prep
+
+
+def test_prepare_writes_pairs_and_counts(tmp_path, capsys):
+    prep = _radpref_prepared(tmp_path)
+    assert "8 pairs in 4 cases, 3 raters, 202 rating rows, 0 pairs without rating" in capsys.readouterr().out
+    info = json.loads((prep / "info.json").read_text())
+    assert (info["n_pairs"], info["n_clusters"], info["n_raters"], info["n_rating_rows"]) == (8, 4, 3, 202)
+    assert info["skipped_cases_per_rater"]["user_3"] == 1
+    pairs = pl.read_parquet(prep / "pairs.parquet")
+    assert pairs.columns == ["pair_id", "reference", "candidate", "cluster", "system", "context"]
 
 
 def test_correlate_cli_end_to_end(tmp_path):
-    prep = tmp_path / "prep"
-    assert srrg_main(["metaeval-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(prep)]) == 0
+    prep = _radpref_prepared(tmp_path)
     refs = pl.read_parquet(prep / "refs.parquet")
-    assert refs.columns == ["study_id", "report"] and refs.height == 4
+    assert refs.columns == ["study_id", "report"] and refs.height == 8
+    rating = _human(load_dataset("radpref", LAYOUTS / "radpref"), "rating")[0]
+    ids = refs["study_id"].to_list()
     scores = refs.select("study_id").with_columns(
-        pl.Series("m1", [0.9, 0.2, 0.3, 1.0]), pl.Series("m2", [0.5, 0.5, 0.4, 0.6]), pl.Series("m3", [0.1, 0.9, 0.8, 0.0])
+        pl.Series("m1", [rating[i] / 5 for i in ids]),
+        pl.Series("m2", [0.5 + 0.01 * k for k in range(8)]),
+        pl.Series("m3", [1 - rating[i] / 5 for i in ids]),
     )
+    scores = pl.concat([scores, pl.DataFrame({"study_id": ["extra"], "m1": [0.5], "m2": [0.5], "m3": [0.5]})])
     scores.write_parquet(tmp_path / "per_report.parquet")
     cfg = json.dumps({"n_boot": 50, "ensembles": {"m1+m2": ["m1", "m2"]}, "test_fraction": 0.5, "caveat": "toy data"})
     out = tmp_path / "out"
-    rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "per_report.parquet"), "--ratings", str(prep / "ratings.parquet"), "--out", str(out), "--config", cfg])
-    assert rc == 0
+    args = ["metaeval-correlate", "--scores", str(tmp_path / "per_report.parquet"), "--ratings", str(prep / "ratings.parquet"),
+            "--out", str(out), "--config", cfg]  # fmt: skip
+    assert srrg_main([*args, "--pairs", str(prep / "pairs.parquet")]) == 2  # "extra" is not a pair of the dataset
+    scores.filter(pl.col("study_id") != "extra").write_parquet(tmp_path / "per_report.parquet")
+    assert srrg_main([*args, "--pairs", str(prep / "pairs.parquet")]) == 0
     gema = (out / "table_gema.md").read_text()
-    assert gema.startswith("toy data") and "| m1 |" in gema and "Kendall τb" in gema
+    assert gema.startswith("toy data") and "| m1 |" in gema and "Kendall τb" in gema and "cases (4 clusters)" in gema
     assert "\\begin{tabular}" in (out / "table_srrg.tex").read_text()
     info = json.loads((out / "info.json").read_text())
-    assert info["human_target"] == "rating" and info["n_with_human"] == 4
-    assert pl.read_csv(out / "table_gema.csv").columns[0] == "metric"
+    assert info["human_target"] == "rating" and info["n_with_human"] == 8 and info["n_without_human"] == 0
+    corr = pl.read_csv(out / "correlations.csv")
+    assert corr.filter(pl.col("metric") == "m1")["value"].to_list() == pytest.approx([1.0, 1.0])
+    assert corr.filter(pl.col("method") == "kendall")["ci_low"].is_finite().all()
+    pref = {r["metric"]: r for r in pl.read_csv(out / "preference_agreement.csv").iter_rows(named=True)}
+    assert pref["m1"]["agree"] == 4 and pref["m3"]["disagree"] == 4 and pref["m1"]["n_cases"] == 4
+    systems = pl.read_csv(out / "system_agreement.csv")
+    human_m1 = systems.filter((pl.col("metric_a") == "human") & (pl.col("metric_b") == "m1"))
+    assert human_m1["kendall"][0] == pytest.approx(1.0) and human_m1["n_systems"][0] == 3
+    assert "| human |" in (out / "system_agreement.md").read_text()
+
+
+def test_correlate_measuring_nothing_exits_2(tmp_path, capsys):
+    prep = _radpref_prepared(tmp_path)
+    capsys.readouterr()
+    ids = pl.read_parquet(prep / "refs.parquet")["study_id"].to_list()
+
+    def correlate(scores: pl.DataFrame, ratings: Path) -> tuple[int, str]:
+        scores.write_parquet(tmp_path / "s.parquet")
+        rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--ratings", str(ratings), "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err  # one line
+        return rc, err
+
+    ratings = prep / "ratings.parquet"
+    rc, err = correlate(pl.DataFrame({"study_id": [f"x{i}" for i in range(8)], "m": [0.1 * i for i in range(8)]}), ratings)
+    assert rc == 2 and "no scored pair has a human score" in err
+    rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]}), ratings)
+    assert rc == 2 and "'m' has no finite value" in err
+    pl.read_parquet(ratings).head(0).write_parquet(tmp_path / "empty.parquet")
+    rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [0.1 * i for i in range(8)]}), tmp_path / "empty.parquet")
+    assert rc == 2 and "empty.parquet: no rating rows" in err
 
 
 def test_correlate_with_proxy_column_and_errors(tmp_path, capsys):

@@ -2,29 +2,22 @@
 
 Long table (RATINGS_SCHEMA), one row per rater judgement:
   pair_id, rater, kind ("rating" | "errors"), category ("" for ratings; a..f for the GREEN/ReXVal
-  error categories; dataset-specific names otherwise), significance ("significant" |
-  "insignificant" | ""), value (float: the rating or the error count).
-Pairs table: pair_id, reference, candidate (the texts every metric scores).
+  error categories; dataset-specific names otherwise), significance (the dataset's own level, e.g.
+  ReXVal "significant" | "insignificant", RadPref "urgent" ... "benign_expected"; "" for ratings),
+  value (float: the rating or the error count).
+Pairs table: pair_id, reference, candidate (the texts every metric scores), plus where the layout
+has them: cluster (the case / study the pair belongs to; the bootstrap resamples clusters),
+system (the generator of the candidate) and context (patient context as JSON).
 
-Layouts (the datasets are credentialed or not redistributable; tests use invented fixtures):
-- ReXVal (PhysioNet): `50_samples_gt_and_candidates.csv` (study_number, gt_report and one column
-  per candidate type) and `6_valid_raters_per_rater_error_categories.csv` (study_number,
-  candidate_type, error_category 1-6, rater_index, clinically_significant, num_errors).
-  Assumption: the reference column is `gt_report` and every other text column is a candidate.
-- RadPref (CRIMSON): `preference_data.json` (per case ground_truth_report, C1_report, C2_report;
-  a list, or an object keyed by case id) and `radiologist_annotations/user_{1,2,3}.json` (per case
-  id, per candidate C1/C2: `rating` 1-5, `finding_errors` (items with `clinical_significance`),
-  `missing_findings`). Assumption: annotation files are objects keyed by the same case ids, or
-  lists in the order of preference_data.json; an item without `clinical_significance` is significant.
-- RaTE-Eval (paragraph task) and RadEvalX: CSV with one row per rated pair. Column names were not
-  verifiable offline, so they are options (defaults: RaTE-Eval gt_report / pred_report / score;
-  RadEvalX reference / candidate / score with optional rater); check them against your copy.
+Where each layout was read is in each reader's docstring and in docs/metaeval.md. Every reader
+fails with a UserError naming the file when it reads no rating at all (nothing measured is an
+error), and counts what it skipped in `notes` (written to info.json by `srrg metaeval-prepare`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -42,22 +35,33 @@ RATINGS_SCHEMA = {
     "value": pl.Float64,
 }
 PAIRS_SCHEMA = {"pair_id": pl.String, "reference": pl.String, "candidate": pl.String}
+PAIR_INFO_SCHEMA = {**PAIRS_SCHEMA, "cluster": pl.String, "system": pl.String, "context": pl.String}
 RATING, ERRORS = "rating", "errors"
 SIG, INSIG = "significant", "insignificant"
-# human target -> (filter on kind/significance, lower_is_better)
-TARGETS = {
+# RadPref's clinical significance levels (docs/metaeval.md) and its attribute-error levels
+RADPREF_LEVELS = ("urgent", "actionable_not_urgent", "not_actionable_not_urgent", "benign_expected")
+ATTRIBUTE_LEVELS = ("significant", "negligible")
+# which levels count as clinically significant: the two that call for action (docs/metaeval.md)
+SIGNIFICANT = (SIG, "urgent", "actionable_not_urgent")
+INSIGNIFICANT = (INSIG, "not_actionable_not_urgent", "benign_expected", "negligible")
+# human target -> (kind, significance levels counted or None for all, lower_is_better)
+TARGETS: dict[str, tuple[str, tuple[str, ...] | None, bool]] = {
     "rating": (RATING, None, False),
     "errors_total": (ERRORS, None, True),
-    "errors_significant": (ERRORS, SIG, True),
-    "errors_insignificant": (ERRORS, INSIG, True),
+    "errors_significant": (ERRORS, SIGNIFICANT, True),
+    "errors_insignificant": (ERRORS, INSIGNIFICANT, True),
 }
 
 
 @dataclass(frozen=True)
 class RatingsDataset:
+    """pairs: PAIRS_SCHEMA columns (PAIR_INFO_SCHEMA where the layout has them); ratings: long
+    table; notes: what the reader counted on the way (skipped cases, unrated pairs, ...)."""
+
     name: str
     pairs: pl.DataFrame
     ratings: pl.DataFrame
+    notes: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _frame(rows: list[dict[str, Any]], schema: Mapping[str, Any]) -> pl.DataFrame:
@@ -70,123 +74,263 @@ def _require(df: pl.DataFrame, columns: list[str], source: Path) -> None:
         raise UserError(f"{source}: missing column(s) {missing}; found {df.columns} (set the adapter's column options)")
 
 
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in {"true", "1", "yes", "y", "t", "significant"}
+def _read_csv(path: Path) -> pl.DataFrame:
+    if not path.is_file():
+        raise UserError(f"{path}: no such file (the published layout has it; see docs/metaeval.md)")
+    return pl.read_csv(path, infer_schema_length=None)
 
 
-def read_rexval(root: str | Path, id_col: str = "study_number", reference_col: str = "gt_report") -> RatingsDataset:
-    """ReXVal: 50 studies x candidate types, per-rater error counts by category and significance."""
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise UserError(f"{path}: no such file (the published layout has it; see docs/metaeval.md)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise UserError(f"{path}: not valid JSON ({err})") from None
+
+
+def _bool(value: Any, where: str) -> bool:
+    text = str(value).strip().lower()
+    if text in {"true", "1"}:
+        return True
+    if text in {"false", "0"}:
+        return False
+    raise UserError(f"{where}: clinically_significant must be True or False, got {value!r}")
+
+
+def _rows_or_fail(ratings: list[dict[str, Any]], source: Path) -> None:
+    if not ratings:
+        raise UserError(f"{source}: no rating was read (empty file or no row matches a rated pair); nothing to measure")
+
+
+def error_row(pair_id: str, rater: str, category: str, significance: str, count: float) -> dict[str, Any]:
+    return {"pair_id": pair_id, "rater": rater, "kind": ERRORS, "category": category, "significance": significance, "value": count}
+
+
+def rating_row(pair_id: str, rater: str, value: float) -> dict[str, Any]:
+    return {"pair_id": pair_id, "rater": rater, "kind": RATING, "category": "", "significance": "", "value": value}
+
+
+def read_rexval(root: str | Path, candidates: list[str] | None = None) -> RatingsDataset:
+    """ReXVal (PhysioNet rexval-dataset 1.0.0): 50 studies x 4 candidate types, six radiologists'
+    error counts per category (1-6 = GREEN a..f) and clinical significance.
+
+    Layout read in Stanford-AIMI/GREEN (inference/utils.py flatten_df_test_set and
+    inference/run_compare_to_rexval.py; inference/total_mean_error_radiologist_categories.csv shows
+    the per-rater grid): `50_samples_gt_and_candidates.csv` has study_id (a MIMIC id), gt_report
+    and one column per candidate type (radgraph, bertscore, s_emb, bleu);
+    `6_valid_raters_per_rater_error_categories.csv` has study_number (the 0-based row of the study
+    in the first file), candidate_type, error_category (1-6), rater_index (0-5),
+    clinically_significant (True/False), num_errors, with a row for every zero count too.
+    candidates: candidate columns (default: every column but study_id and gt_report)."""
     root = Path(root)
     reports_path = root / "50_samples_gt_and_candidates.csv"
     errors_path = root / "6_valid_raters_per_rater_error_categories.csv"
-    reports = pl.read_csv(reports_path, infer_schema_length=None)
-    _require(reports, [id_col, reference_col], reports_path)
-    candidates = [c for c in reports.columns if c not in {id_col, reference_col} and reports[c].dtype == pl.String]
+    reports = _read_csv(reports_path)
+    _require(reports, ["gt_report"], reports_path)
+    names = candidates or [c for c in reports.columns if c not in {"study_id", "gt_report"}]
+    _require(reports, names, reports_path)
     pairs = [
-        {"pair_id": f"{row[id_col]}:{cand}", "reference": row[reference_col], "candidate": row[cand]}
-        for row in reports.iter_rows(named=True)
-        for cand in candidates
-    ]
-    errors = pl.read_csv(errors_path, infer_schema_length=None)
+        {"pair_id": f"{n}:{cand}", "reference": row["gt_report"], "candidate": row[cand], "cluster": str(n), "system": cand,
+         "context": json.dumps({"study_id": str(row.get("study_id", ""))})}
+        for n, row in enumerate(reports.iter_rows(named=True))
+        for cand in names
+    ]  # fmt: skip
+    known = {p["pair_id"] for p in pairs}
+    errors = _read_csv(errors_path)
     cols = ["study_number", "candidate_type", "error_category", "rater_index", "clinically_significant", "num_errors"]
     _require(errors, cols, errors_path)
-    ratings = []
-    for row in errors.iter_rows(named=True):
+    ratings, unmatched = [], 0
+    for i, row in enumerate(errors.iter_rows(named=True)):
+        where = f"{errors_path} row {i + 2}"
+        pid = f"{row['study_number']}:{row['candidate_type']}"
+        if pid not in known:
+            unmatched += 1
+            continue
         index = int(row["error_category"]) - 1
         if not 0 <= index < len(CATEGORIES):
-            raise UserError(f"{errors_path}: error_category must be 1-6, got {row['error_category']!r}")
-        ratings.append(
-            {
-                "pair_id": f"{row['study_number']}:{row['candidate_type']}",
-                "rater": str(row["rater_index"]),
-                "kind": ERRORS,
-                "category": CATEGORIES[index],
-                "significance": SIG if _truthy(row["clinically_significant"]) else INSIG,
-                "value": float(row["num_errors"]),
-            }
-        )
-    return RatingsDataset("rexval", _frame(pairs, PAIRS_SCHEMA), _frame(ratings, RATINGS_SCHEMA))
+            raise UserError(f"{where}: error_category must be 1-6, got {row['error_category']!r}")
+        significance = SIG if _bool(row["clinically_significant"], where) else INSIG
+        ratings.append(error_row(pid, str(row["rater_index"]), CATEGORIES[index], significance, float(row["num_errors"])))
+    _rows_or_fail(ratings, errors_path)
+    notes = {"rows_without_pair": unmatched}
+    return RatingsDataset("rexval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
 
 
-def _cases(obj: Any) -> list[tuple[str, Any]]:
-    """(case id, case) from a list (ids from an id field or the position) or an id-keyed object."""
-    if isinstance(obj, Mapping):
-        return [(str(k), v) for k, v in obj.items()]
-    if isinstance(obj, list):
-        return [(str(c.get("id", c.get("case_id", i))) if isinstance(c, Mapping) else str(i), c) for i, c in enumerate(obj)]
-    raise UserError(f"expected a JSON list or object of cases, got {type(obj).__name__}")
+RADPREF_CONTEXT = ("PatientAge", "PatientSex", "Indication", "Comparison", "StudyDescription")
+RADPREF_CANDIDATES = ("C1", "C2")
 
 
-def _significance(item: Any) -> str:
-    if isinstance(item, Mapping) and "clinical_significance" in item:
-        text = str(item["clinical_significance"]).strip().lower()
-        return INSIG if text.startswith(("insig", "not", "non", "minor", "false", "no")) else SIG
-    return SIG
+def _radpref_level(item: Any, levels: tuple[str, ...], where: str) -> str:
+    value = item.get("clinical_significance") if isinstance(item, Mapping) else None
+    if value not in levels:
+        raise UserError(f"{where}: clinical_significance must be one of {list(levels)}, got {value!r}")
+    return str(value)
 
 
-def read_radpref(root: str | Path, raters: tuple[str, ...] = ("user_1", "user_2", "user_3")) -> RatingsDataset:
-    """RadPref: per case two candidates, each rated 1-5 by three radiologists, with their errors."""
+def _indexed(obj: Any, where: str) -> list[Any]:
+    """The items of a finding_errors / missing_findings object keyed by the finding's index."""
+    if obj is None:
+        return []
+    if not isinstance(obj, Mapping):
+        raise UserError(f"{where}: expected an object keyed by finding index, got {type(obj).__name__}")
+    for key in obj:
+        if not str(key).isdigit():
+            raise UserError(f"{where}: key {key!r} is not a finding index")
+    return list(obj.values())
+
+
+def radpref_errors(entry: Mapping[str, Any], pid: str, rater: str, where: str) -> list[dict[str, Any]]:
+    """One rater's errors on one candidate: false and missing findings counted per significance
+    level (zero counts included, so every rated candidate has a total), attribute errors counted
+    per attribute and its significant/negligible level."""
+    counts: dict[tuple[str, str], float] = {(c, lvl): 0.0 for c in ("false_finding", "missing_finding") for lvl in RADPREF_LEVELS}
+    for item in _indexed(entry.get("finding_errors"), f"{where} finding_errors"):
+        kind = item.get("error_type") if isinstance(item, Mapping) else None
+        if kind == "false":
+            key = ("false_finding", _radpref_level(item, RADPREF_LEVELS, f"{where} finding_errors"))
+            counts[key] += 1
+        elif kind == "attribute":
+            attributes = item.get("attributes")
+            if not isinstance(attributes, Mapping) or not attributes:
+                raise UserError(f"{where}: an attribute error needs an attributes object, got {attributes!r}")
+            for attribute, level in attributes.items():
+                if level not in ATTRIBUTE_LEVELS:
+                    raise UserError(f"{where}: attribute {attribute!r} level must be one of {list(ATTRIBUTE_LEVELS)}, got {level!r}")
+                key = (f"attribute_{attribute}", str(level))
+                counts[key] = counts.get(key, 0.0) + 1
+        else:
+            raise UserError(f"{where}: finding error_type must be 'false' or 'attribute', got {kind!r}")
+    for item in _indexed(entry.get("missing_findings"), f"{where} missing_findings"):
+        counts[("missing_finding", _radpref_level(item, RADPREF_LEVELS, f"{where} missing_findings"))] += 1
+    return [error_row(pid, rater, c, lvl, n) for (c, lvl), n in counts.items()]
+
+
+def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDataset:
+    """RadPref (CRIMSON repository, MIT): per case two candidates (C1, C2) rated 1-5 by three
+    radiologists, with per-finding errors and their clinical significance.
+
+    Layout: rajpurkarlab/CRIMSON README.md names `RadPref/preference_data.json` and
+    `RadPref/radiologist_annotations/`; the nesting (below) is the one of the published files as
+    reproduced field by field in the project's synthetic layout sample (docs/metaeval.md).
+    - preference_data.json: a list of cases with id, ground_truth_report, C1_report, C2_report,
+      C1_source/C2_source (the generator, kept as `system`), patient context PatientAge, PatientSex,
+      Indication, Comparison, StudyDescription (kept as `context`), and findings lists.
+    - radiologist_annotations/<rater>.json: {"user_id": ..., "annotations": {case id: {C1: ..., C2:
+      ...}}}; per candidate `rating` (1-5), `finding_errors` and `missing_findings` as objects keyed
+      by finding index; a finding error is error_type "false" (with clinical_significance) or
+      "attribute" (attributes: name -> significant | negligible). A rater may skip a case.
+    raters: annotation file stems to read (default: every .json in radiologist_annotations/)."""
     root = Path(root)
-    cases = _cases(json.loads((root / "preference_data.json").read_text(encoding="utf-8")))
-    pairs, ratings = [], []
-    for case_id, case in cases:
-        for cand in ("C1", "C2"):
-            pairs.append({"pair_id": f"{case_id}:{cand}", "reference": case.get("ground_truth_report"), "candidate": case.get(f"{cand}_report")})
-    order = [case_id for case_id, _ in cases]
-    for rater in raters:
-        path = root / "radiologist_annotations" / f"{rater}.json"
-        annotations = json.loads(path.read_text(encoding="utf-8"))
-        by_id = dict(_cases(annotations)) if isinstance(annotations, Mapping) else dict(zip(order, annotations))
-        for case_id, ann in by_id.items():
-            for cand in ("C1", "C2"):
+    data_path = root / "preference_data.json"
+    cases = _read_json(data_path)
+    if not isinstance(cases, list) or not all(isinstance(c, Mapping) and "id" in c for c in cases):
+        raise UserError(f"{data_path}: expected a JSON list of cases with an 'id' each")
+    pairs = []
+    for case in cases:
+        context = json.dumps({k: case[k] for k in RADPREF_CONTEXT if k in case})
+        for cand in RADPREF_CANDIDATES:
+            pairs.append({"pair_id": f"{case['id']}:{cand}", "reference": case.get("ground_truth_report"),
+                          "candidate": case.get(f"{cand}_report"), "cluster": str(case["id"]),
+                          "system": str(case.get(f"{cand}_source", "")), "context": context})  # fmt: skip
+    ids = [str(c["id"]) for c in cases]
+    folder = root / "radiologist_annotations"
+    paths = [folder / f"{r}.json" for r in raters] if raters else sorted(folder.glob("*.json"))
+    if not paths:
+        raise UserError(f"{folder}: no rater file (<rater>.json); the published layout has user_1.json ... user_3.json")
+    ratings: list[dict[str, Any]] = []
+    skipped: dict[str, int] = {}
+    for path in paths:
+        doc = _read_json(path)
+        if not isinstance(doc, Mapping) or not isinstance(doc.get("annotations"), Mapping) or "user_id" not in doc:
+            raise UserError(f"{path}: expected {{\"user_id\": ..., \"annotations\": {{case id: ...}}}}")
+        rater, annotations = str(doc["user_id"]), doc["annotations"]
+        unknown = [k for k in annotations if str(k) not in ids]
+        if unknown:
+            raise UserError(f"{path}: case id(s) {unknown[:5]} are not in {data_path.name}")
+        if not annotations:
+            raise UserError(f"{path}: rater {rater!r} annotated no case of {data_path.name}; nothing to measure")
+        skipped[rater] = len(ids) - len(annotations)
+        for case_id, ann in annotations.items():
+            for cand in RADPREF_CANDIDATES:
                 entry = ann.get(cand) if isinstance(ann, Mapping) else None
                 if not isinstance(entry, Mapping):
-                    continue
-                pid = f"{case_id}:{cand}"
-                if entry.get("rating") is not None:
-                    ratings.append({"pair_id": pid, "rater": rater, "kind": RATING, "category": "", "significance": "", "value": float(entry["rating"])})
-                for category, key in (("finding_errors", "finding_errors"), ("missing_findings", "missing_findings")):
-                    items = entry.get(key) or []
-                    for significance in (SIG, INSIG):
-                        n = sum(1 for item in items if _significance(item) == significance)
-                        ratings.append({"pair_id": pid, "rater": rater, "kind": ERRORS, "category": category, "significance": significance, "value": float(n)})
-    return RatingsDataset("radpref", _frame(pairs, PAIRS_SCHEMA), _frame(ratings, RATINGS_SCHEMA))
+                    raise UserError(f"{path}: case {case_id!r} has no {cand} annotation object")
+                pid, where = f"{case_id}:{cand}", f"{path} case {case_id} {cand}"
+                rating = entry.get("rating")
+                if not isinstance(rating, (int, float)) or not 1 <= rating <= 5:
+                    raise UserError(f"{where}: rating must be a number 1-5, got {rating!r}")
+                ratings.append(rating_row(pid, rater, float(rating)))
+                ratings.extend(radpref_errors(entry, pid, rater, where))
+    rated = {r["pair_id"] for r in ratings}
+    notes = {"skipped_cases_per_rater": skipped, "pairs_without_rating": sum(p["pair_id"] not in rated for p in pairs)}
+    return RatingsDataset("radpref", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
 
 
 def read_scored_csv(
-    path: str | Path,
-    name: str,
-    reference_col: str,
-    candidate_col: str,
-    score_col: str,
-    id_col: str | None = None,
-    rater_col: str | None = None,
+    path: Path, name: str, reference_col: str, candidate_col: str, score_col: str, rater_col: str | None = None, prefix: str = ""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """(pairs, ratings, rows without a score) of a CSV with one rated pair per row; pair ids are
+    `<prefix><row>`, clusters the reference text (candidates judged against one report)."""
+    df = _read_csv(path)
+    _require(df, [c for c in (reference_col, candidate_col, score_col, rater_col) if c], path)
+    pairs, ratings, unscored = [], [], 0
+    for i, row in enumerate(df.iter_rows(named=True)):
+        pid = f"{prefix}{i}"
+        ref = row[reference_col] or ""
+        pairs.append({"pair_id": pid, "reference": ref, "candidate": row[candidate_col] or "", "cluster": ref, "system": "", "context": "{}"})
+        if row[score_col] is None:
+            unscored += 1
+            continue
+        try:
+            value = float(row[score_col])
+        except (TypeError, ValueError):
+            raise UserError(f"{path} row {i + 2}: {score_col} is not a number: {row[score_col]!r}") from None
+        ratings.append(rating_row(pid, str(row[rater_col]) if rater_col else name, value))
+    return pairs, ratings, unscored
+
+
+def read_rate_eval(
+    path: str | Path, reference_col: str = "gt_report", candidate_col: str = "similar_report", score_col: str = "Score"
 ) -> RatingsDataset:
-    """One row per rated pair (and rater); pairs without an id column are numbered by first row."""
+    """RaTE-Eval paragraph-level human rating (Hugging Face Angelakeke/RaTE-Eval, CC-BY-4.0):
+    `Task2_paragraph_rate/rate_train.csv` and `rate_test.csv`, one row per (gt_report,
+    similar_report) pair with the radiologists' `Score` (0-4.5 in 0.25 steps; the released value is
+    already aggregated, so there is one rater).
+
+    Layout: the dataset's file tree on Hugging Face (Task2_paragraph_rate/rate_{train,test}.csv)
+    and a public correlation script that reads rate_test.csv's gt_report / similar_report / Score
+    columns (found by content search; its repository is not named in the index, docs/metaeval.md).
+    path: one of the CSVs, or the Task2_paragraph_rate folder (every rate_*.csv in it, pair ids
+    `<file stem>:<row>`)."""
     path = Path(path)
-    df = pl.read_csv(path, infer_schema_length=None)
-    _require(df, [c for c in (reference_col, candidate_col, score_col, id_col, rater_col) if c], path)
-    pair_ids: dict[tuple[str, str], str] = {}
-    pairs: dict[str, dict[str, Any]] = {}
-    ratings = []
-    for row in df.iter_rows(named=True):
-        key = (row[reference_col] or "", row[candidate_col] or "")
-        pid = str(row[id_col]) if id_col else pair_ids.setdefault(key, str(len(pair_ids)))
-        pairs.setdefault(pid, {"pair_id": pid, "reference": key[0], "candidate": key[1]})
-        if row[score_col] is not None:
-            rater = str(row[rater_col]) if rater_col else "0"
-            ratings.append({"pair_id": pid, "rater": rater, "kind": RATING, "category": "", "significance": "", "value": float(row[score_col])})
-    return RatingsDataset(name, _frame(list(pairs.values()), PAIRS_SCHEMA), _frame(ratings, RATINGS_SCHEMA))
-
-
-def read_rate_eval(path: str | Path, reference_col: str = "gt_report", candidate_col: str = "pred_report", score_col: str = "score", id_col: str | None = None) -> RatingsDataset:
-    return read_scored_csv(path, "rate_eval", reference_col, candidate_col, score_col, id_col)
+    files = sorted(path.glob("rate_*.csv")) if path.is_dir() else [path]
+    if not files:
+        raise UserError(f"{path}: no rate_*.csv (the published Task2_paragraph_rate folder has rate_train.csv, rate_test.csv)")
+    pairs, ratings, unscored = [], [], 0
+    for f in files:
+        prefix = f"{f.stem}:" if path.is_dir() else ""
+        p, r, u = read_scored_csv(f, "rate_eval", reference_col, candidate_col, score_col, prefix=prefix)
+        pairs, ratings, unscored = pairs + p, ratings + r, unscored + u
+    _rows_or_fail(ratings, path)
+    return RatingsDataset("rate_eval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), {"pairs_without_rating": unscored})
 
 
 def read_radevalx(
-    path: str | Path, reference_col: str = "reference", candidate_col: str = "candidate", score_col: str = "score", id_col: str | None = None, rater_col: str | None = None
+    path: str | Path,
+    reference_col: str | None = None,
+    candidate_col: str | None = None,
+    score_col: str | None = None,
+    rater_col: str | None = None,
 ) -> RatingsDataset:
-    return read_scored_csv(path, "radevalx", reference_col, candidate_col, score_col, id_col, rater_col)
+    """RadEvalX: a CSV with one rated pair per row. Its published layout was not found in public
+    code (docs/metaeval.md), so the column names are required options, not defaults."""
+    if not (reference_col and candidate_col and score_col):
+        raise UserError("radevalx: its published columns could not be verified; pass options reference_col, candidate_col, score_col")
+    path = Path(path)
+    pairs, ratings, unscored = read_scored_csv(path, "radevalx", reference_col, candidate_col, score_col, rater_col)
+    _rows_or_fail(ratings, path)
+    return RatingsDataset("radevalx", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), {"pairs_without_rating": unscored})
 
 
 ADAPTERS: dict[str, Callable[..., RatingsDataset]] = {
@@ -198,30 +342,40 @@ ADAPTERS: dict[str, Callable[..., RatingsDataset]] = {
 
 
 def load_dataset(adapter: str, path: str | Path, **options: Any) -> RatingsDataset:
-    """Read a ratings dataset with the named adapter (options are that adapter's column names)."""
+    """Read a ratings dataset with the named adapter (options are that adapter's keyword options)."""
     if adapter not in ADAPTERS:
         raise UserError(f"unknown ratings adapter {adapter!r}; available: {sorted(ADAPTERS)}")
-    return ADAPTERS[adapter](path, **options)
+    try:
+        return ADAPTERS[adapter](path, **options)
+    except TypeError as err:
+        raise UserError(f"{adapter} options: {err}") from None
 
 
 def human_scores(ratings: pl.DataFrame, target: str) -> tuple[pl.DataFrame, bool]:
     """(pair_id, human) averaged over raters, and whether lower is better. Error targets sum a
-    rater's counts over categories first, so each rater gives one total per pair."""
+    rater's counts of the counted significance levels over categories first (the other levels
+    count 0), so every rater who judged a pair gives one total, zero included."""
     if target not in TARGETS:
         raise UserError(f"unknown human target {target!r}; use one of {sorted(TARGETS)}")
-    kind, significance, lower = TARGETS[target]
+    kind, levels, lower = TARGETS[target]
     rows = ratings.filter(pl.col("kind") == kind)
-    if significance:
-        rows = rows.filter(pl.col("significance") == significance)
+    if levels is not None:
+        rows = rows.with_columns(pl.when(pl.col("significance").is_in(list(levels))).then(pl.col("value")).otherwise(0.0))
     per_rater = rows.group_by("pair_id", "rater").agg(pl.col("value").sum())
     return per_rater.group_by("pair_id").agg(pl.col("value").mean().alias("human")).sort("pair_id"), lower
 
 
-def human_category_counts(ratings: pl.DataFrame, significance: str = SIG) -> pl.DataFrame:
-    """pair_id and one column per error category: the count averaged over raters."""
-    rows = ratings.filter((pl.col("kind") == ERRORS) & (pl.col("significance") == significance))
+def human_category_counts(ratings: pl.DataFrame, levels: tuple[str, ...] = SIGNIFICANT) -> pl.DataFrame:
+    """pair_id and one column per error category: the count at the given levels averaged over raters."""
+    rows = ratings.filter((pl.col("kind") == ERRORS) & pl.col("significance").is_in(list(levels)))
     if rows.is_empty():
         return pl.DataFrame(schema={"pair_id": pl.String})
     per_rater = rows.group_by("pair_id", "rater", "category").agg(pl.col("value").sum())
     wide = per_rater.group_by("pair_id", "category").agg(pl.col("value").mean()).pivot(on="category", index="pair_id", values="value")
     return wide.fill_null(0.0).sort("pair_id")
+
+
+def pair_clusters(pairs: pl.DataFrame) -> dict[str, str]:
+    """pair_id -> cluster id (the pair itself when the layout has no cluster)."""
+    clusters = pairs["cluster"] if "cluster" in pairs.columns else pairs["pair_id"]
+    return {p: (c if c is not None else p) for p, c in zip(pairs["pair_id"], clusters)}

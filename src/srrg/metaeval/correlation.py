@@ -1,5 +1,9 @@
 """Rank correlations of a metric with human scores, with seeded bootstrap confidence intervals.
 
+Resampling unit: pairs by default; with cluster ids (the case of a RadPref pair, the study of a
+ReXVal pair) whole clusters are drawn with replacement and bring all their pairs, because the
+candidates of one case share its reference and are not independent (docs/metaeval.md).
+
 Sign convention: both sides are oriented "higher is better" before correlating, so a metric that
 agrees with humans correlates positively even when the human signal is an error count (the
 caller negates lower-is-better series; see `orient`). Pairs with a missing value on either side
@@ -16,11 +20,13 @@ import numpy as np
 from scipy import stats
 
 METHODS = ("kendall", "spearman")
+Clusters = Sequence[str] | np.ndarray | None
 
 
 @dataclass(frozen=True)
 class Correlation:
-    """One metric vs the human score: coefficient, p-value, bootstrap 95% CI, pairs used/dropped."""
+    """One metric vs the human score: coefficient, p-value, bootstrap 95% CI, pairs used/dropped,
+    and the clusters resampled (0: pairs were resampled)."""
 
     method: str
     value: float
@@ -29,6 +35,7 @@ class Correlation:
     ci_high: float
     n: int
     n_dropped: int
+    n_clusters: int = 0
 
 
 def orient(values: Sequence[float], lower_is_better: bool) -> np.ndarray:
@@ -65,8 +72,30 @@ def bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
-def _bootstrap(stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int) -> np.ndarray:
-    return np.array([stat(idx) for idx in bootstrap_indices(n, n_boot, seed)])
+def cluster_bootstrap_indices(clusters: Sequence[str] | np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
+    """n_boot resamples that draw as many clusters as there are, with replacement, each bringing
+    all its pair indices (clusters numbered in sorted order; reproducible from the seed)."""
+    _, inverse = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+    members = [np.flatnonzero(inverse == k) for k in range(int(inverse.max()) + 1)] if len(inverse) else []
+    draws = np.random.default_rng(seed).integers(0, len(members), size=(n_boot, len(members)))
+    return [np.concatenate([members[k] for k in row]) for row in draws]
+
+
+def resample_indices(n: int, n_boot: int, seed: int, clusters: Clusters = None) -> list[np.ndarray] | np.ndarray:
+    """Pair resamples, or cluster resamples when cluster ids (one per pair) are given."""
+    if clusters is None:
+        return bootstrap_indices(n, n_boot, seed)
+    if len(clusters) != n:
+        raise ValueError(f"{len(clusters)} cluster ids for {n} pairs")
+    return cluster_bootstrap_indices(clusters, n_boot, seed)
+
+
+def _bootstrap(stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int, clusters: Clusters = None) -> np.ndarray:
+    return np.array([stat(idx) for idx in resample_indices(n, n_boot, seed, clusters)])
+
+
+def _kept(clusters: Clusters, keep: np.ndarray) -> np.ndarray | None:
+    return None if clusters is None else np.asarray(clusters, dtype=str)[keep]
 
 
 def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
@@ -89,17 +118,25 @@ def bootstrap_p(differences: np.ndarray) -> float:
 
 
 def correlate(
-    metric: Sequence[float], human: Sequence[float], method: str, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    metric: Sequence[float],
+    human: Sequence[float],
+    method: str,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    clusters: Clusters = None,
 ) -> Correlation:
-    """Coefficient with p-value and a percentile bootstrap CI over resampled pairs (seeded)."""
+    """Coefficient with p-value and a percentile bootstrap CI over resampled pairs, or over
+    resampled clusters when cluster ids are given (seeded)."""
     x, y, dropped = complete_pairs(metric, human)
+    kept = _kept(clusters, np.isfinite(np.asarray(metric, dtype=float)) & np.isfinite(np.asarray(human, dtype=float)))
     value, p = coefficient(method, x, y)
     if n_boot > 0 and len(x) >= 3:
-        samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed)
+        samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed, kept)
         low, high = percentile_ci(samples, level)
     else:
         low, high = math.nan, math.nan
-    return Correlation(method, value, p, low, high, len(x), dropped)
+    return Correlation(method, value, p, low, high, len(x), dropped, 0 if kept is None else len(set(kept)))
 
 
 @dataclass(frozen=True)
@@ -126,13 +163,17 @@ def paired_test(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    clusters: Clusters = None,
 ) -> PairedTest:
-    """Paired bootstrap: both metrics are correlated on the same resampled pairs each round."""
+    """Paired bootstrap: both metrics are correlated on the same resampled pairs (or clusters)
+    each round."""
     xa, xb, y = (np.asarray(v, dtype=float) for v in (a, b, human))
     keep = np.isfinite(xa) & np.isfinite(xb) & np.isfinite(y)
-    xa, xb, y = xa[keep], xb[keep], y[keep]
+    xa, xb, y, kept = xa[keep], xb[keep], y[keep], _kept(clusters, keep)
     diff = coefficient(method, xa, y)[0] - coefficient(method, xb, y)[0]
     if len(y) < 3 or n_boot <= 0:
         return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y))
-    samples = _bootstrap(lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed)
+    samples = _bootstrap(
+        lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed, kept
+    )
     return PairedTest(method, *names, diff, *percentile_ci(samples, level), bootstrap_p(samples), len(y))

@@ -3,23 +3,44 @@ refs/hyps tables that `srrg score` reads (commands: srrg metaeval-prepare, srrg 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
 
 from srrg.errors import UserError
-from srrg.io import read_table, write_parquet
-from srrg.metaeval.adapters import load_dataset
+from srrg.io import read_table, write_parquet, write_text
+from srrg.metaeval.adapters import PAIR_INFO_SCHEMA, load_dataset
 from srrg.metaeval.run import ID
 
 
 def prepare_from_dataset(adapter: str, data: str, options: dict, out_dir: Path) -> str:
+    """refs/hyps for `srrg score`, ratings.parquet, pairs.parquet (clusters, systems, context) and
+    info.json (pair, rater and rating counts, and what the reader skipped)."""
     ds = load_dataset(adapter, data, **options)
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
+    for column, dtype in PAIR_INFO_SCHEMA.items():
+        if column not in pairs.columns:
+            pairs = pairs.with_columns((pl.col("pair_id") if column == "cluster" else pl.lit("")).cast(dtype).alias(column))
     write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out_dir / "refs.parquet")
     write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out_dir / "hyps.parquet")
+    write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)), out_dir / "pairs.parquet")
     write_parquet(ds.ratings, out_dir / "ratings.parquet")
-    return f"{ds.name}: {pairs.height} pairs, {ds.ratings.height} rating rows"
+    rated = set(ds.ratings["pair_id"])
+    info = {
+        "dataset": ds.name,
+        "n_pairs": pairs.height,
+        "n_clusters": pairs["cluster"].n_unique(),
+        "n_raters": ds.ratings["rater"].n_unique(),
+        "n_rating_rows": ds.ratings.height,
+        "n_pairs_without_rating": sum(p not in rated for p in pairs["pair_id"]),
+        **{k: v for k, v in ds.notes.items() if k != "pairs_without_rating"},
+    }
+    write_text(out_dir / "info.json", json.dumps(info, indent=2) + "\n")
+    return (
+        f"{ds.name}: {info['n_pairs']} pairs in {info['n_clusters']} cases, {info['n_raters']} raters, "
+        f"{info['n_rating_rows']} rating rows, {info['n_pairs_without_rating']} pairs without rating"
+    )
 
 
 def prepare_from_predictions(path: str, limit: int, ref_col: str, hyp_col: str, out_dir: Path) -> str:

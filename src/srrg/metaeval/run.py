@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
@@ -15,10 +15,12 @@ from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.metaeval import tables
-from srrg.metaeval.adapters import SIG, human_category_counts, human_scores
+from srrg.metaeval.adapters import human_category_counts, human_scores, pair_clusters
 from srrg.metaeval.correlation import METHODS, Correlation, correlate, orient, paired_test
 from srrg.metaeval.counts import category_prf
 from srrg.metaeval.ensembles import evaluate_ensemble, split_mask
+from srrg.metaeval.preference import preference_agreement
+from srrg.metaeval.systems import agreement_markdown, ranking_agreement, system_means
 from srrg.metrics.judge_common import CATEGORIES
 
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
@@ -37,8 +39,9 @@ class MetaevalConfig:
       (auto: rating when the dataset has ratings, else errors_significant);
     human_column: take the human score from this score column instead (LLM proxy, S-RRG Table 3);
     lower_is_better: score columns where lower is better (negated before correlating);
-    n_boot, seed, ci_level: bootstrap settings; paired_reference: metric every other metric is
-      tested against (None: the metric with the highest Kendall tau);
+    n_boot, seed, ci_level: bootstrap settings; resample: cluster (whole cases, the cluster ids
+      of the pairs table; pairs when there is none) or pair; paired_reference: metric every other
+      metric is tested against (None: the metric with the highest Kendall tau);
     count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
     ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
     caveat: a sentence printed above every table (e.g. that the judge is a 135M model)."""
@@ -50,6 +53,7 @@ class MetaevalConfig:
     n_boot: int = 1000
     seed: int = 0
     ci_level: float = 0.95
+    resample: Literal["cluster", "pair"] = "cluster"
     paired_reference: str | None = None
     count_judges: Sequence[str] = ("green", "vert")
     ensembles: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -69,6 +73,8 @@ class MetaevalResult:
     category_prf: pl.DataFrame
     ensembles: pl.DataFrame
     info: dict[str, Any]
+    preference: pl.DataFrame = field(default_factory=pl.DataFrame)
+    systems: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def resolve_human(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> tuple[pl.DataFrame, str, bool]:
@@ -97,15 +103,70 @@ def metric_columns(scores: pl.DataFrame, cfg: MetaevalConfig, exclude: Sequence[
     return headline or numeric
 
 
-def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> MetaevalResult:
-    """Everything of docs/judges.md for one dataset; every scored pair is accounted for in `info`."""
+def measured_metrics(joined: pl.DataFrame, metrics: Sequence[str]) -> None:
+    """Nothing measured is an error: some scored pair must have a human score, and every metric
+    column a finite value on a rated pair."""
+    rated = joined.filter(pl.col("human").is_not_null())
+    if rated.is_empty():
+        raise UserError(
+            f"no scored pair has a human score: none of the {joined.height} {ID}s of the scores is a rated pair_id "
+            "(wrong ratings file, or ratings without a value)"
+        )
+    for m in metrics:
+        if not rated[m].cast(pl.Float64).fill_null(math.nan).is_finite().any():
+            raise UserError(f"metric column {m!r} has no finite value on the {rated.height} rated pairs (failed or unscored metric)")
+
+
+def cluster_ids(ids: Sequence[str], pairs: pl.DataFrame | None) -> list[str] | None:
+    """The cluster of every scored pair from the pairs table of `srrg metaeval-prepare`."""
+    if pairs is None:
+        return None
+    mapping = pair_clusters(pairs)
+    missing = [i for i in ids if i not in mapping]
+    if missing:
+        raise UserError(f"{len(missing)} scored pair(s) (e.g. {missing[0]!r}) are not in the pairs table; pass the pairs.parquet of the same dataset")
+    return [mapping[i] for i in ids]
+
+
+def preference_frame(xs: Mapping[str, Any], y: Any, clusters: Sequence[str] | None) -> pl.DataFrame:
+    """Within-case preference agreement of every metric (empty when no case has two rated pairs)."""
+    if clusters is None:
+        return pl.DataFrame()
+    rows = [{"metric": m, **asdict(preference_agreement(x, y, clusters))} for m, x in xs.items()]
+    return pl.DataFrame(rows) if rows and rows[0]["n_cases"] else pl.DataFrame()
+
+
+def systems_frame(xs: Mapping[str, Any], y: Any, ids: Sequence[str], pairs: pl.DataFrame | None) -> pl.DataFrame:
+    """Kendall tau between the system rankings of the human score and of every metric (per-system
+    means of the oriented values over the rated pairs); empty without a system column."""
+    if pairs is None or "system" not in pairs.columns:
+        return pl.DataFrame()
+    system = dict(zip(pairs["pair_id"], pairs["system"]))
+    frame = pl.DataFrame({"system": [system.get(i) or "" for i in ids], "human": y, **dict(xs)}).filter(
+        pl.col("system") != "", pl.col("human").is_not_nan()
+    )
+    if frame["system"].n_unique() < 2:
+        return pl.DataFrame()
+    return ranking_agreement(system_means(frame, "system", ["human", *xs]))
+
+
+def run_metaeval(
+    scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig, pairs: pl.DataFrame | None = None
+) -> MetaevalResult:
+    """Everything of docs/metaeval.md for one dataset; every scored pair is accounted for in
+    `info`. pairs: the pairs table of `srrg metaeval-prepare` (cluster ids for the bootstrap and
+    the within-case agreement, systems for the system-ranking agreement)."""
     human, target, human_lower = resolve_human(scores, ratings, cfg)
     joined = scores.join(human, on=ID, how="left")
     metrics = metric_columns(scores, cfg, exclude=[cfg.human_column or ""])
+    measured_metrics(joined, metrics)
+    ids = joined[ID].cast(pl.String).to_list()
+    clusters = cluster_ids(ids, pairs)
+    boot_clusters = clusters if cfg.resample == "cluster" else None
     y = orient(joined["human"].to_list(), human_lower)
     xs = {m: orient(joined[m].cast(pl.Float64).to_list(), m in cfg.lower_is_better) for m in metrics}
     rows: list[tuple[str, Correlation]] = [
-        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level)) for m in metrics for method in METHODS
+        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)) for m in metrics for method in METHODS
     ]
     corr = tables.correlation_frame(rows)
 
@@ -118,12 +179,13 @@ def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metaev
         for m in metrics:
             if m != reference:
                 for method in METHODS:
-                    paired_rows.append(asdict(paired_test(xs[reference], xs[m], y, method, (reference, m), cfg.n_boot, cfg.seed, cfg.ci_level)))
+                    test = paired_test(xs[reference], xs[m], y, method, (reference, m), cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)
+                    paired_rows.append(asdict(test))
     paired = pl.DataFrame(paired_rows) if paired_rows else pl.DataFrame()
 
     prf_rows = []
     if ratings is not None and not cfg.human_column:
-        counts = human_category_counts(ratings, SIG).rename({"pair_id": ID})
+        counts = human_category_counts(ratings).rename({"pair_id": ID})
         if counts.width > 1:
             with_counts = scores.join(counts, on=ID, how="left")
             for judge in cfg.count_judges:
@@ -150,9 +212,12 @@ def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metaev
                 ens_rows.append({**asdict(single), "features": f, "weights": json.dumps(single.weights)})
     ens = pl.DataFrame(ens_rows) if ens_rows else pl.DataFrame()
 
+    n_rated = int(joined["human"].is_not_null().sum())
     info = {
         "n_scored_pairs": scores.height,
-        "n_with_human": int(joined["human"].is_not_null().sum()),
+        "n_with_human": n_rated,
+        "n_without_human": scores.height - n_rated,
+        "resampling": f"cases ({len(set(boot_clusters))} clusters)" if boot_clusters is not None else "pairs",
         "human_target": target,
         "human_lower_is_better": human_lower,
         "sign_convention": "both sides oriented higher-is-better before correlating"
@@ -163,7 +228,7 @@ def run_metaeval(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: Metaev
         "seed": cfg.seed,
         "caveat": cfg.caveat,
     }
-    return MetaevalResult(corr, paired, prf_frame, ens, info)
+    return MetaevalResult(corr, paired, prf_frame, ens, info, preference_frame(xs, y, clusters), systems_frame(xs, y, ids, pairs))
 
 
 def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
@@ -172,7 +237,11 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     out = Path(out_dir)
     info = result.info
     note = f"{info['caveat']}\n\n" if info["caveat"] else ""
-    what = f"Correlation with human {info['human_target']} ({info['sign_convention']}); n = {info['n_with_human']} pairs, {info['n_boot']} bootstrap resamples (seed {info['seed']})."
+    what = (
+        f"Correlation with human {info['human_target']} ({info['sign_convention']}); n = {info['n_with_human']} rated pairs "
+        f"({info['n_without_human']} scored pairs without rating left out), {info['n_boot']} bootstrap resamples of "
+        f"{info['resampling']} (seed {info['seed']})."
+    )
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
     write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))
@@ -181,6 +250,19 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     header, rows = tables.srrg_table(result.correlations)
     write_text(out / "table_srrg.md", note + tables.markdown(header, rows, what))
     write_text(out / "table_srrg.tex", tables.latex(header, rows, what))
-    for name, frame in (("paired_tests", result.paired), ("category_prf", result.category_prf), ("ensembles", result.ensembles)):
+    frames = (
+        ("paired_tests", result.paired), ("category_prf", result.category_prf), ("ensembles", result.ensembles),
+        ("preference_agreement", result.preference), ("system_agreement", result.systems),
+    )  # fmt: skip
+    for name, frame in frames:
         write_text(out / f"{name}.csv", frame.write_csv())
+    if not result.preference.is_empty():
+        caption = (
+            "Within-case preference agreement: share of within-case candidate pairs the metric orders as the mean human "
+            f"{info['human_target']} does (a metric tie counts as disagreement; human ties left out)."
+        )
+        write_text(out / "preference_agreement.md", note + tables.preference_markdown(result.preference, caption))
+    if not result.systems.is_empty():
+        caption = "System-ranking agreement: Kendall tau-b between the system rankings (per-system means over rated pairs)."
+        write_text(out / "system_agreement.md", note + agreement_markdown(result.systems, caption))
     write_text(out / "info.json", json.dumps(info, indent=2) + "\n")

@@ -26,10 +26,12 @@ def correlation_frame(rows: Sequence[tuple[str, Correlation]]) -> pl.DataFrame:
     """Long frame of every (metric, method) correlation."""
     return pl.DataFrame(
         [
-            {"metric": m, "method": c.method, "value": c.value, "p_value": c.p_value, "ci_low": c.ci_low, "ci_high": c.ci_high, "n": c.n, "n_dropped": c.n_dropped}
+            {"metric": m, "method": c.method, "value": c.value, "p_value": c.p_value, "ci_low": c.ci_low, "ci_high": c.ci_high,
+             "n": c.n, "n_dropped": c.n_dropped, "n_clusters": c.n_clusters}
             for m, c in rows
         ],
-        schema={"metric": pl.String, "method": pl.String, "value": pl.Float64, "p_value": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "n": pl.Int64, "n_dropped": pl.Int64},
+        schema={"metric": pl.String, "method": pl.String, "value": pl.Float64, "p_value": pl.Float64, "ci_low": pl.Float64,
+                "ci_high": pl.Float64, "n": pl.Int64, "n_dropped": pl.Int64, "n_clusters": pl.Int64},
     )
 
 
@@ -79,3 +81,16 @@ def gema_table(corr: pl.DataFrame) -> tuple[tuple[str, ...], list[list[str]]]:
 
 def srrg_table(corr: pl.DataFrame) -> tuple[tuple[str, ...], list[list[str]]]:
     return SRRG_HEADER, wide_table(corr, with_p=False)
+
+
+PREFERENCE_HEADER = ("Metric", "cases", "agree", "disagree", "metric tie", "human tie", "agreement", "agreement (untied)")
+
+
+def preference_markdown(frame: pl.DataFrame, caption: str) -> str:
+    """Within-case preference agreement per metric (srrg.metaeval.preference)."""
+    rows = [
+        [r["metric"], str(r["n_cases"]), str(r["agree"]), str(r["disagree"]), str(r["metric_tie"]), str(r["human_tie"]),
+         _fmt(r["agreement"]), _fmt(r["agreement_untied"])]
+        for r in frame.iter_rows(named=True)
+    ]  # fmt: skip
+    return markdown(PREFERENCE_HEADER, rows, caption)

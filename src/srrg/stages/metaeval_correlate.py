@@ -1,5 +1,6 @@
-"""Kendall tau-b and Spearman with bootstrap CIs, paired tests, count-level P/R/F1 and ensembles,
-in the GEMA-Score Table 1 and S-RRG Table 3 layouts (docs/judges.md)."""
+"""Kendall tau-b and Spearman with case-clustered bootstrap CIs, paired tests, count-level P/R/F1,
+ensembles, within-case preference agreement and system-ranking agreement, in the GEMA-Score
+Table 1 and S-RRG Table 3 layouts (docs/metaeval.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ HELP = "correlate per-report metric scores with human ratings"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scores", required=True, help="per_report.parquet of `srrg score`")
     parser.add_argument("--ratings", help="ratings.parquet of `srrg metaeval-prepare` (omit when the scores hold the rating column)")
+    parser.add_argument(
+        "--pairs", help="pairs.parquet of `srrg metaeval-prepare`: case ids for the clustered bootstrap, systems (optional)"
+    )
     parser.add_argument("--out", required=True, help="folder for the tables")
     _metaeval.correlate_config(parser)
 
@@ -22,13 +26,24 @@ def run(args: argparse.Namespace) -> None:
 
     import polars as pl
 
+    from srrg.errors import UserError
     from srrg.io import load_config_arg, read_table
     from srrg.metaeval.run import MetaevalConfig, run_metaeval, write_result
 
     cfg = MetaevalConfig.from_dict(load_config_arg(args.config))
     ratings = pl.read_parquet(args.ratings) if args.ratings else None
-    result = run_metaeval(read_table(args.scores), ratings, cfg)
+    if ratings is not None and ratings.is_empty():
+        raise UserError(f"{args.ratings}: no rating rows; nothing to correlate")
+    pairs = pl.read_parquet(args.pairs) if args.pairs else None
+    scores = read_table(args.scores)
+    if scores.is_empty():
+        raise UserError(f"{args.scores}: no scored pair; nothing to correlate")
+    result = run_metaeval(scores, ratings, cfg, pairs)
     write_result(result, args.out)
     if cfg.caveat:
         print(f"note: {cfg.caveat}", file=sys.stderr)
-    print(f"{len(result.info['metrics'])} metrics x {result.info['n_with_human']} rated pairs -> {args.out}")
+    info = result.info
+    print(
+        f"{len(info['metrics'])} metrics x {info['n_with_human']} rated pairs ({info['n_without_human']} without rating), "
+        f"resampling {info['resampling']} -> {args.out}"
+    )
