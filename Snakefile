@@ -25,6 +25,7 @@ include: "workflow/rules/infer.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/judge.smk"
+include: "workflow/rules/cases.smk"
 include: "workflow/rules/metaeval.smk"
 include: "workflow/rules/judge_train.smk"
 

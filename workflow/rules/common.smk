@@ -175,6 +175,37 @@ def table_runs():
     ]
 
 
+# The cases pages (cases.smk): every other run is a comparison column of a run's page.
+def cases_other_runs(run):
+    return [
+        results("runs", r, f)
+        for r in RUNS
+        if r != run
+        for f in ("predictions.parquet", "score/per_report.parquet")
+    ]
+
+
+def cases_compare(run):
+    """`--compare NAME PREDICTIONS SCORES` for every other run."""
+    return " ".join(
+        f"--compare {shlex.quote(r)} {shlex.quote(results('runs', r, 'predictions.parquet'))}"
+        f" {shlex.quote(results('runs', r, 'score', 'per_report.parquet'))}"
+        for r in RUNS
+        if r != run
+    )
+
+
+def cases_judge(run):
+    """The judges' per-report table when this is the judged run (judge.smk)."""
+    return [results("judge", run, "per_report.parquet")] if run == JUDGE_RUN else []
+
+
+def cases_image_root(run):
+    """--image-root of a run on real images with relative image paths (train.data.image_root)."""
+    root = train_run_config(run).get("data", {}).get("image_root")
+    return f"--image-root {shlex.quote(root)}" if root else ""
+
+
 # LLM judges on a subset of one run's predictions (judge.smk).
 JUDGE = config["judge"]
 JUDGE_RUN = JUDGE["run"] or next(iter(RUNS), None)
