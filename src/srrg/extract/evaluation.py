@@ -363,6 +363,30 @@ def default_archive() -> Path:
     return torchxrayvision_archive()
 
 
+def half_records(archive: str | Path | None, half: str) -> list[Any]:
+    """The IU reports of one half (`dev`, `heldout` or `all`); none is a UserError."""
+    from srrg.sources.iu_xray import read_reports
+
+    in_half("", half)  # an unknown half fails before the archive is read
+    path = archive or default_archive()
+    records = [r for r in read_reports(path) if in_half(r.study_id, half)]
+    if not records:
+        raise UserError(f"{path}: no IU X-ray report (ecgen-radiology/*.xml) in half {half!r}; expected NLMCXR_reports.tgz")
+    return records
+
+
+def extract_records(records: Sequence[Any], config: Any = None) -> tuple[list[Any], list[dict[str, str | None]], float]:
+    """Extract the configured sections of IU reports: (extractions, section rows, seconds)."""
+    from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor
+
+    cfg = config if isinstance(config, ExtractConfig) else ExtractConfig.from_dict(config)
+    extractor = get_extractor(cfg)
+    rows = [{"findings": r.findings, "impression": r.impression} for r in records]
+    start = time.perf_counter()
+    extractions = extractor.run(column_sections(row, cfg.sections) for row in rows)
+    return extractions, rows, time.perf_counter() - start
+
+
 def run_iu(
     archive: str | Path | None = None,
     config: Any = None,
@@ -374,21 +398,10 @@ def run_iu(
     compare with their codes; up to `examples` error examples per finding and kind go into the
     result. Returns (result, extraction seconds, number of reports) and, with keep_predictions, the
     report dicts as well. No report to evaluate is a UserError: an F1 of nothing is no number."""
-    from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor
-    from srrg.sources.iu_xray import read_reports
-
-    in_half("", half)  # an unknown half fails before the archive is read
-    cfg = config if isinstance(config, ExtractConfig) else ExtractConfig.from_dict(config)
-    path = archive or default_archive()
-    records = [r for r in read_reports(path) if in_half(r.study_id, half)]
-    if not records:
-        raise UserError(f"{path}: no IU X-ray report (ecgen-radiology/*.xml) in half {half!r}; expected NLMCXR_reports.tgz")
-    extractor = get_extractor(cfg)
-    rows = [{"findings": r.findings, "impression": r.impression} for r in records]
-    start = time.perf_counter()
-    extractions = extractor.run(column_sections(row, cfg.sections) for row in rows)
-    seconds = time.perf_counter() - start
+    records = half_records(archive, half)
+    extractions, rows, seconds = extract_records(records, config)
     predictions = [e.to_dict() for e in extractions]
+    path = archive or default_archive()
     codes = [r.mesh_major for r in records]
     result = evaluate(codes, predictions)
     if not result.reports:

@@ -1,5 +1,6 @@
-"""Positive-finding precision/recall/F1 and severity/location agreement of the extractor against
-the expert MeSH codes of the IU X-ray reports (docs/extraction.md)."""
+"""Positive-finding precision/recall/F1 of the extractor against expert gold on the IU X-ray
+(Open-i) reports: their MeSH codes (with severity/location agreement) or NIH 14-label expert labels
+(`--gold openi14`, definite and any-probability readings) (docs/extraction.md)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,20 @@ import argparse
 
 from srrg.stages import _args
 
-HELP = "extraction accuracy against the IU X-ray expert MeSH codes"
+HELP = "extraction accuracy against expert gold of the IU X-ray reports (MeSH codes or NIH 14 labels)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--archive", help="NLMCXR_reports.tgz (default: the copy shipped by torchxrayvision)")
+    parser.add_argument(
+        "--gold",
+        choices=("mesh", "openi14"),
+        default="mesh",
+        help="mesh: the archive's expert MeSH codes; openi14: NIH 14-label expert labels of Open-i reports (docs/extraction.md)",
+    )
+    parser.add_argument(
+        "--gold-file", help="with --gold openi14: the label CSV (default: ../shared/data/openi_nih14_dev/openi_nih14_dev.csv)"
+    )
     _args.config(parser, "extract")
     parser.add_argument("--out", help="also write the numbers as JSON to this file")
     parser.add_argument("--min-support", type=int, default=1, help="hide findings with fewer expert codes than this and no false positives")
@@ -22,11 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import json
 
+    from srrg.errors import UserError
     from srrg.extract.evaluation import format_result, run_iu
+    from srrg.extract.openi14 import format_labels, run_openi14
     from srrg.io import write_text
 
-    result, seconds, n = run_iu(args.archive, args.config, half=args.half, examples=args.examples)
-    print(format_result(result, args.min_support))
+    if args.gold_file and args.gold != "openi14":
+        raise UserError("--gold-file is the label CSV of --gold openi14; the MeSH codes are in the archive")
+    if args.gold == "openi14":
+        gold = args.gold_file
+        result, seconds, n = run_openi14(args.archive, gold, args.config, half=args.half, examples=args.examples)
+        print(format_labels(result))
+    else:
+        result, seconds, n = run_iu(args.archive, args.config, half=args.half, examples=args.examples)
+        print(format_result(result, args.min_support))
     print(f"extraction: {n} reports in {seconds:.2f} s ({n / seconds:.0f} reports/s, one process)")
     if args.out:
         write_text(args.out, json.dumps({**result.to_dict(), "seconds": seconds, "n": n}, indent=2))
