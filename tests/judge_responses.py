@@ -31,9 +31,11 @@ FIVE_PAIRS = [
 ]
 
 
-def stub_llm_config(base_url: str, cache_dir: str) -> dict:
-    """The `llm` slice pointing at a local scripted OpenAI-compatible server (tests/openai_stub.py)."""
+def stub_llm_config(base_url: str, cache_dir: str, structured: bool | None = False) -> dict:
+    """The `llm` slice pointing at a local scripted OpenAI-compatible server (tests/openai_stub.py);
+    the stub's scripted answers are text, so structured answers are off unless a test asks."""
     return {
+        "structured": structured,
         "backend": "openai",
         "model": "stub-judge",
         "base_url": base_url,

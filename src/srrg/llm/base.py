@@ -20,7 +20,9 @@ _FIELD = re.compile(r"\{(\w+)\}")
 class LLMRequest:
     """One chat completion. `purpose` tags the stage for usage accounting and is not part of the key.
 
-    max_tokens / temperature of None take the client's configured defaults.
+    max_tokens / temperature of None take the client's configured defaults. json_schema, when set,
+    is a JSON schema (canonical JSON text) the answer must follow: a backend with schema-constrained
+    decoding (openai) sends it to the server; see docs/judges.md "Structured answers".
     """
 
     messages: tuple[Mapping[str, str], ...]
@@ -30,6 +32,7 @@ class LLMRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     json_mode: bool = False
+    json_schema: str | None = None
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -47,6 +50,7 @@ class Decoding:
     max_tokens: int
     temperature: float
     json_mode: bool
+    json_schema: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,12 @@ def cacheable(response: LLMResponse) -> bool:
     return response.ok and bool(response.text.strip())
 
 
+def schema_text(schema: Mapping[str, object]) -> str:
+    """A JSON schema as the compact text a request carries. Key order is kept, not sorted: it is
+    the order in which a schema-constrained decoder writes the fields."""
+    return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+
+
 def request_key(backend: str, model: str, request: LLMRequest, decoding: Decoding) -> str:
     """Stable hash of what determines an answer: backend, model, template version, messages, decoding."""
     payload = {
@@ -94,6 +104,8 @@ def request_key(backend: str, model: str, request: LLMRequest, decoding: Decodin
         "temperature": decoding.temperature,
         "json_mode": decoding.json_mode,
     }
+    if decoding.json_schema is not None:  # only then: keys of requests without a schema stay as they were
+        payload["json_schema"] = decoding.json_schema
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -129,7 +141,10 @@ class PromptTemplate:
     messages: tuple[tuple[str, str], ...]
     fields: tuple[str, ...] = field(default=())
 
-    def render(self, purpose: str, max_tokens: int | None = None, json_mode: bool = False, **values: str) -> LLMRequest:
+    def render(
+        self, purpose: str, max_tokens: int | None = None, json_mode: bool = False, json_schema: str | None = None,
+        **values: str,
+    ) -> LLMRequest:
         missing = set(self.fields) - set(values)
         extra = set(values) - set(self.fields)
         if missing or extra:
@@ -140,4 +155,4 @@ class PromptTemplate:
             return _FIELD.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), text)
 
         msgs = tuple({"role": role, "content": fill(text)} for role, text in self.messages)
-        return LLMRequest(msgs, self.id, self.version, purpose, max_tokens, None, json_mode)
+        return LLMRequest(msgs, self.id, self.version, purpose, max_tokens, None, json_mode, json_schema)

@@ -74,6 +74,7 @@ class LLMClient:
             max_tokens=request.max_tokens if request.max_tokens is not None else self.cfg.max_new_tokens,
             temperature=request.temperature if request.temperature is not None else self.cfg.temperature,
             json_mode=request.json_mode,
+            json_schema=request.json_schema,
         )
 
     def complete(self, requests: Sequence[LLMRequest], progress: bool = True) -> list[LLMResponse]:

@@ -15,6 +15,9 @@ from urllib.parse import urlsplit
 from srrg.config import from_dict
 
 BACKENDS = ("rules", "openai", "local")
+# json_schema: response_format {"type": "json_schema"} (OpenAI, vLLM, Ollama, llama.cpp's llama-server);
+# json_object: response_format {"type": "json_object", "schema": ...} (llama-cpp-python's server)
+SCHEMA_FORMATS = ("json_schema", "json_object")
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
 
 
@@ -58,10 +61,18 @@ class LLMConfig:
     device: str = "cpu"
     price_input_per_1m: float = 0.0
     price_output_per_1m: float = 0.0
+    # judges only (docs/judges.md "Structured answers"): null = on when the backend can constrain
+    # answers to a JSON schema; schema_format: how the server wants the schema sent
+    structured: bool | None = None
+    schema_format: str = field(default="json_schema", metadata={"schema": {"enum": list(SCHEMA_FORMATS)}})
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"llm.backend must be one of {BACKENDS}, got {self.backend!r}")
+        if not (self.structured is None or isinstance(self.structured, bool)):
+            raise ValueError(f"llm.structured must be true, false or null, got {self.structured!r}")
+        if self.schema_format not in SCHEMA_FORMATS:
+            raise ValueError(f"llm.schema_format must be one of {SCHEMA_FORMATS}, got {self.schema_format!r}")
         positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens,
                     "batch_size": self.batch_size, "stage_timeout_s": self.stage_timeout_s, "max_answer_bytes": self.max_answer_bytes}
         for name, value in positive.items():

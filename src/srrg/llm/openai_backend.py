@@ -16,9 +16,11 @@ each request is bounded in wall-clock time and answer size, and so is the stage 
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import math
 import random
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -112,9 +114,23 @@ def make_sdk_client(cfg: LLMConfig) -> openai.OpenAI:
     return openai.OpenAI(base_url=url, **common)
 
 
+def response_format(schema_json: str, schema_format: str) -> dict[str, Any]:
+    """The request's `response_format` for schema-constrained decoding, in the shape the server
+    reads (llm.schema_format): OpenAI's json_schema (also vLLM, Ollama, llama.cpp's llama-server)
+    or json_object with a schema (llama-cpp-python's server, which rejects json_schema)."""
+    schema = json.loads(schema_json)
+    if schema_format == "json_object":
+        return {"type": "json_object", "schema": schema}
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "answer"))[:64]
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
 class OpenAIBackend:
+    """supports_schema: the judges' structured answers (docs/judges.md) are on by default here."""
+
     name = "openai"
     has_model = True
+    supports_schema = True
 
     def __init__(self, cfg: LLMConfig, sleep: Callable[[float], None] = time.sleep, seed: int | None = None) -> None:
         if not cfg.model:
@@ -128,7 +144,9 @@ class OpenAIBackend:
 
     def _call(self, job: Job) -> LLMResponse:
         extra: dict[str, Any] = {}
-        if job.decoding.json_mode:
+        if job.decoding.json_schema is not None:
+            extra["response_format"] = response_format(job.decoding.json_schema, self.cfg.schema_format)
+        elif job.decoding.json_mode:
             extra["response_format"] = {"type": "json_object"}
         attempt = 0
         while True:

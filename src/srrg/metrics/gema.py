@@ -11,6 +11,8 @@
 3. subjective agent (one call per pair): fluency, grammar and terminology issue counts,
    S_sub = Σ w_a · max(0, 1 - 0.05 · errors_a), rounded to the nearest of {0, 0.2, ..., 1};
 4. GEMA = α · S_obj + (1 - α) · S_sub (α = 0.8), with the explanations kept per report.
+Structured requests add each agent's JSON schema (ENTITY_SCHEMA, SUBJECTIVE_SCHEMA) and read the
+answers strictly (no repair), to the same values.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
+from srrg.llm.base import schema_text
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
+    MAX_ITEMS,
     OK,
     UNPARSEABLE,
     JudgeConfig,
@@ -35,7 +39,10 @@ from srrg.metrics.judge_common import (
     client_for,
     decode_json_object,
     failure_counts,
+    object_schema,
     pair_requests,
+    strict_object,
+    structured_mode,
     template,
     to_count,
     truncate_words,
@@ -65,6 +72,12 @@ _UNCERTAINTY = {
 }  # fmt: skip
 
 Entity = tuple[str, str | None, str | None, str | None]
+_TEXT_OR_NULL = {"type": ["string", "null"]}
+ENTITY_SCHEMA = object_schema("gema_entities", {"entities": {"type": "array", "maxItems": MAX_ITEMS, "items": object_schema(
+    "entity", {"disease": {"type": "string", "minLength": 1}, "location": _TEXT_OR_NULL, "severity": _TEXT_OR_NULL,
+               "uncertainty": {"enum": ["certain", "probable", "uncertain"]}})}})
+SUBJECTIVE_SCHEMA = object_schema("gema_subjective", {
+    **{f"{a}_errors": {"type": "integer", "minimum": 0} for a in ASPECTS}, "explanation": {"type": "string"}})
 
 
 @dataclass(frozen=True)
@@ -113,14 +126,20 @@ def canonical_disease(name: str) -> str:
     return synonyms[max(found, key=len)] if found else name
 
 
-def parse_entities(answer: str | Reply | None) -> tuple[tuple[Entity, ...], str]:
+def answer_object(reply: Reply, schema: Mapping[str, Any], structured: bool) -> dict[str, Any] | None:
+    """The JSON object of an agent's ok answer: strictly valid under its schema when structured,
+    else found and repaired in free text."""
+    return strict_object(reply, schema)[0] if structured else decode_json_object(reply.text)
+
+
+def parse_entities(answer: str | Reply | None, structured: bool = False) -> tuple[tuple[Entity, ...], str]:
     """Entity tuples from the entity agent's JSON, and a status. Disease names are canonical
     vocabulary names and severities canonical levels; repeated diseases are all kept. A reply that
     failed in transport (no_response, or truncated: a cut-off list is never repaired) has none."""
     reply = as_reply(answer)
     if reply.status != OK or reply.text is None:
         return (), reply.status
-    obj = decode_json_object(reply.text)
+    obj = answer_object(reply, ENTITY_SCHEMA, structured)
     items = obj.get("entities") if obj is not None else None
     if not isinstance(items, list):
         return (), UNPARSEABLE
@@ -173,12 +192,12 @@ def objective_scores(ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapp
     return per
 
 
-def parse_subjective(answer: str | Reply | None) -> tuple[dict[str, int] | None, str, str]:
+def parse_subjective(answer: str | Reply | None, structured: bool = False) -> tuple[dict[str, int] | None, str, str]:
     """(error counts per aspect, explanation, status) from the subjective agent's JSON."""
     reply = as_reply(answer)
     if reply.status != OK or reply.text is None:
         return None, "", reply.status
-    obj = decode_json_object(reply.text)
+    obj = answer_object(reply, SUBJECTIVE_SCHEMA, structured)
     if obj is None:
         return None, "", UNPARSEABLE
     counts: dict[str, int] = {}
@@ -228,14 +247,15 @@ def score_answers(
     hyp_answers: Sequence[str | Reply | None],
     subjective_answers: Sequence[str | Reply | None],
     cfg: GemaConfig = GemaConfig(),
+    structured: bool = False,
 ) -> MetricResult:
     """GEMA per report from the three agents' answers; a failed agent makes that report NaN and
     its status names the failure and the agent."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
     for ref_text, hyp_text, sub_text in zip(ref_answers, hyp_answers, subjective_answers, strict=True):
-        ref, ref_status = parse_entities(ref_text)
-        hyp, hyp_status = parse_entities(hyp_text)
-        counts, explanation, sub_status = parse_subjective(sub_text)
+        ref, ref_status = parse_entities(ref_text, structured)
+        hyp, hyp_status = parse_entities(hyp_text, structured)
+        counts, explanation, sub_status = parse_subjective(sub_text, structured)
         status = pair_status({"ref_entities": ref_status, "hyp_entities": hyp_status, "subjective": sub_status})
         obj = objective_scores(ref, hyp, cfg.dimension_weights) if ref_status == hyp_status == OK else None
         sub = subjective_score(counts, cfg.aspect_weights, cfg.penalty_per_error) if counts is not None else math.nan
@@ -257,13 +277,19 @@ def score_answers(
     return MetricResult(per, summary)
 
 
-def gema_requests(refs: Sequence[str], hyps: Sequence[str], cfg: GemaConfig) -> tuple[list[Any], list[str], list[Any]]:
+def gema_requests(
+    refs: Sequence[str], hyps: Sequence[str], cfg: GemaConfig, structured: bool = False
+) -> tuple[list[Any], list[str], list[Any]]:
     """Entity requests for each distinct report text (with that text list) and one subjective
-    request per pair."""
+    request per pair; structured: each with its agent's schema."""
     entity_prompt = template("gema_entities", ("report",))
     texts = list(dict.fromkeys(truncate_words(t, cfg.max_words) for t in [*refs, *hyps]))
-    entity = [entity_prompt.render(purpose=NAME, max_tokens=cfg.max_tokens, json_mode=True, report=t) for t in texts]
-    subjective = pair_requests("gema_subjective", refs, hyps, cfg, json_mode=True)
+    schema = schema_text(ENTITY_SCHEMA) if structured else None
+    entity = [
+        entity_prompt.render(purpose=NAME, max_tokens=cfg.max_tokens, json_mode=True, json_schema=schema, report=t)
+        for t in texts
+    ]
+    subjective = pair_requests("gema_subjective", refs, hyps, cfg, json_mode=True, schema=SUBJECTIVE_SCHEMA if structured else None)
     return entity, texts, subjective
 
 
@@ -280,12 +306,13 @@ class Gema(Metric):
         self.client = client
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        entity, texts, subjective = gema_requests(refs, hyps, self.cfg)
         client = client_for(self.client, self.cfg)
+        structured = structured_mode(client)
+        entity, texts, subjective = gema_requests(refs, hyps, self.cfg, structured)
         replies = ask(client, [*entity, *subjective])
         by_text = dict(zip(texts, replies[: len(entity)]))
         ref_answers = [by_text[truncate_words(r, self.cfg.max_words)] for r in refs]
         hyp_answers = [by_text[truncate_words(h, self.cfg.max_words)] for h in hyps]
-        result = score_answers(ref_answers, hyp_answers, replies[len(entity) :], self.cfg)
+        result = score_answers(ref_answers, hyp_answers, replies[len(entity) :], self.cfg, structured)
         check_failures(NAME, [s.split(":")[0] for s in result.per_report["gema_status"]], replies, client, self.cfg, result)
         return result

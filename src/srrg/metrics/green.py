@@ -4,12 +4,14 @@ six categories and the matched findings; GREEN = matched / (matched + significan
 The prompt is the published one (src/srrg/prompts/green.txt) and parsing follows the official
 implementation (see judge_common; docs/judges.md lists where ours differs). Unlike the official
 code, an answer that cannot be scored (unparseable, cut off, or none) is not silently 0: its GREEN
-and every count column are NaN, its status says why, and the summary counts it.
+and every count column are NaN, its status says why, and the summary counts it. A structured answer
+(judge_common.error_report_schema) gives the same counts, hence the same GREEN, as the text format.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -24,16 +26,22 @@ from srrg.metrics.judge_common import (
     Reply,
     as_reply,
     count_columns,
+    error_report_schema,
     failure_counts,
     parse_error_report,
     population_std,
     pair_requests,
     section,
+    structured_error_report,
+    structured_template,
 )
 
 NAME = "green"
 SIG_KEYS = tuple(f"green_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"green_insig_{c}" for c in CATEGORIES)
+SCHEMA = error_report_schema(NAME)
+# the official GREEN models (GREEN-RadLlama2-7b, GREEN-RadPhi2, ...) were tuned on the text format
+OFFICIAL_MODEL = re.compile(r"GREEN-Rad", re.IGNORECASE)
 KEYS = ("green", *SIG_KEYS, *INSIG_KEYS, "green_matched", "green_status", "green_matched_findings", "green_explanation")
 
 
@@ -57,8 +65,21 @@ def green_value(report: ErrorReport) -> float:
     return report.matched / (report.matched + sum(report.significant))
 
 
-def green_requests(refs: Sequence[str], hyps: Sequence[str], cfg: GreenConfig) -> list[Any]:
-    return pair_requests(NAME, refs, hyps, cfg)
+def green_requests(refs: Sequence[str], hyps: Sequence[str], cfg: GreenConfig, structured: bool = False) -> list[Any]:
+    """The published prompt; structured: its answer format replaced by the JSON fields of SCHEMA."""
+    if not structured:
+        return pair_requests(NAME, refs, hyps, cfg)
+    prompt = structured_template(NAME, "Follow this specific format", "answer_error_counts", ("reference", "candidate"))
+    return pair_requests(NAME, refs, hyps, cfg, schema=SCHEMA, prompt=prompt)
+
+
+def read_answer(reply: Reply, cfg: GreenConfig, structured: bool) -> tuple[ErrorReport, str]:
+    """(counts, explanation) of one answer in the text format or in SCHEMA."""
+    if structured:
+        report, obj = structured_error_report(reply, SCHEMA)
+        return report, str(obj.get("explanation", "")).strip()
+    explanation = (section(reply.text, "Explanation") or "").strip() if reply.text else ""
+    return parse_error_report(reply, cfg.number_words), explanation
 
 
 def summarize(reports: Sequence[ErrorReport], scores: Sequence[float]) -> dict[str, float]:
@@ -76,13 +97,15 @@ def summarize(reports: Sequence[ErrorReport], scores: Sequence[float]) -> dict[s
     return summary
 
 
-def score_responses(responses: Sequence[str | Reply | None], cfg: GreenConfig = GreenConfig()) -> MetricResult:
+def score_responses(
+    responses: Sequence[str | Reply | None], cfg: GreenConfig = GreenConfig(), structured: bool = False
+) -> MetricResult:
     """Per-report GREEN values, counts, status and explanation from the judge's replies."""
-    replies = [as_reply(r) for r in responses]
-    reports = [parse_error_report(reply, cfg.number_words) for reply in replies]
+    read = [read_answer(as_reply(r), cfg, structured) for r in responses]
+    reports = [report for report, _ in read]
     scores = [green_value(r) for r in reports]
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
-    for reply, report, score in zip(replies, reports, scores):
+    for (report, explanation), score in zip(read, scores):
         sig, insig, matched = count_columns(report)
         per["green"].append(score)
         for i in range(len(CATEGORIES)):
@@ -91,7 +114,7 @@ def score_responses(responses: Sequence[str | Reply | None], cfg: GreenConfig = 
         per["green_matched"].append(matched)
         per["green_status"].append(report.status)
         per["green_matched_findings"].append("; ".join(report.matched_findings))
-        per["green_explanation"].append((section(reply.text, "Explanation") or "").strip() if reply.text else "")
+        per["green_explanation"].append(explanation)
     return MetricResult(per, summarize(reports, scores))
 
 
@@ -103,9 +126,10 @@ class Green(PairJudge):
     keys = KEYS
     config_class = GreenConfig
     status_keys = ("green_status",)
+    text_model = OFFICIAL_MODEL
 
-    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
-        return green_requests(refs, hyps, self.cfg)
+    def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
+        return green_requests(refs, hyps, self.cfg, structured)
 
-    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
-        return score_responses(replies, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
+        return score_responses(replies, self.cfg, structured)

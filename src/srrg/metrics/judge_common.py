@@ -11,11 +11,17 @@ no answer after its retries), truncated (cut off by max_tokens). A failure is ne
 score and every count column are NaN, it is left out of means and count-level P/R/F1, the summary
 counts it, and a run with more failures than `max_failure_fraction` raises JudgeFailed (a
 StageFailed carrying the partial result, so the caller writes it before exiting non-zero).
+
+Structured answers (`llm.structured`, docs/judges.md): where the backend can constrain decoding to a
+JSON schema, each judge asks for its fields as JSON in that schema, reads the answer strictly (valid
+JSON that satisfies the schema, no repair) and maps it onto the same per-report values as the
+text format, so the same counts give the same scores whichever way they arrived.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from abc import abstractmethod
@@ -26,7 +32,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from srrg.config import from_dict
 from srrg.errors import StageFailed
-from srrg.llm.base import LLMRequest, PromptTemplate
+from srrg.llm.base import LLMRequest, PromptTemplate, schema_text
 from srrg.metrics.base import Metric, MetricResult
 from srrg.report import decode_json
 
@@ -39,6 +45,8 @@ CATEGORY_NAMES = {
     "e": "Mentioning a comparison that isn't in the reference",
     "f": "Omitting a comparison detailing a change from a prior study",
 }
+# JSON field of each category (a)..(f) in a structured answer
+CATEGORY_FIELDS = ("false_finding", "missing_finding", "wrong_location", "wrong_severity", "false_comparison", "missing_comparison")
 SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
 MATCHED = "Matched Findings"
@@ -227,6 +235,70 @@ def parse_error_report(answer: str | Reply | None, number_words: bool = True) ->
     )
 
 
+MAX_ITEMS = 20  # longest list a structured answer may hold (bounds what a looping model can emit)
+
+
+def error_report_schema(title: str, score: bool = False) -> dict[str, Any]:
+    """JSON schema of a GREEN-format answer: an explanation, six counts (a)..(f) of clinically
+    significant and of insignificant errors, the matched findings (their number is the matched
+    count) and, for VERT, the score in [0, 1]. Fields are in the text format's order."""
+    counts = {
+        "type": "object",
+        "properties": {f: {"type": "integer", "minimum": 0} for f in CATEGORY_FIELDS},
+        "required": list(CATEGORY_FIELDS),
+        "additionalProperties": False,
+    }
+    properties: dict[str, Any] = {
+        "explanation": {"type": "string"},
+        "clinically_significant_errors": counts,
+        "clinically_insignificant_errors": counts,
+        "matched_findings": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": MAX_ITEMS},
+    }
+    if score:
+        properties["score"] = {"type": "number", "minimum": 0, "maximum": 1}
+    return object_schema(title, properties)
+
+
+def object_schema(title: str, properties: Mapping[str, Any]) -> dict[str, Any]:
+    """An object schema with every property required and no other (what OpenAI's strict mode needs)."""
+    return {"title": title, "type": "object", "properties": dict(properties), "required": list(properties),
+            "additionalProperties": False}
+
+
+def strict_object(reply: Reply, schema: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(object, status) of a structured answer: the whole text must be one JSON object valid under
+    the schema (no repair, no prose around it), else unparseable; a reply that failed in transport
+    keeps its status (no_response, truncated)."""
+    import jsonschema
+
+    if reply.status != OK or reply.text is None:
+        return None, reply.status if reply.status != OK else NO_RESPONSE
+    try:
+        obj = json.loads(reply.text)
+    except ValueError:
+        return None, UNPARSEABLE
+    if not isinstance(obj, dict) or not jsonschema.Draft202012Validator(schema).is_valid(obj):
+        return None, UNPARSEABLE
+    return obj, OK
+
+
+def structured_error_report(answer: str | Reply | None, schema: Mapping[str, Any]) -> tuple[ErrorReport, dict[str, Any]]:
+    """(ErrorReport, the answer object) of a structured GREEN-format answer: the same counts the
+    text parser reads from the same answer written as text; status ok or a failure, never partial
+    (the schema makes every count present)."""
+    obj, status = strict_object(as_reply(answer), schema)
+    if obj is None:
+        return ErrorReport(status=status), {}
+    findings = tuple(f.strip() for f in obj["matched_findings"])
+    return ErrorReport(
+        significant=tuple(int(obj["clinically_significant_errors"][f]) for f in CATEGORY_FIELDS),
+        insignificant=tuple(int(obj["clinically_insignificant_errors"][f]) for f in CATEGORY_FIELDS),
+        matched=len(findings),
+        matched_findings=findings,
+        status=OK,
+    ), obj
+
+
 def count_columns(report: ErrorReport) -> tuple[list[float], list[float], float]:
     """(significant a..f, insignificant a..f, matched) as per-report column values: NaN for an
     answer that failed, so it can never count as "no errors" in means or count-level P/R/F1."""
@@ -311,12 +383,38 @@ class JudgeFailed(StageFailed):
         self.result = result
 
 
-def template(name: str, fields_: Sequence[str]) -> PromptTemplate:
-    """A one-message chat template from a packaged prompt; its version is the text's hash, so an
-    edited prompt never reuses answers cached for the old one."""
-    text = load_prompt(name)
+def template(name: str, fields_: Sequence[str], text: str | None = None) -> PromptTemplate:
+    """A one-message chat template from a packaged prompt (or the given text under that id); its
+    version is the text's hash, so an edited prompt never reuses answers cached for the old one."""
+    text = load_prompt(name) if text is None else text
     version = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     return PromptTemplate(id=name, version=version, messages=(("user", text),), fields=tuple(fields_))
+
+
+def structured_template(name: str, marker: str, answer: str, fields_: Sequence[str]) -> PromptTemplate:
+    """The packaged prompt `name` with its answer-format part (from `marker` on) replaced by the
+    packaged JSON instruction `answer`: the task text stays the published one."""
+    text = load_prompt(name)
+    if marker not in text:
+        raise ValueError(f"prompt {name!r} has no answer-format marker {marker!r}")
+    body = text[: text.index(marker)].rstrip() + "\n\n" + load_prompt(answer)
+    return template(f"{name}_structured", fields_, body)
+
+
+def structured_mode(client: Any, text_model: re.Pattern[str] | None = None) -> bool:
+    """Whether the judge asks for structured answers: `llm.structured` of the client's config, or,
+    when that is null, whether the backend can constrain decoding to a schema (openai) and the
+    model is not one tuned on the text format (`text_model`, e.g. the official GREEN models). A
+    client without a config or backend (a test double) answers text. true on a backend without
+    schema support is an error."""
+    wanted = getattr(getattr(client, "cfg", None), "structured", None)
+    backend = getattr(client, "backend", None)
+    supports = bool(getattr(backend, "supports_schema", False))
+    if wanted and not supports:
+        raise ValueError(f"llm.structured: true needs a backend with schema-constrained decoding (openai); {describe(client)} has none")
+    if wanted is None:
+        return supports and not (text_model is not None and text_model.search(str(getattr(backend, "model", ""))))
+    return wanted
 
 
 def ask(client: Any, requests: Sequence[LLMRequest]) -> list[Reply]:
@@ -386,39 +484,44 @@ class PairJudge(Metric):
 
     config_class: ClassVar[type[JudgeConfig]]
     status_keys: ClassVar[tuple[str, ...]]
+    text_model: ClassVar[re.Pattern[str] | None] = None  # models that answer text even where schemas work
 
     def __init__(self, client: Any = None, **options: Any) -> None:
         self.cfg = self.config_class.from_dict(options)
         self.client = client
 
     @abstractmethod
-    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
-        """One request per (reference, hypothesis) pair."""
+    def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
+        """One request per (reference, hypothesis) pair; structured: ask for the answer schema."""
 
     @abstractmethod
-    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
+    def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
         """Per-report values and summary from the replies (a plain text is an ok reply)."""
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         client = client_for(self.client, self.cfg)
-        replies = ask(client, self.requests(refs, hyps))
-        result = self.score(replies)
+        structured = structured_mode(client, self.text_model)
+        replies = ask(client, self.requests(refs, hyps, structured))
+        result = self.score(replies, structured)
         statuses = [worst([result.per_report[k][i] for k in self.status_keys]) for i in range(len(replies))]
         check_failures(self.name, statuses, replies, client, self.cfg, result)
         return result
 
 
 def pair_requests(
-    name: str, refs: Sequence[str], hyps: Sequence[str], cfg: JudgeConfig, json_mode: bool = False, **extra: str
+    name: str, refs: Sequence[str], hyps: Sequence[str], cfg: JudgeConfig, json_mode: bool = False,
+    schema: Mapping[str, Any] | None = None, prompt: PromptTemplate | None = None, **extra: str,
 ) -> list[LLMRequest]:
-    """One request per (reference, candidate) pair from the packaged prompt `name`; both reports
-    are cut to cfg.max_words; `extra` fills further declared fields (e.g. a scale)."""
-    prompt = template(name, ("reference", "candidate", *extra))
+    """One request per (reference, candidate) pair from `prompt` (default: the packaged prompt
+    `name`); both reports are cut to cfg.max_words; `schema` asks for an answer in that JSON schema;
+    `extra` fills further declared fields (e.g. a scale)."""
+    prompt = prompt or template(name, ("reference", "candidate", *extra))
     return [
         prompt.render(
             purpose=name,
             max_tokens=cfg.max_tokens,
-            json_mode=json_mode,
+            json_mode=json_mode or schema is not None,
+            json_schema=schema_text(schema) if schema is not None else None,
             reference=truncate_words(r, cfg.max_words),
             candidate=truncate_words(h, cfg.max_words),
             **extra,

@@ -1,6 +1,8 @@
 """LLM-proxy rating (S-RRG Table 3): a judge rates a candidate against the reference on Disease
 Prediction and Detailed Descriptions; the mean of the two, scaled to [0, 1], stands in for a human
 rating when no expert ratings exist (meta-evaluation then correlates the metrics with it).
+The prompt asks for JSON either way; a structured request adds its schema (rating_schema) and the
+answer is then read strictly (no repair), to the same values.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from srrg.metrics.judge_common import (
     as_reply,
     decode_json_object,
     failure_counts,
+    object_schema,
     pair_requests,
+    strict_object,
 )
 
 NAME = "proxy_rating"
@@ -42,13 +46,22 @@ class ProxyRatingConfig(JudgeConfig):
             raise ValueError(f"proxy_rating scale_max must be >= 1, got {self.scale_max}")
 
 
-def parse_rating(answer: str | Reply | None, scale_max: int) -> tuple[dict[str, float] | None, str, str]:
+def rating_schema(scale_max: int) -> dict[str, Any]:
+    """JSON schema of a rating answer: each dimension an integer 0..scale_max, then an explanation."""
+    rating = {"type": "integer", "minimum": 0, "maximum": scale_max}
+    return object_schema(NAME, {**{d: rating for d in DIMENSIONS}, "explanation": {"type": "string"}})
+
+
+def parse_rating(
+    answer: str | Reply | None, scale_max: int, structured: bool = False
+) -> tuple[dict[str, float] | None, str, str]:
     """(dimension ratings, explanation, status); a rating outside 0..scale_max is a parse failure,
-    and a reply that failed in transport (no_response, truncated) is never read."""
+    and a reply that failed in transport (no_response, truncated) is never read. structured: the
+    answer must be exactly one object valid under rating_schema."""
     reply = as_reply(answer)
     if reply.status != OK or reply.text is None:
         return None, "", reply.status
-    obj = decode_json_object(reply.text)
+    obj = strict_object(reply, rating_schema(scale_max))[0] if structured else decode_json_object(reply.text)
     if obj is None:
         return None, "", UNPARSEABLE
     ratings: dict[str, float] = {}
@@ -66,11 +79,13 @@ def parse_rating(answer: str | Reply | None, scale_max: int) -> tuple[dict[str, 
     return ratings, explanation.strip() if isinstance(explanation, str) else "", OK
 
 
-def score_responses(responses: Sequence[str | Reply | None], cfg: ProxyRatingConfig = ProxyRatingConfig()) -> MetricResult:
+def score_responses(
+    responses: Sequence[str | Reply | None], cfg: ProxyRatingConfig = ProxyRatingConfig(), structured: bool = False
+) -> MetricResult:
     """Per-report dimension ratings (raw scale) and their mean scaled to [0, 1]."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
     for text in responses:
-        ratings, explanation, status = parse_rating(text, cfg.scale_max)
+        ratings, explanation, status = parse_rating(text, cfg.scale_max, structured)
         per["proxy_rating"].append(sum(ratings.values()) / (len(DIMENSIONS) * cfg.scale_max) if ratings else math.nan)
         per["proxy_disease_prediction"].append(ratings["disease_prediction"] if ratings else math.nan)
         per["proxy_detailed_descriptions"].append(ratings["detailed_descriptions"] if ratings else math.nan)
@@ -81,8 +96,9 @@ def score_responses(responses: Sequence[str | Reply | None], cfg: ProxyRatingCon
     return MetricResult(per, summary)
 
 
-def proxy_requests(refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingConfig) -> list[Any]:
-    return pair_requests(NAME, refs, hyps, cfg, json_mode=True, scale_max=str(cfg.scale_max))
+def proxy_requests(refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingConfig, structured: bool = False) -> list[Any]:
+    schema = rating_schema(cfg.scale_max) if structured else None
+    return pair_requests(NAME, refs, hyps, cfg, json_mode=True, schema=schema, scale_max=str(cfg.scale_max))
 
 
 @register
@@ -94,8 +110,8 @@ class ProxyRating(PairJudge):
     config_class = ProxyRatingConfig
     status_keys = ("proxy_status",)
 
-    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
-        return proxy_requests(refs, hyps, self.cfg)
+    def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
+        return proxy_requests(refs, hyps, self.cfg, structured)
 
-    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
-        return score_responses(replies, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
+        return score_responses(replies, self.cfg, structured)

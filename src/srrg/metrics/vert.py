@@ -4,7 +4,8 @@ then gives a direct accuracy score in [0, 1] with two decimals (docs/judges.md).
 The prompt comes in three variants (option `variant`): direct (the judge scores freely), formula
 (the prompt states how the score follows from the counts) and rubric (the prompt gives score bands).
 From the same counts it reports the unified family a*TP / (a*TP + bS*S + bI*I): GREEN (1, 1, 0),
-F1 (2, 1, 0) and weighted (1, 2, 0.5), so one set of answers yields every variant.
+F1 (2, 1, 0) and weighted (1, 2, 0.5), so one set of answers yields every variant. A structured
+answer holds the same counts and the score as JSON fields (judge_common.error_report_schema).
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from srrg.metrics.judge_common import (
     as_reply,
     clean_response,
     count_columns,
+    error_report_schema,
     failure_counts,
     parse_error_report,
     population_std,
     pair_requests,
     section,
+    structured_error_report,
+    structured_template,
     unified_score,
 )
 
@@ -43,6 +47,7 @@ SIG_KEYS = tuple(f"vert_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"vert_insig_{c}" for c in CATEGORIES)
 KEYS = ("vert", *FORMULAS, *SIG_KEYS, *INSIG_KEYS, "vert_matched", "vert_status", "vert_score_status")
 VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # variant -> prompt
+SCHEMA = error_report_schema(NAME, score=True)
 _NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
 _SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
 
@@ -96,17 +101,32 @@ def formula_scores(report: ErrorReport) -> dict[str, float]:
     return {k: unified_score(report.matched, s, i, *w) for k, w in FORMULAS.items()}
 
 
-def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig) -> list[Any]:
-    return pair_requests(VARIANTS[cfg.variant], refs, hyps, cfg)
+def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig, structured: bool = False) -> list[Any]:
+    """The variant's prompt; structured: its answer format replaced by the JSON fields of SCHEMA."""
+    name = VARIANTS[cfg.variant]
+    if not structured:
+        return pair_requests(name, refs, hyps, cfg)
+    prompt = structured_template(name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"))
+    return pair_requests(name, refs, hyps, cfg, schema=SCHEMA, prompt=prompt)
 
 
-def score_responses(responses: Sequence[str | Reply | None], cfg: VertConfig = VertConfig()) -> MetricResult:
+def read_answer(reply: Reply, cfg: VertConfig, structured: bool) -> tuple[ErrorReport, float]:
+    """(counts, direct score) of one answer in the text format or in SCHEMA; the structured score
+    is rounded to two decimals as the text one is."""
+    if structured:
+        report, obj = structured_error_report(reply, SCHEMA)
+        return report, round(float(obj["score"]), 2) if report.parsed else math.nan
+    return parse_error_report(reply, cfg.number_words), parse_direct_score(reply)
+
+
+def score_responses(
+    responses: Sequence[str | Reply | None], cfg: VertConfig = VertConfig(), structured: bool = False
+) -> MetricResult:
     """Per-report direct score, formula variants, counts and statuses; summary means (NaN-aware),
     the std of the direct score, and the failures of the score and of the counts."""
     per: dict[str, list[Any]] = {k: [] for k in KEYS}
     for reply in (as_reply(r) for r in responses):
-        report = parse_error_report(reply, cfg.number_words)
-        direct = parse_direct_score(reply)
+        report, direct = read_answer(reply, cfg, structured)
         sig, insig, matched = count_columns(report)
         per["vert"].append(direct)
         for key, value in formula_scores(report).items():
@@ -135,8 +155,8 @@ class Vert(PairJudge):
     # a pair fails when its direct score does: a score-only answer (a tuned VERT judge) is valid
     status_keys = ("vert_score_status",)
 
-    def requests(self, refs: Sequence[str], hyps: Sequence[str]) -> list[LLMRequest]:
-        return vert_requests(refs, hyps, self.cfg)
+    def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
+        return vert_requests(refs, hyps, self.cfg, structured)
 
-    def score(self, replies: Sequence[str | Reply | None]) -> MetricResult:
-        return score_responses(replies, self.cfg)
+    def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
+        return score_responses(replies, self.cfg, structured)
