@@ -1,26 +1,33 @@
-# Meta-evaluation (docs/judges.md): correlation of metrics with human ratings (datasets configured
-# under metaeval.datasets, read in their published layouts) and with the LLM-proxy rating of the
-# judge subset (S-RRG Table 3). Tables: GEMA Table 1 and S-RRG Table 3 layouts.
+# Meta-evaluation (docs/metaeval.md): correlation of metrics with human ratings (datasets configured
+# under metaeval.datasets, read in their published layouts), RadJudge ranking cases (entries with
+# adapter radjudge), and correlation with the LLM-proxy rating of the judge subset (S-RRG Table 3).
+
+METAEVAL_RATING = {n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] != "radjudge"}
+METAEVAL_RANKING = {n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] == "radjudge"}
+METAEVAL_RATING_NAMES = wildcard_choice(METAEVAL_RATING)
+METAEVAL_RANKING_NAMES = wildcard_choice(METAEVAL_RANKING)
 
 
 rule metaeval_prepare:
     """A ratings dataset in its published layout -> refs/hyps for `srrg score` + long ratings table."""
     input:
-        data=lambda wc: METAEVAL_DATASETS[wc.dataset]["path"],
+        data=lambda wc: METAEVAL_RATING[wc.dataset]["path"],
         code=stage_code("metaeval_prepare"),
     output:
         refs=results("metaeval", "{dataset}", "pairs", "refs.parquet"),
         hyps=results("metaeval", "{dataset}", "pairs", "hyps.parquet"),
         ratings=results("metaeval", "{dataset}", "pairs", "ratings.parquet"),
+        pairs=results("metaeval", "{dataset}", "pairs", "pairs.parquet"),
+        info=results("metaeval", "{dataset}", "pairs", "info.json"),
     log:
         logs("metaeval", "{dataset}_prepare.log"),
     wildcard_constraints:
-        dataset=METAEVAL_NAMES,
+        dataset=METAEVAL_RATING_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
-        adapter=lambda wc: METAEVAL_DATASETS[wc.dataset]["adapter"],
-        options=lambda wc: as_json(METAEVAL_DATASETS[wc.dataset].get("options", {})),
+        adapter=lambda wc: METAEVAL_RATING[wc.dataset]["adapter"],
+        options=lambda wc: as_json(METAEVAL_RATING[wc.dataset].get("options", {})),
         out_dir=lambda wc: results("metaeval", wc.dataset, "pairs"),
     shell:
         "python -m srrg metaeval-prepare --adapter {params.adapter} --data {input.data:q}"
@@ -38,7 +45,7 @@ rule metaeval_score:
     log:
         logs("metaeval", "{dataset}_score.log"),
     wildcard_constraints:
-        dataset=METAEVAL_NAMES,
+        dataset=METAEVAL_RATING_NAMES,
     conda:
         "../../envs/llm.yaml"
     params:
@@ -51,10 +58,12 @@ rule metaeval_score:
 
 
 rule metaeval_correlate:
-    """Kendall/Spearman with bootstrap CIs, paired tests, count-level P/R/F1, ensembles."""
+    """Kendall/Spearman with case-clustered bootstrap CIs, paired tests, count-level P/R/F1,
+    ensembles, within-case preference and system-ranking agreement."""
     input:
         scores=rules.metaeval_score.output.per_report,
         ratings=rules.metaeval_prepare.output.ratings,
+        pairs=rules.metaeval_prepare.output.pairs,
         code=stage_code("metaeval_correlate"),
     output:
         gema=report(
@@ -78,7 +87,7 @@ rule metaeval_correlate:
     log:
         logs("metaeval", "{dataset}_correlate.log"),
     wildcard_constraints:
-        dataset=METAEVAL_NAMES,
+        dataset=METAEVAL_RATING_NAMES,
     conda:
         "../../envs/score.yaml"
     params:
@@ -86,11 +95,41 @@ rule metaeval_correlate:
         out_dir=lambda wc: results("metaeval", wc.dataset, "tables"),
     shell:
         "python -m srrg metaeval-correlate --scores {input.scores:q} --ratings {input.ratings:q}"
-        " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+        " --pairs {input.pairs:q} --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule metaeval_rank:
+    """RadJudge ranking cases: pass counts per category for every configured metric."""
+    input:
+        cases=lambda wc: METAEVAL_RANKING[wc.dataset]["path"],
+        code=stage_code("metaeval_rank"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "ranking", "rank_categories.md"),
+            caption="../report/metaeval_rank.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        cases=results("metaeval", "{dataset}", "ranking", "rank_cases.csv"),
+    log:
+        logs("metaeval", "{dataset}_rank.log"),
+    wildcard_constraints:
+        dataset=METAEVAL_RANKING_NAMES,
+    conda:
+        "../../envs/llm.yaml"
+    params:
+        metrics=",".join(METAEVAL["metrics"]),
+        options=metaeval_dataset_options(),
+        keys=lambda wc: ",".join(f"{m}={k}" for m, k in METAEVAL_RANKING[wc.dataset].get("options", {}).get("keys", {}).items()),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "ranking"),
+    shell:
+        "python -m srrg metaeval-rank --cases {input.cases:q} --metrics {params.metrics} --keys {params.keys:q}"
+        " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 
 add_targets(
-    *expand(rules.metaeval_correlate.output.gema, dataset=list(METAEVAL_DATASETS))
+    *expand(rules.metaeval_correlate.output.gema, dataset=list(METAEVAL_RATING)),
+    *expand(rules.metaeval_rank.output.table, dataset=list(METAEVAL_RANKING)),
 )
 
 
