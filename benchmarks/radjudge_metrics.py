@@ -87,7 +87,8 @@ def category_table(cases: Sequence[Case], results: Mapping[str, Sequence[bool]])
     return "\n".join(lines)
 
 
-ABLATIONS = {name: {name: value} for name, value in vars(SScoreTextConfig.s_rrg()).items() if getattr(SScoreTextConfig(), name) != value}
+# the s_score_text options whose S-Score value differs from the default
+PARITY = {name: value for name, value in vars(SScoreTextConfig.s_rrg()).items() if getattr(SScoreTextConfig(), name) != value}
 
 
 def main() -> None:
@@ -106,8 +107,7 @@ def main() -> None:
             shown = {m: {k: round(v, 3) for k, v in s[m].items()} for m in ("s_score_text", "ce")}
             print(c.case_id, " & ".join(c.relations), "s_score_text", "pass" if ok[0] else "fail", "ce", "pass" if ok[1] else "fail", shown)
     if args.ablate:
-        parity = {k: v for k, v in vars(SScoreTextConfig.s_rrg()).items() if k in ABLATIONS}
-        variants = {"defaults": {}, **{f"{k}={v}": o for k, o in ABLATIONS.items() for v in o.values()}, "all S-Score (s_rrg)": parity}
+        variants = {"defaults": {}, **{f"{k}={v}": {k: v} for k, v in PARITY.items()}, "all S-Score (s_rrg)": PARITY}
         for label, options in variants.items():
             ok = passes(cases, case_scores(cases, ["s_score_text"], {"s_score_text": options}), "s_score_text")
             print(f"s_score_text {label:<28} {sum(ok):>2} / {len(cases)}")

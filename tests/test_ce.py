@@ -9,7 +9,7 @@ import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import evaluate
-from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, observation_labels, prf
+from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, observation_labels, prf, report_f1
 from srrg.report import Finding, StructuredReport
 
 CHEXPERT_14 = ("No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Lesion", "Lung Opacity", "Edema",
@@ -117,3 +117,35 @@ def test_labels_of_the_chexpert_labeler_examples():
     assert strict["ce_ref_labels"] == want
     default = evaluate(texts, texts, ["ce"], per_report=True)
     assert default["ce_ref_labels"][2] == "Lung Opacity; Consolidation; Atelectasis"
+
+
+def test_report_f1_smoothing_hand_computed():
+    # (2 tp + a) / (2 tp + fp + fn + a)
+    assert report_f1(0, 1, 1, 1.0) == pytest.approx(1 / 3)
+    assert report_f1(0, 4, 1, 1.0) == pytest.approx(1 / 6)
+    assert report_f1(2, 1, 0, 1.0) == pytest.approx(5 / 6)
+    assert report_f1(2, 1, 0, 0.0) == pytest.approx(4 / 5)  # plain F1
+    assert report_f1(0, 0, 0, 0.0) == 1.0 and report_f1(0, 3, 0, 0.0) == 0.0
+
+
+def test_per_report_f1_ranks_more_false_labels_lower():
+    ref = js([{"name": "cardiomegaly", "probability": 3}])
+    one = js([{"name": "pneumothorax", "probability": 3}])
+    four = js([{"name": n, "probability": 3} for n in ("pneumothorax", "pleural effusion", "edema", "pneumonia")])
+    out = evaluate([ref] * 3, [one, four, ref], ["ce"], per_report=True)
+    # cardiomegaly vs pneumothorax: tp 0, fp 1, fn 1 -> 1/3; four false labels and the miss: 1/6; equal: 1
+    assert out["ce_f1"] == [pytest.approx(1 / 3), pytest.approx(1 / 6), 1.0]
+    plain = evaluate([ref] * 2, [one, four], ["ce"], per_report=True, options={"ce": {"smoothing": 0.0}})
+    assert plain["ce_f1"] == [0.0, 0.0]
+
+
+def test_per_report_f1_of_two_reports_without_labels_is_one():
+    # granuloma has no observation, but it is a finding: neither side has No Finding or any label
+    ref, hyp = js([{"name": "granuloma", "probability": 3}]), js([{"name": "scoliosis", "probability": 3}])
+    out = evaluate([ref], [hyp], ["ce"], per_report=True, options={"ce": {"smoothing": 0.0}})
+    assert out["ce_ref_labels"] == [""] and out["ce_hyp_labels"] == [""] and out["ce_f1"] == [1.0]
+
+
+def test_negative_smoothing_is_a_user_error():
+    with pytest.raises(UserError, match="smoothing"):
+        evaluate([js()], [js()], ["ce"], options={"ce": {"smoothing": -1}})

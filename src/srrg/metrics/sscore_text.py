@@ -67,6 +67,9 @@ class SScoreTextConfig:
     related_credit: float = field(default=0.5, metadata=doc(
         "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
         "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.", minimum=0, maximum=1))
+    fold_general: bool = field(default=True, metadata=doc(
+        "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
+        "it ('opacity, likely atelectasis' is atelectasis), before matching."))
     normalize_locations: bool = field(default=True, metadata=doc(
         "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw phrases."))
     levels: str = field(default="ordinal", metadata=doc(
@@ -100,7 +103,7 @@ class SScoreTextConfig:
     @classmethod
     def s_rrg(cls, **options: Any) -> SScoreTextConfig:
         """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
-        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "normalize_locations": False, "levels": "exact",
+        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "fold_general": False, "normalize_locations": False, "levels": "exact",
                   "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
         return cls(**{**parity, **options})
 
@@ -214,17 +217,35 @@ def related_pairs(ref_only: Sequence[str], hyp_only: Sequence[str]) -> list[tupl
     return pairs
 
 
+def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
+    """The findings without those a more specific finding of the same report explains: one whose
+    observations are all ancestors of another finding's ("opacity, likely atelectasis" is atelectasis)."""
+    tree, parents = _observation_tree()
+
+    def explained(name: str) -> bool:
+        own = tree.get(name, ())
+        return bool(own) and any(
+            all(o in _lineage(x, parents) and o not in tree[other] for o in own)
+            for other in findings if other != name and other in tree for x in tree[other]
+        )
+
+    return {n: f for n, f in findings.items() if not explained(n)}
+
+
 def score_pair_text(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()) -> dict[str, float]:
     """All free-text S-Score values of one pair of structured reports (keys without the suffix)."""
     r_pos = {f.name: f for f in ref.positive}
     h_pos = {f.name: f for f in hyp.positive}
+    if cfg.fold_general:
+        r_pos, h_pos = fold_general(r_pos), fold_general(h_pos)
     matched = [n for n in r_pos if n in h_pos]
     ref_only = [n for n in r_pos if n not in h_pos]
     hyp_only = [n for n in h_pos if n not in r_pos]
     pairs = related_pairs(ref_only, hyp_only) if cfg.related_credit > 0 else []
     credit = len(matched) + cfg.related_credit * len(pairs)
     unmatched = len(ref_only) + len(hyp_only) - 2 * len(pairs)
-    p_pos = smoothed_f1(credit, unmatched, 0, cfg.smoothing)
+    # a related pair is `related_credit` of a match and the rest a false and a missed finding
+    p_pos = smoothed_f1(credit, unmatched + 2 * (1 - cfg.related_credit) * len(pairs), 0, cfg.smoothing)
     p_neg = set_f1(set(ref.negative), set(hyp.negative))
     p = p_pos if cfg.negatives == "ignore" else (p_pos + p_neg) / 2
 
