@@ -142,11 +142,11 @@ def test_case_list_has_one_case_per_scored_study_and_counts_the_rest(files):
     assert by_id["s4"]["sc"][data["scores"].index("s_prob")] is None  # NaN (nothing matched) -> null
 
 
-def test_phantom_thumbnails_are_small_webp_pictures(files):
+def test_phantom_thumbnails_are_small_jpeg_pictures(files):
     data = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test",
                      thumbnail_size=48)
     uri = data["studies"][0]["img"]
-    assert uri.startswith("data:image/webp;base64,")
+    assert uri.startswith("data:image/jpeg;base64,")
     with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as img:
         assert img.size == (48, 48)
     assert len(uri) < 2000

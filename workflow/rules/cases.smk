@@ -26,6 +26,7 @@ rule cases:
         run=RUN_NAMES,
     conda:
         "../../envs/score.yaml"
+    threads: 1  # phantom thumbnails are drawn in this many processes (a profile's set-threads raises it)
     params:
         dataset=lambda w, input: Path(input.manifest).parent,
         split=lambda wc: {**config["infer"], **RUNS[wc.run].infer}["split"],
@@ -35,7 +36,7 @@ rule cases:
     shell:
         "python -m srrg cases --predictions {input.predictions:q} --scores {input.scores:q}"
         " --dataset {params.dataset:q} --split {params.split} --name {wildcards.run} {params.judge}"
-        " {params.compare} {params.image_root} --out {output.page:q} > {log:q} 2>&1"
+        " {params.compare} {params.image_root} --processes {threads} --out {output.page:q} > {log:q} 2>&1"
 
 
 add_targets(*(results("cases", f"{r}.html") for r in RUNS))

