@@ -13,13 +13,14 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from srrg.errors import UserError
 from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, percentile_ci
+from srrg.metaeval.multiple import CORRECTIONS, adjust
 from srrg.config import from_dict
 from srrg.metrics.base import score_all
 from srrg.metrics.nlg import BLEU_STATS, NLGConfig, bleu_statistics, corpus_bleu
@@ -34,18 +35,22 @@ BLEU_KEYS = tuple(f"bleu_{k}" for k in range(1, 5))
 @dataclass(frozen=True)
 class CompareConfig:
     """n_boot: bootstrap resamples of the studies; n_rounds: randomization rounds (all 2^n swaps
-    are enumerated when that is fewer); seed: both tests are reproducible; ci_level: CI coverage."""
+    are enumerated when that is fewer); seed: both tests are reproducible; ci_level: CI coverage;
+    correction: multiple-comparison adjustment over all metrics x system pairs (holm | bh | none)."""
 
     n_boot: int = 1000
     n_rounds: int = 10000
     seed: int = 0
     ci_level: float = 0.95
+    correction: str = "holm"
 
     def __post_init__(self) -> None:
         if self.n_boot < 1 or self.n_rounds < 1:
             raise UserError(f"compare: n_boot and n_rounds must be >= 1, got {self.n_boot}, {self.n_rounds}")
         if not 0 < self.ci_level < 1:
             raise UserError(f"compare: ci_level must lie in (0, 1), got {self.ci_level}")
+        if self.correction not in CORRECTIONS:
+            raise UserError(f"compare: correction must be one of {', '.join(CORRECTIONS)}, got {self.correction!r}")
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,9 @@ class Comparison:
     p_bootstrap: float
     p_randomization: float
     n: int
+    correction: str = "none"
+    p_bootstrap_adj: float = math.nan
+    p_randomization_adj: float = math.nan
 
 
 def column_mean(values: np.ndarray) -> float:
@@ -158,6 +166,14 @@ def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str
     )
 
 
+def corrected(rows: Sequence[Comparison], method: str) -> list[Comparison]:
+    """Rows with both p-values adjusted over the whole family (every metric x system pair of one
+    comparison), each kind of test on its own (srrg.metaeval.multiple); raw p-values are kept."""
+    boot = adjust([r.p_bootstrap for r in rows], method)
+    rand = adjust([r.p_randomization for r in rows], method)
+    return [replace(r, correction=method, p_bootstrap_adj=b, p_randomization_adj=a) for r, b, a in zip(rows, boot, rand)]
+
+
 def numeric_columns(table: Mapping[str, Sequence[Any]]) -> list[str]:
     """Per-report columns that hold numbers (statuses, labels and explanations are text)."""
     return [k for k, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)]
@@ -177,7 +193,7 @@ def compare_tables(tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: Compa
     for stat in statistics(shared):
         arrays = {n: np.column_stack([np.asarray(tables[n][c], dtype=float) for c in stat.columns]) for n in names}
         out += [compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg) for other in names[1:]]
-    return out
+    return corrected(out, cfg.correction)
 
 
 def compare_systems(
@@ -211,19 +227,27 @@ def _p_text(p: float) -> str:
     return "n/a" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "none"}
+
+
 def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
-    """One table per system pair: values with CIs, difference with CI, both p-values (3 decimals)."""
+    """One table per system pair: values with CIs, difference with CI, both p-values raw and
+    adjusted for multiple comparisons (3 decimals)."""
     pct = f"{level:.0%}"
     parts = []
     for (a, b), group in itertools.groupby(rows, key=lambda r: (r.system_a, r.system_b)):
         group = list(group)
+        adj = CORRECTION_NAMES[group[0].correction]
         parts.append(
             f"### {b} vs {a} ({group[0].n} studies; {pct} paired-bootstrap CIs)\n\n"
-            f"| metric | statistic | {a} | {pct} CI | {b} | {pct} CI | {b} − {a} | {pct} CI | p (bootstrap) | p (randomization) |\n"
-            "|---|---|---|---|---|---|---|---|---|---|\n"
+            f"p adj.: {adj} adjustment over all {len(rows)} comparisons (metrics x system pairs).\n\n"
+            f"| metric | statistic | {a} | {pct} CI | {b} | {pct} CI | {b} − {a} | {pct} CI | p (bootstrap) | p adj. "
+            f"| p (randomization) | p adj. |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
             + "".join(
                 f"| {r.key} | {r.statistic} | {_fmt(r.value_a)} | {_ci_text(r.ci_a)} | {_fmt(r.value_b)} | {_ci_text(r.ci_b)} "
-                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap)} | {_p_text(r.p_randomization)} |\n"
+                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap)} | {_p_text(r.p_bootstrap_adj)} "
+                f"| {_p_text(r.p_randomization)} | {_p_text(r.p_randomization_adj)} |\n"
                 for r in group
             )
         )
@@ -237,7 +261,8 @@ def to_records(rows: Sequence[Comparison]) -> list[dict[str, Any]]:
          "value_a": r.value_a, "ci_a_low": r.ci_a[0], "ci_a_high": r.ci_a[1],
          "value_b": r.value_b, "ci_b_low": r.ci_b[0], "ci_b_high": r.ci_b[1],
          "difference": r.difference, "ci_difference_low": r.ci_difference[0], "ci_difference_high": r.ci_difference[1],
-         "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization}
+         "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization, "correction": r.correction,
+         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj}
         for r in rows
     ]
 
@@ -275,18 +300,36 @@ def run_compare(
     return rows
 
 
+def system_values(rows: Sequence[Comparison]) -> dict[str, dict[str, float]]:
+    """metric -> system -> its value on the compared studies (the baseline's from any of its rows)."""
+    out: dict[str, dict[str, float]] = {}
+    for r in rows:
+        out.setdefault(r.key, {}).update({r.system_a: r.value_a, r.system_b: r.value_b})
+    return out
+
+
 def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, level: float) -> None:
-    """compare.md (3 decimals), compare.csv (full precision) and unmatched.csv."""
+    """compare.md (3 decimals), compare.csv (full precision), unmatched.csv, and the system-ranking
+    agreement between metrics (ranking_agreement.csv / .md; docs/metaeval.md)."""
     from pathlib import Path
 
     import polars as pl
 
     from srrg.io import write_text
+    from srrg.metaeval.systems import agreement_markdown, ranking_agreement
 
     out = Path(out_dir)
     write_text(out / "unmatched.csv", unmatched.write_csv())
     write_text(out / "compare.csv", pl.DataFrame(to_records(rows)).write_csv())
     write_text(out / "compare.md", to_markdown(rows, level))
+    agreement = ranking_agreement(system_values(rows))
+    caption = (
+        "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
+        "first; needs three or more systems)."
+    )
+    write_text(out / "ranking_agreement.csv", agreement.write_csv())
+    write_text(out / "ranking_agreement.md", agreement_markdown(agreement, caption))
+
 
 
 TEXT_COLUMNS = ("study_id", "reference", "hypothesis")

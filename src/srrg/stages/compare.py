@@ -30,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-rounds", type=int, default=10000, help="approximate-randomization rounds (default: 10000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of both tests (default: 0)")
     parser.add_argument("--ci-level", type=float, default=0.95, help="coverage of the confidence intervals (default: 0.95)")
+    parser.add_argument(
+        "--correction", choices=("holm", "bh", "none"), default="holm",
+        help="multiple-comparison adjustment over all metrics x system pairs, shown beside the raw p-values: "
+        "holm (family-wise error, default), bh (Benjamini-Hochberg false discovery rate) or none",
+    )  # fmt: skip
     _args.report_columns(parser)
 
 
@@ -55,7 +60,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.errors import UserError
     from srrg.stages.score import metric_options
 
-    cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level)
+    cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction)
     scoring = (args.refs, args.hyps, args.metrics)
     if args.per_report:
         if any(scoring):
