@@ -18,7 +18,7 @@ sys.modules[_SPEC.name] = radjudge  # dataclasses look their module up there
 _SPEC.loader.exec_module(radjudge)
 
 # the bars reached (Done-when of issue 23: s_score_text >= 15, ce >= 14); S-Score settings pass 7
-BARS = {"s_score_text": 21, "ce": 14}
+BARS = {"s_score_text": 22, "ce": 14}
 
 
 def test_ranking_rule_by_hand():
@@ -33,8 +33,8 @@ def test_ranking_rule_by_hand():
 def test_cases_file_layout_and_passes_on_an_invented_case(tmp_path):
     cases = [{"category": "Invented", "description": "", "tests": [
         {"id": "x1", "ground_truth": "Cardiomegaly.", "expected_ranking": ["C1 > C2", "C2 > C3"],
-         "candidates": {"C1": {"text": "Cardiomegaly."}, "C2": {"text": "Pneumothorax."},
-                        "C3": {"text": "Pneumothorax. Pleural effusion. Pneumonia."}}},
+         "candidates": {"C1": {"text": "Cardiomegaly."}, "C2": {"text": "Atelectasis."},
+                        "C3": {"text": "Atelectasis. Pleural effusion. Pneumonia."}}},
         {"id": "x2", "ground_truth": "Pleural effusion.", "expected_ranking": "C1 = C2",
          "candidates": {"C1": {"text": "Pleural effusion. No pneumothorax."}, "C2": {"text": "Pleural effusion.", "context": {"age": "40"}}}},
     ]}]  # fmt: skip

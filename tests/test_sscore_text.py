@@ -13,6 +13,8 @@ from srrg.errors import UserError
 from srrg.metrics import evaluate
 from srrg.metrics.sscore import SScoreConfig, score_pair
 from srrg.metrics.sscore_text import (
+    INCIDENTAL,
+    URGENT,
     SScoreTextConfig,
     finding_agreement,
     fold_general,
@@ -96,7 +98,7 @@ def _random_report(rng: random.Random) -> StructuredReport:
                 rng.choice([None, "left", "right lower lobe", "bilateral", "both"]), rng.choice([None, "2 cm", "3 cm"]))
         for n in names
     )
-    negative = tuple(rng.sample(["pneumothorax", "edema", "consolidation", "fracture"], rng.randint(0, 2)))
+    negative = tuple(rng.sample(["pneumothorax", "edema", "consolidation", "fracture"], rng.randint(0, 2)))  # fmt: skip
     return StructuredReport(positive, negative)
 
 
@@ -113,14 +115,34 @@ def test_s_rrg_settings_are_exactly_the_structured_s_score(sscore_cfg):
 
 def test_more_false_findings_score_lower_hand_computed():
     ref = rep(Finding("cardiomegaly"))
-    one = score_pair_text(ref, rep(Finding("pneumothorax")))
-    four = score_pair_text(ref, rep(*(Finding(n) for n in ("pneumothorax", "pleural effusion", "edema", "pneumonia"))))
+    one = score_pair_text(ref, rep(Finding("atelectasis")))
+    four = score_pair_text(ref, rep(*(Finding(n) for n in ("atelectasis", "pleural effusion", "edema", "pneumonia"))))
     normal = score_pair_text(ref, rep(negative=("cardiomegaly",)))
     # P = (2 tp + 1) / (2 tp + fp + fn + 1), D = 0 without a match: S = P / 2
     assert one["p_score"] == pytest.approx(1 / 3) and one["s_score"] == pytest.approx(1 / 6)
     assert four["p_score"] == pytest.approx(1 / 6) and four["s_score"] == pytest.approx(1 / 12)
     assert normal["s_score"] == pytest.approx(1 / 4)
-    assert score_pair_text(ref, rep(Finding("pneumothorax")), SScoreTextConfig(smoothing=0.0))["p_score"] == 0.0
+    assert score_pair_text(ref, rep(Finding("atelectasis")), SScoreTextConfig(smoothing=0.0))["p_score"] == 0.0
+
+
+def test_significance_weights_hand_computed():
+    ref = rep(Finding("pneumothorax"), Finding("cardiomegaly"))
+    heart, lung = score_pair_text(ref, rep(Finding("cardiomegaly"))), score_pair_text(ref, rep(Finding("pneumothorax")))
+    # weights: pneumothorax 2, cardiomegaly 1. Heart only: tp 1, fn 2 -> P = 3/5, D = 1/3; pneumothorax only:
+    # tp 2, fn 1 -> P = 5/6, D = 2/3
+    assert heart["s_score"] == pytest.approx((3 / 5 + 1 / 3) / 2) and lung["s_score"] == pytest.approx((5 / 6 + 2 / 3) / 2)
+    uniform = SScoreTextConfig(significance="uniform")
+    assert score_pair_text(ref, rep(Finding("cardiomegaly")), uniform)["s_score"] == pytest.approx((3 / 4 + 1 / 2) / 2)
+    # a missed incidental granuloma (0.5) costs less than a missed nodule (1): P = 1 / 1.5 vs 1 / 2
+    assert score_pair_text(rep(Finding("granuloma")), rep())["s_score"] == pytest.approx(1 / 3)
+    assert score_pair_text(rep(Finding("nodule")), rep())["s_score"] == pytest.approx(1 / 4)
+
+
+def test_significance_lists_hold_vocabulary_names():
+    from srrg.report import default_synonyms
+
+    canonical = set(default_synonyms().values())
+    assert URGENT <= canonical and INCIDENTAL <= canonical and not URGENT & INCIDENTAL
 
 
 def test_stated_negatives_neither_earn_nor_cost():
@@ -130,7 +152,7 @@ def test_stated_negatives_neither_earn_nor_cost():
     assert s_text(ref, "Left upper lobe opacity. No pleural effusion. No pneumothorax.", negatives="f1") == pytest.approx(0.75)
     # two normal reports in different words agree fully; a missed finding costs the same either way
     assert s_text("No pleural effusion. Normal heart size.", "No pneumothorax. The lungs are clear.") == 1.0
-    missed = "Pneumothorax. No pleural effusion."
+    missed = "Consolidation. No pleural effusion."
     assert s_text(missed, "No pleural effusion.") == s_text(missed, "The lungs are clear.") == pytest.approx(0.25)
 
 
@@ -192,7 +214,7 @@ def test_sizes_hand_computed():
     assert near == pytest.approx((1 + 0.75 + 0.25 * 0.75) / 2) and far == pytest.approx((1 + 0.85) / 2)
 
 
-@pytest.mark.parametrize("options", [{"negatives": "both"}, {"levels": "fuzzy"}, {"smoothing": -1}, {"related_credit": 2},
+@pytest.mark.parametrize("options", [{"negatives": "both"}, {"levels": "fuzzy"}, {"significance": "clinical"}, {"smoothing": -1}, {"related_credit": 2},
                                      {"w_size": -0.1}, {"w_prob": 0.9}, {"d_over": "hyp"}, {"nope": 1}])
 def test_invalid_options_are_user_errors(options):
     with pytest.raises(UserError):

@@ -48,6 +48,14 @@ LEVEL_RANK: dict[str, float] = {
     "mild to moderate": 2.5, "small to moderate": 2.5,
     "moderate to large": 3.5, "moderate to severe": 3.5,
 }  # fmt: skip
+# Clinical significance of findings (docs/metrics.md, "Free-text S-Score"): urgent findings that a
+# radiologist communicates at once, and incidental or chronic ones that rarely change management.
+URGENT = frozenset({"pneumothorax", "hydropneumothorax", "hemothorax", "pneumomediastinum", "pneumoperitoneum", "aortic aneurysm"})
+INCIDENTAL = frozenset({
+    "granuloma", "calcification", "scoliosis", "kyphosis", "tortuous aorta", "degenerative changes", "atherosclerosis",
+    "osteopenia", "pectus excavatum", "pectus carinatum", "scarring", "pleural plaque", "eventration",
+})  # fmt: skip
+SIGNIFICANCE = ("weighted", "uniform")
 NEGATIVES = ("ignore", "f1")
 LEVELS = ("ordinal", "exact")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -67,6 +75,9 @@ class SScoreTextConfig:
     related_credit: float = field(default=0.5, metadata=doc(
         "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
         "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.", minimum=0, maximum=1))
+    significance: str = field(default="weighted", metadata=doc(
+        "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); uniform: all weigh 1.",
+        enum=list(SIGNIFICANCE)))
     fold_general: bool = field(default=True, metadata=doc(
         "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
         "it ('opacity, likely atelectasis' is atelectasis), before matching."))
@@ -91,6 +102,8 @@ class SScoreTextConfig:
     def __post_init__(self) -> None:
         if self.negatives not in NEGATIVES:
             raise UserError(f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, got {self.negatives!r}")
+        if self.significance not in SIGNIFICANCE:
+            raise UserError(f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}")
         if self.levels not in LEVELS:
             raise UserError(f"s_score_text option levels must be one of {', '.join(LEVELS)}, got {self.levels!r}")
         if self.smoothing < 0:
@@ -103,7 +116,8 @@ class SScoreTextConfig:
     @classmethod
     def s_rrg(cls, **options: Any) -> SScoreTextConfig:
         """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
-        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "fold_general": False, "normalize_locations": False, "levels": "exact",
+        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "significance": "uniform",
+                  "fold_general": False, "normalize_locations": False, "levels": "exact",
                   "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
         return cls(**{**parity, **options})
 
@@ -232,8 +246,16 @@ def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
     return {n: f for n, f in findings.items() if not explained(n)}
 
 
+def weight(name: str, significance: str) -> float:
+    """A finding's weight: URGENT 2, INCIDENTAL 0.5, any other 1; 1 for all when "uniform"."""
+    if significance == "uniform":
+        return 1.0
+    return 2.0 if name in URGENT else 0.5 if name in INCIDENTAL else 1.0
+
+
 def score_pair_text(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()) -> dict[str, float]:
-    """All free-text S-Score values of one pair of structured reports (keys without the suffix)."""
+    """All free-text S-Score values of one pair of structured reports (keys without the suffix):
+    the S-Score's P and D over finding weights (a related pair weighs as its reference finding)."""
     r_pos = {f.name: f for f in ref.positive}
     h_pos = {f.name: f for f in hyp.positive}
     if cfg.fold_general:
@@ -242,19 +264,28 @@ def score_pair_text(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTex
     ref_only = [n for n in r_pos if n not in h_pos]
     hyp_only = [n for n in h_pos if n not in r_pos]
     pairs = related_pairs(ref_only, hyp_only) if cfg.related_credit > 0 else []
-    credit = len(matched) + cfg.related_credit * len(pairs)
-    unmatched = len(ref_only) + len(hyp_only) - 2 * len(pairs)
+    paired = {n for pair in pairs for n in pair}
+
+    def w(name: str) -> float:
+        return weight(name, cfg.significance)
+
+    r = cfg.related_credit
+    credit = sum(w(n) for n in matched) + r * sum(w(a) for a, _ in pairs)
+    unmatched = sum(w(n) for n in (*ref_only, *hyp_only) if n not in paired)
     # a related pair is `related_credit` of a match and the rest a false and a missed finding
-    p_pos = smoothed_f1(credit, unmatched + 2 * (1 - cfg.related_credit) * len(pairs), 0, cfg.smoothing)
+    p_pos = smoothed_f1(credit, unmatched + 2 * (1 - r) * sum(w(a) for a, _ in pairs), 0, cfg.smoothing)
     p_neg = set_f1(set(ref.negative), set(hyp.negative))
     p = p_pos if cfg.negatives == "ignore" else (p_pos + p_neg) / 2
 
-    parts = [(finding_agreement(r_pos[n], h_pos[n], cfg), 1.0) for n in matched]
-    parts += [(finding_agreement(r_pos[r], h_pos[h], cfg), cfg.related_credit) for r, h in pairs]
-    denominator = len(matched) + len(pairs) + unmatched if cfg.d_over == "union" else len(r_pos)
-    d = sum(w * a[0] for a, w in parts) / denominator if denominator else 1.0
-    exact = parts[: len(matched)]  # sub-scores: means over the equal names, as in the S-Score
-    subs = [nanmean([a[i] for a, _ in exact]) for i in range(1, 5)]
+    exact = [finding_agreement(r_pos[n], h_pos[n], cfg) for n in matched]
+    near = [finding_agreement(r_pos[a], h_pos[b], cfg) for a, b in pairs]
+    total = sum(w(n) * x[0] for n, x in zip(matched, exact)) + r * sum(w(a) * x[0] for (a, _), x in zip(pairs, near))
+    if cfg.d_over == "union":
+        denominator = sum(w(n) for n in matched) + sum(w(a) for a, _ in pairs) + unmatched
+    else:
+        denominator = sum(w(n) for n in r_pos)
+    d = total / denominator if denominator else 1.0
+    subs = [nanmean([x[i] for x in exact]) for i in range(1, 5)]  # means over the equal names, as in the S-Score
     return {"s_score": (p + d) / 2, "p_score": p, "d_score": d, "p_pos": p_pos, "p_neg": p_neg,
             "s_prob": subs[0], "s_level": subs[1], "s_loc": subs[2], "s_size": subs[3]}  # fmt: skip
 
