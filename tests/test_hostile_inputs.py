@@ -169,3 +169,57 @@ def test_normalize_llm_fails_when_its_requests_failed(tmp_path, capsys):
         assert not (tmp_path / "n.parquet").exists() and not (tmp_path / "p.parquet").exists()
         rc = main([*args, "--config", json.dumps({"method": "llm", "allow_fallback": True, "llm": llm})])
         assert rc == 0 and set(pl.read_parquet(tmp_path / "p.parquet")["path"]) == {"rules"}
+
+
+def _cases_output_is_input(tmp_path):
+    """(argv, the option named in the error) of commands whose output is, or holds, an input."""
+    data = tmp_path / "data"
+    data.mkdir()
+    model = data / "model.pt"
+    model.write_bytes(b"weights")
+    (data / "dataset").mkdir()
+    table = data / "extracted.parquet"
+    pl.DataFrame({"study_id": ["1"], "structured": [None]}, schema={"study_id": pl.String, "structured": pl.String}).write_parquet(table)
+    archive = data / "NLMCXR_reports.tgz"
+    archive.write_bytes(b"archive")
+    refs = data / "refs.jsonl"
+    _jsonl(refs, [{"study_id": "1", "report": "a"}])
+    ds = str(data / "dataset")
+    return [
+        (["infer", "--model", str(model), "--dataset", ds, "--out", str(model)], "--out"),
+        (["infer", "--model", str(model), "--dataset", ds, "--out", str(data / "p.parquet"), "--pairs", str(data / "p.parquet")], "--pairs"),
+        (["ingest", "--config", json.dumps({"iu_xray": {"archive": str(archive)}}), "--out", str(archive)], "--out"),
+        (["normalize", "--in", str(table), "--out", str(data / "n.parquet"), "--phrases", str(data / "n.parquet")], "--phrases"),
+        (["normalize", "--in", str(table), "--out", str(table), "--phrases", str(data / "ph.parquet")], "--out"),
+        (["extract", "--in", str(table), "--out", str(table)], "--out"),
+        (["score", "--refs", str(refs), "--hyps", str(refs), "--metrics", "bleu", "--out", str(data)], "--out"),
+        (["train", "--dataset", ds, "--out", ds], "--out"),
+    ]
+
+
+def test_an_output_that_is_or_holds_an_input_is_refused(tmp_path, capsys):
+    """issue 25 item 7: `infer --out <model.pt>` replaced the trained model, `ingest --out <archive>`
+    the archive, `score --out` wrote around its own --refs ...; each exited 0."""
+    from srrg.cli import main
+
+    for argv, option in _cases_output_is_input(tmp_path):
+        before = {p: p.read_bytes() for p in (tmp_path / "data").iterdir() if p.is_file()}
+        rc = main(argv)
+        err = capsys.readouterr().err.strip()
+        assert rc == 2, (argv, err)
+        assert err.count("\n") == 0 and f"error: {option} " in err and ("input" in err or "also" in err), err
+        assert {p: p.read_bytes() for p in (tmp_path / "data").iterdir() if p.is_file()} == before, argv
+
+
+def test_output_of_the_wrong_kind_is_one_line(tmp_path, capsys):
+    """issue 25 (Low): `--out` naming an existing file where a folder is written (and the reverse)."""
+    from srrg.cli import main
+
+    refs = _jsonl(tmp_path / "refs.jsonl", [{"study_id": "1", "report": "a"}])
+    taken = tmp_path / "taken.txt"
+    taken.write_text("keep")
+    assert main(["score", "--refs", str(refs), "--hyps", str(refs), "--metrics", "bleu", "--out", str(taken)]) == 2
+    assert "is a file, expected a folder" in capsys.readouterr().err and taken.read_text() == "keep"
+    (tmp_path / "folder").mkdir()
+    assert main(["extract", "--in", str(refs), "--out", str(tmp_path / "folder")]) == 2
+    assert "is a folder, expected a file" in capsys.readouterr().err

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from fixtures.mimic_cxr_layout import build_mimic_fixture
+from srrg.errors import UserError
 from srrg.sources import mimic_cxr
 from srrg.sources.mimic_cxr import MimicConfig
 
@@ -64,3 +66,51 @@ def test_read_studies_needs_some_input():
 def test_missing_reports_path_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="ingest.mimic_cxr.reports"):
         list(mimic_cxr.iter_report_files(tmp_path / "nope"))
+
+
+def _ingest(cfg: dict, **over):
+    from srrg.ingest import IngestConfig, ingest
+
+    return ingest(IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": cfg, **over}), progress=False)
+
+
+def test_study_missing_from_the_split_file_takes_its_patients_split(tmp_path):
+    """issue 25 item 6: a study absent from the split file got the seeded split of the id hash even
+    when its patient's other studies are in the split file (27 of 65,379 patients in two splits)."""
+    from fixtures.mimic_cxr_layout import STUDIES
+
+    from srrg.ingest import SplitConfig, seeded_split
+
+    fx = build_mimic_fixture(tmp_path)
+    default = SplitConfig()
+    official = {subject: dicoms[0][2] for subject, _, _, dicoms in STUDIES if dicoms}
+    # patients whose seeded split differs from their official one: the old rule put them in two splits
+    movers = [s for s, split in official.items() if seeded_split(s, default.fractions, default.seed) != split]
+    assert movers, "the fixture needs a patient whose hash split differs from its official split"
+    extra = {}
+    for n, subject in enumerate(movers):
+        study = f"5100000{n}"  # two more studies of that patient, reports only (no split, no metadata row)
+        for k in range(2):
+            path = fx.reports_dir / f"files/p{subject[:2]}/p{subject}/s{study}{k}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b" FINAL REPORT\n IMPRESSION: No acute process.\n")
+            extra[f"{study}{k}"] = subject
+    df = _ingest(fx.config())
+    rows = {r["study_id"]: r for r in df.to_dicts()}
+    for study, subject in extra.items():
+        assert rows[study]["split"] == official[subject] and rows[study]["split_source"] == "patient"
+    per_patient = df.group_by("subject_id").agg(pl.col("split").n_unique().alias("n"))
+    assert per_patient["n"].max() == 1  # no patient spans two splits
+    assert rows["50000007"]["split_source"] == "seeded"  # a patient with no official split: the id hash
+
+
+@pytest.mark.parametrize("which", ["split_csv", "metadata_csv"])
+def test_official_csv_without_its_columns_is_one_line_naming_it(tmp_path, which):
+    """issue 25 (Low): a split CSV without its columns raised polars' ColumnNotFoundError."""
+    import gzip
+
+    fx = build_mimic_fixture(tmp_path)
+    bad = tmp_path / f"bad-{which}.csv.gz"
+    bad.write_bytes(gzip.compress(b"a,b\n1,2\n"))
+    with pytest.raises(UserError, match=r"bad-.*missing column\(s\).*found \['a', 'b'\]"):
+        _ingest({**fx.config(), which: str(bad)})

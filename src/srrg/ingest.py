@@ -2,12 +2,14 @@
 
 Every study a source names is a row; `ingest_status` says why a study has no usable report
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official
-split (IU X-ray), and MIMIC-CXR studies missing from its split file, get a seeded split computed
-from an id, so it does not depend on the order of files or on `limit`.
+split (IU X-ray) get a seeded split computed from the patient id, so it does not depend on the
+order of files or on `limit`; a MIMIC-CXR study missing from its split file takes its patient's
+official split, and only a patient missing from it altogether gets the seeded one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import re
@@ -25,7 +27,7 @@ from srrg.sources.mimic_cxr import MimicConfig
 
 SPLITS = ("train", "validate", "test")
 OK, NO_REPORT, NO_SECTIONS, NO_IMAGES, MISSING_IMAGES = "ok", "no_report", "no_sections", "no_images", "missing_images"
-OFFICIAL, SEEDED = "official", "seeded"
+OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
 
 SCHEMA: dict[str, Any] = {
     "study_id": pl.Utf8,
@@ -222,13 +224,31 @@ def iu_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
 
 
 def assign_splits(rows: Iterable[dict[str, Any]], split: SplitConfig) -> None:
-    """Fill missing splits by a seeded hash of the subject id (a patient never spans two splits)."""
+    """Fill missing splits so that a patient never spans two splits: a study missing from the split
+    file takes the official split of its patient's other studies (split_source `patient`; the first
+    in study order, should the file itself disagree); a patient with no official split at all gets a
+    seeded hash of the subject id (`seeded`)."""
+    official: dict[str, str] = {}
+    for row in rows:
+        if row["split"] in SPLITS:
+            official.setdefault(row["subject_id"], row["split"])
     for row in rows:
         if row["split"] in SPLITS:
             row["split_source"] = OFFICIAL
+        elif row["subject_id"] in official:
+            row["split"] = official[row["subject_id"]]
+            row["split_source"] = PATIENT
         else:
             row["split"] = seeded_split(row["subject_id"], split.fractions, split.seed)
             row["split_source"] = SEEDED
+
+
+def input_paths(cfg: IngestConfig) -> dict[str, str | None]:
+    """Config key -> path of every file or folder the configured source reads (the outputs of
+    ingest must be none of them)."""
+    section = cfg.iu_xray if cfg.source == "iu_xray" else cfg.mimic_cxr
+    return {f"ingest.{cfg.source}.{f.name}": getattr(section, f.name) for f in dataclasses.fields(section)
+            if f.name != "image_ext"}
 
 
 def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
@@ -242,9 +262,9 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     if not rows:
         raise UserError(f"ingest.source {cfg.source}: the configured files hold no study; check the paths in ingest.{cfg.source}")
     rows.sort(key=lambda r: natural_key(r["study_id"]))
+    assign_splits(rows, cfg.split)  # before the limit: a patient's studies beyond it still lend their split
     if cfg.limit is not None:
         rows = rows[: cfg.limit]
-    assign_splits(rows, cfg.split)
     for row in rows:
         row["source"] = cfg.source
         row["view"] = row["image_views"][0] if row["image_views"] else None

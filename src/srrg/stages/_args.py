@@ -40,3 +40,38 @@ def require_inputs(files: dict[str, str] | None = None, folders: dict[str, str] 
     for option, path in (folders or {}).items():
         if not Path(path).is_dir():
             raise UserError(f"{option} {path}: {'is a file, expected a folder' if Path(path).exists() else 'no such folder'}")
+
+
+def check_outputs(
+    inputs: dict[str, str | None], files: dict[str, str | None] | None = None, folders: dict[str, str | None] | None = None
+) -> None:
+    """Option -> path of a stage's inputs and outputs (None: not given), checked before any work:
+    an output that is one of the inputs, or a folder that holds one, would replace or mix with what
+    the stage reads (`infer --out model.pt`, `score --out` around its `--refs`); two outputs on one
+    path would overwrite each other; a file output on an existing folder (or the reverse) cannot be
+    written. Each is a UserError naming both options (docs/cli.md). Paths are compared resolved
+    (symbolic links followed), so another spelling of the same file is caught too."""
+    import os
+
+    from srrg.errors import UserError
+
+    def real(path: str) -> str:
+        return os.path.realpath(os.path.expanduser(path))
+
+    given = {opt: real(p) for opt, p in inputs.items() if p}
+    outs = [(opt, p, "file") for opt, p in (files or {}).items() if p] + [(opt, p, "folder") for opt, p in (folders or {}).items() if p]
+    seen: dict[str, str] = {}
+    for option, path, kind in outs:
+        target = real(path)
+        if target in seen:
+            raise UserError(f"{option} {path}: is also {seen[target]}; each output needs its own path")
+        seen[target] = option
+        for in_option, source in given.items():
+            if source == target:
+                raise UserError(f"{option} {path}: is also the input {in_option}; an output must not replace an input")
+            if os.path.commonpath([source, target]) == target:
+                raise UserError(f"{option} {path}: holds the input {in_option} {inputs[in_option]}; choose an output outside the inputs")
+        if kind == "file" and os.path.isdir(target):
+            raise UserError(f"{option} {path}: is a folder, expected a file to write")
+        if kind == "folder" and os.path.exists(target) and not os.path.isdir(target):
+            raise UserError(f"{option} {path}: is a file, expected a folder to write into")

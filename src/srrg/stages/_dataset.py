@@ -19,4 +19,5 @@ def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
     from srrg.dataset import DatasetConfig
     from srrg.io import read_table
 
+    _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir})
     return DatasetConfig.from_dict(args.config), read_table(args.inp)

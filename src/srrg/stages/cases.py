@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> None:
     for i, (_, preds, scores) in enumerate(args.compare):
         files[f"--compare #{i + 1} PREDICTIONS"], files[f"--compare #{i + 1} SCORES"] = preds, scores
     _args.require_inputs(files, {"--dataset": args.dataset})
+    _args.check_outputs({**files, "--dataset": args.dataset, "--image-root": args.image_root}, files={"--out": args.out})
     if not 16 <= args.thumbnail_size <= 512:
         raise UserError(f"--thumbnail-size {args.thumbnail_size}: expected 16..512 pixels")
     if args.processes < 1:

@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> None:
     from srrg.errors import UserError
     from srrg.stages.score import metric_options
 
+    named = {f"--hyps/--per-report {v}": v.partition("=")[2] for v in (args.hyps or []) + (args.per_report or [])}
+    _args.check_outputs({"--refs": args.refs, **named}, folders={"--out": args.out})
     cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction)
     scoring = (args.refs, args.hyps, args.metrics)
     if args.per_report:

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> None:
 
     settings = load_section(args.config, "extract")  # a wrong setting or path is named before spaCy loads
     _args.require_inputs(files={"--in": args.inp})
+    _args.check_outputs({"--in": args.inp}, files={"--out": args.out})
     import sys
     import time
     from collections import Counter

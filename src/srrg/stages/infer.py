@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> None:
 
     settings = load_section(args.config, "infer")  # a wrong setting or path is named before torch loads
     _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})
+    _args.check_outputs({"--model": args.model, "--dataset": args.dataset}, files={"--out": args.out, "--pairs": args.pairs})
     from srrg.errors import UserError
     from srrg.infer import InferConfig, run_infer
     from srrg.model.images import ImageError

@@ -21,13 +21,14 @@ def run(args: argparse.Namespace) -> None:
     import time
 
     from srrg.config import from_dict, load_section
-    from srrg.ingest import IngestConfig, ingest, summarize
+    from srrg.ingest import IngestConfig, ingest, input_paths, summarize
     from srrg.io import write_parquet
 
     raw = load_section(args.config, "ingest")
     if args.source:
         raw["source"] = args.source
     cfg = from_dict(IngestConfig, raw, "ingest")
+    _args.check_outputs(input_paths(cfg), files={"--out": args.out})
     start = time.perf_counter()
     df = ingest(cfg, progress=not args.no_progress)
     write_parquet(df, args.out)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.stages import _args
+
 HELP = "the first N predictions of a run (by study id) as refs/hyps files for the judges"
 
 
@@ -22,6 +24,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.errors import UserError
     from srrg.metaeval.prepare import prepare_from_predictions
 
+    _args.check_outputs({"--predictions": args.predictions}, folders={"--out-dir": args.out_dir})
     if args.limit < 0:
         raise UserError(f"--limit {args.limit}: must be 0 (all) or a positive number of predictions")
     line = prepare_from_predictions(args.predictions, args.limit, args.ref_col, args.hyp_col, Path(args.out_dir))

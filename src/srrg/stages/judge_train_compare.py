@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _metaeval
+from srrg.stages import _args, _metaeval
 
 HELP = "correlation tables of the fine-tuned judge next to the zero-shot metrics (held-out pairs)"
 
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> None:
     from srrg.judge_train.compare import compare
     from srrg.metaeval.run import write_result
 
+    _args.check_outputs({"--finetuned": args.finetuned, "--zero-shot": args.zero_shot, "--ratings": args.ratings},
+                        folders={"--out": args.out})
     zero_shot = read_table(args.zero_shot) if args.zero_shot else None
     joined, result = compare(read_table(args.finetuned), zero_shot, pl.read_parquet(args.ratings), load_config_arg(args.config), args.suffix)
     write_parquet(joined, Path(args.out) / "per_report.parquet")

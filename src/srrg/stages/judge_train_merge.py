@@ -19,5 +19,6 @@ def run(args: argparse.Namespace) -> None:
     from srrg.io import load_config_arg
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.train import merge
+    _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})
 
     print(f"merged -> {merge(args.adapter, JudgeTrainConfig.from_dict(load_config_arg(args.config)), args.out)}")

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.judge_train.dataset import build_examples, write_prepared
     from srrg.metaeval.adapters import load_dataset
 
+    _args.check_outputs({"--data": args.data, "--analyses": args.analyses}, folders={"--out-dir": args.out_dir})
     cfg = JudgeTrainConfig.from_dict(load_config_arg(args.config))
     ds = load_dataset(args.adapter, args.data, **load_config_arg(args.options))
     analyses = read_table(args.analyses).with_columns(pl.col("pair_id").cast(pl.String)) if args.analyses else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _metaeval
+from srrg.stages import _args, _metaeval
 
 HELP = "correlate per-report metric scores with human ratings"
 
@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> None:
     from srrg.io import load_config_arg, read_table
     from srrg.metaeval.run import MetaevalConfig, run_metaeval, write_result
 
+    _args.check_outputs({"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
     cfg = MetaevalConfig.from_dict(load_config_arg(args.config))
-    ratings = pl.read_parquet(args.ratings) if args.ratings else None
+    ratings = read_table(args.ratings) if args.ratings else None
     if ratings is not None and ratings.is_empty():
         raise UserError(f"{args.ratings}: no rating rows; nothing to correlate")
     pairs = pl.read_parquet(args.pairs) if args.pairs else None

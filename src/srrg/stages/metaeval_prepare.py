@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _metaeval
+from srrg.stages import _args, _metaeval
 
 HELP = "a ratings dataset (ReXVal, RadPref, RaTE-Eval, RadEvalX) -> pairs to score + ratings"
 
@@ -20,5 +20,7 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.io import load_config_arg
     from srrg.metaeval.prepare import prepare_from_dataset
+
+    _args.check_outputs({"--data": args.data}, folders={"--out-dir": args.out_dir})
 
     print(f"srrg metaeval-prepare: {prepare_from_dataset(args.adapter, args.data, load_config_arg(args.options), Path(args.out_dir))}")

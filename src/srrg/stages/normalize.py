@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.normalize import NormalizeConfig
     from srrg.normalize import run as normalize
 
+    _args.check_outputs({"--in": args.inp}, files={"--out": args.out, "--phrases": args.phrases, "--stats": args.stats})
     cfg = NormalizeConfig.from_dict(load_config_arg(args.config))
     out, table, summary = normalize(read_table(args.inp), cfg)
     write_parquet(out, args.out)

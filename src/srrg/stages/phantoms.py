@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.stages import _args
+
 HELP = "figure of phantom radiographs next to their structured reports (for snakemake --report)"
 
 
@@ -24,6 +26,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.phantom import figure
     from srrg.report import from_obj
 
+    _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
     shards = sorted((Path(args.dataset) / "train").glob("*.parquet"))
     if not shards:
         raise UserError(f"no training shards in {Path(args.dataset) / 'train'}")

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.metrics.cli import COUNTS, run_score, summary_markdown
 
+    _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
     start = time.perf_counter()

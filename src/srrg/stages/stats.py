@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.stats import StatsConfig, read_dataset, write_stats
 
     cfg = StatsConfig.from_dict(args.config)
+    _args.check_outputs({"--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     start = time.perf_counter()
     df = read_dataset(args.dataset)
     tables = write_stats(df, args.out_dir, cfg)

@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> None:
     runs = [from_dict(RunEntry, r, f"runs[{i}]") for i, r in enumerate(load_runs_arg(args.runs))]
     if not runs:
         raise UserError("--runs lists no run: nothing to tabulate")
+    inputs = {f"--runs {r.name} {k}": getattr(r, k) for r in runs for k in ("summary", "predictions")}
+    _args.check_outputs({**inputs, "--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
     for name, df in run_tables(runs, args.out_dir, args.dataset, metrics, options).items():

@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> None:
     raw = load_config_arg(args.config)  # a wrong setting or path is named before torch loads
     cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
     _args.require_inputs(folders={"--dataset": args.dataset})
+    _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
     from srrg.errors import UserError
     from srrg.model.images import ImageError
     from srrg.model.train import run_train
