@@ -7,7 +7,9 @@ and the number of scored studies; values come from each run's `srrg score` summa
 predictions Parquet. Missing values show as "-". Table 1 ends with reference rows scored on the same
 test studies (docs/model.md): Constant (the most frequent training report: what a model that ignores
 the image gets) and, when the runs saw phantom images, Ceiling (each reference after the phantom
-render -> read round trip). The captions say which images the runs saw.
+render -> read round trip). The captions say which images the runs saw and the signature of every
+metric column (docs/metrics.md, "Signatures"); runs whose numbers in one column were made
+differently are refused unless allow_mixed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import load_config_arg, read_table, write_text
+from srrg.metrics.signature import column_signatures, read_signatures, with_section
 from srrg.report import REPAIRED, VALID, StructuredReport, from_obj, parse_report
 
 TABLE1 = (("BLEU-1", "bleu_1"), ("BLEU-4", "bleu_4"), ("METEOR", "meteor"), ("ROUGE", "rouge_l"),
@@ -104,10 +107,13 @@ def reference_hypotheses(refs: Sequence[str], constant: StructuredReport, phanto
 def reference_rows(
     runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], dataset: str | Path,
     metrics: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None,
+    signatures: dict[str, dict[str, str]] | None = None, section: str = "both",
 ) -> list[dict[str, Any]]:
     """Constant and Ceiling rows of Table 1, scored on the test studies of the Structured-First run
-    with the most scored studies (srrg.metrics, the same metrics as the runs)."""
-    from srrg.metrics import evaluate
+    with the most scored studies (srrg.metrics, the same metrics as the runs); each row's key ->
+    signature goes into `signatures` under its label (structured hypotheses are whole reports, so
+    `section` only names the runs' setting in the signatures)."""
+    from srrg.metrics import score_all
 
     json_runs = [r for r in runs if r.target == "json"]
     if not json_runs:
@@ -122,10 +128,30 @@ def reference_rows(
     phantom = results[base.name].get("images") == "phantom"
     rows = []
     for label, hyps in reference_hypotheses(refs, constant, phantom).items():
-        values = {**evaluate(refs, hyps, list(metrics), options=options), "parsed": math.nan, "valid": math.nan,
-                  "studies": len(refs)}
+        result = score_all(refs, hyps, list(metrics), options)
+        values = {**result.summary, "parsed": math.nan, "valid": math.nan, "studies": len(refs)}
         rows.append(_row(label, values, TABLE1 + PARSE))
+        if signatures is not None:
+            signatures[label] = {k: with_section(v, section) for k, v in result.signatures.items()}
     return rows
+
+
+def table_signatures(
+    signatures: Mapping[str, Mapping[str, str]], columns: Sequence[tuple[str, str]], allow_mixed: bool
+) -> dict[str, str]:
+    """Column name -> the one signature of its numbers over the given rows (srrg.metrics.signature);
+    columns no row has a signature for (parse rates, counts) are left out."""
+    keys = [key for _, key in columns if any(key in s for s in signatures.values())]
+    by_key = column_signatures(signatures, keys, allow_mixed, "tables")
+    return {name: by_key[key] for name, key in columns if key in by_key}
+
+
+def signature_note(column_sigs: Mapping[str, str]) -> str:
+    """`Signatures: <sig> (BLEU-1, BLEU-4); ...` for a caption: columns grouped by signature."""
+    groups: dict[str, list[str]] = {}
+    for name, sig in column_sigs.items():
+        groups.setdefault(sig, []).append(name)
+    return ("Signatures: " + "; ".join(f"{sig} ({', '.join(names)})" for sig, names in groups.items()) + ".") if groups else ""
 
 
 def image_note(results: Mapping[str, Mapping[str, Any]]) -> str:
@@ -211,13 +237,18 @@ def write_table(df: pl.DataFrame, stem: Path, caption: str) -> None:
     write_text(stem.with_suffix(".html"), to_html(df, caption))
 
 
-def captions(results: Mapping[str, Mapping[str, Any]], references: bool) -> dict[str, str]:
+def captions(results: Mapping[str, Mapping[str, Any]], references: bool,
+             signatures: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Caption per table; `signatures`: table name -> its signature note."""
+    signatures = signatures or {}
     note = image_note(results)
     refs = (f" {CONSTANT.split(' (')[0]}: the most frequent training report for every study; {CEILING.split(' (')[0]}: "
             "each reference after the phantom render -> read round trip (an upper bound; docs/phantom.md).") if references else ""
     return {
-        "table1": f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs} {note}".strip(),
-        "table2": f"Structured-First vs Sentence-Direct (NLG metrics on sentence renderings). {note}".strip(),
+        "table1": f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs} {note} "
+                  f"{signatures.get('table1', '')}".strip(),
+        "table2": f"Structured-First vs Sentence-Direct (NLG metrics on sentence renderings). {note} "
+                  f"{signatures.get('table2', '')}".strip(),
     }
 
 
@@ -225,14 +256,26 @@ def run_tables(
     runs: Sequence[RunEntry], out_dir: str | Path, dataset: str | Path | None = None,
     metrics: Sequence[str] = ("bleu", "meteor", "rouge_l", "cider", "s_score"),
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    allow_mixed: bool = False,
+    section: str = "both",
 ) -> dict[str, pl.DataFrame]:
     """Write table1.{csv,md,tex,html} and table2.{csv,md,tex,html}; returns both frames. With `dataset`
-    (the folder holding train/ shards) Table 1 gets its reference rows."""
+    (the folder holding train/ shards) Table 1 gets its reference rows. Each caption names the
+    signatures of its columns; a column whose rows were made differently is a UserError naming
+    both signatures unless allow_mixed. `section`: the score.section the runs were scored with."""
     results = {r.name: load_run(r) for r in runs}
-    references = reference_rows(runs, results, dataset, metrics, options) if dataset is not None else []
+    row_sigs = {r.name: read_signatures(r.summary) for r in runs}
+    ref_sigs: dict[str, dict[str, str]] = {}
+    references = reference_rows(runs, results, dataset, metrics, options, ref_sigs, section) if dataset is not None else []
     out = Path(out_dir)
     tables = {"table1": table1(runs, results, references), "table2": table2(runs, results)}
-    text = captions(results, bool(references))
+    json_runs = {r.name: row_sigs[r.name] for r in runs if r.target == "json"}
+    table_runs = {r.name: row_sigs[r.name] for r in runs if r.target in TARGET_LABEL}
+    notes = {
+        "table1": signature_note(table_signatures({**json_runs, **ref_sigs}, TABLE1, allow_mixed)),
+        "table2": signature_note(table_signatures(table_runs, TABLE2, allow_mixed)),
+    }
+    text = captions(results, bool(references), notes)
     for name, df in tables.items():
         write_table(df, out / name, text[name])
     return tables

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
 from srrg.config import from_dict
@@ -29,6 +29,16 @@ METRIC_MODULES: dict[str, str] = {
     "gema": "srrg.metrics.gema",
     "proxy_rating": "srrg.metrics.proxy_rating",
     "s_score_text": "srrg.metrics.sscore_text",
+    # RadEval-backed (optional extra `radeval`; docs/metrics.md, "RadEval metrics")
+    "chexbert": "srrg.metrics.radeval",
+    "radgraph": "srrg.metrics.radeval",
+    "bertscore": "srrg.metrics.radeval",
+    "radcliq": "srrg.metrics.radeval",
+    "ratescore": "srrg.metrics.radeval",
+    "srrbert": "srrg.metrics.radeval",
+    "green_model": "srrg.metrics.radeval",
+    "radeval_bleu": "srrg.metrics.radeval",
+    "radeval_rouge": "srrg.metrics.radeval",
 }
 
 _REGISTRY: dict[str, type[Metric]] = {}
@@ -37,10 +47,12 @@ _REGISTRY: dict[str, type[Metric]] = {}
 @dataclass
 class MetricResult:
     """per_report: key -> one value per pair (floats, or text such as judge explanations);
-    summary: key -> one corpus-level float."""
+    summary: key -> one corpus-level float; signatures: key (of either) -> what produced it
+    (srrg.metrics.signature), filled by score_all."""
 
     per_report: dict[str, list[Any]]
     summary: dict[str, float]
+    signatures: dict[str, str] = field(default_factory=dict)
 
 
 class Metric(ABC):
@@ -63,6 +75,14 @@ class Metric(ABC):
     @abstractmethod
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         """Score every pair; refs and hyps have equal length."""
+
+    def signature(self, key: str) -> str:
+        """What produced the value of `key` (docs/metrics.md, "Signatures"): by default the metric
+        name, its options and the srrg version; a metric whose keys differ (label set, average)
+        overrides this."""
+        from srrg.metrics.signature import compose, config_parts
+
+        return compose(self.name, config_parts(getattr(self, "cfg", None)))
 
 
 def register(cls: type[Metric]) -> type[Metric]:
@@ -112,9 +132,11 @@ def score_all(
     options = options or {}
     merged = MetricResult({}, {})
     for name in metrics:
-        result = get_metric(name, **options.get(name, {})).compute(list(refs), list(hyps))
+        metric = get_metric(name, **options.get(name, {}))
+        result = metric.compute(list(refs), list(hyps))
         merged.per_report.update(result.per_report)
         merged.summary.update(result.summary)
+        merged.signatures.update({k: metric.signature(k) for k in (*result.per_report, *result.summary)})
     return merged
 
 

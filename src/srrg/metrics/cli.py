@@ -13,9 +13,11 @@ from srrg.io import read_reports, write_parquet, write_text
 from srrg.errors import StageFailed, UserError
 from srrg.metrics.base import MetricResult, score_all
 from srrg.metrics.judge_common import JudgeFailed
+from srrg.metrics.section import MISSING, select_all
+from srrg.metrics.signature import SIGNATURES_FILE, compose, metric_of, with_section, write_signatures
 
 
-COUNTS = ("n_pairs", "n_unmatched")
+COUNTS = ("n_pairs", "n_unmatched", "section_missing_ref", "section_missing_hyp")
 
 
 def load_reports(path: str | Path, id_col: str, text_col: str) -> pl.DataFrame:
@@ -57,7 +59,21 @@ def score_each(
             failures.append(failure)
         merged.per_report.update(result.per_report)
         merged.summary.update(result.summary)
+        merged.signatures.update(result.signatures)
     return merged, failures
+
+
+def summary_signatures(signatures: dict[str, str], summary_keys: list[str]) -> dict[str, str]:
+    """`signature_<metric>` -> the signatures of that metric's summary keys (one, or several joined
+    by ` ; ` where its keys differ, e.g. CheXbert's 5 and 14 labels): the columns summary.csv adds
+    beside the numbers."""
+    out: dict[str, list[str]] = {}
+    for key in summary_keys:
+        if key in signatures:
+            variants = out.setdefault(f"signature_{metric_of(signatures[key])}", [])
+            if signatures[key] not in variants:
+                variants.append(signatures[key])
+    return {k: " ; ".join(v) for k, v in out.items()}
 
 
 def run_score(
@@ -69,10 +85,13 @@ def run_score(
     id_col: str = "study_id",
     ref_col: str = "report",
     hyp_col: str = "report",
+    section: str = "both",
 ) -> dict[str, float]:
-    """Score one prediction file; writes per_report.parquet, summary.csv, summary.md, unmatched.csv.
-    A judge that could not answer well enough (JudgeFailed) raises StageFailed after everything
-    is written, with one line per failed judge naming its endpoint and counts."""
+    """Score one prediction file; writes per_report.parquet, summary.csv (with a signature column
+    per metric), signatures.csv (key -> signature), summary.md, unmatched.csv. `section` cuts
+    references and hypotheses alike (srrg.metrics.section). A judge that could not answer well
+    enough (JudgeFailed) raises StageFailed after everything is written, with one line per failed
+    judge naming its endpoint and counts."""
     out = Path(out_dir)
     pairs, unmatched = align(load_reports(refs_path, id_col, ref_col), load_reports(hyps_path, id_col, hyp_col))
     if pairs.is_empty():  # scoring nothing would print n/a and exit 0: almost surely the wrong files
@@ -80,12 +99,25 @@ def run_score(
             f"no {id_col} in common between --refs {refs_path} and --hyps {hyps_path} "
             f"({unmatched.height} ids on one side only); score files of the same studies"
         )
-    result, failures = score_each(pairs["reference"].to_list(), pairs["hypothesis"].to_list(), metrics, options)
-    per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in result.per_report.items())
-    summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **result.summary}
+    refs, ref_status = select_all(pairs["reference"].to_list(), section)
+    hyps, hyp_status = select_all(pairs["hypothesis"].to_list(), section)
+    result, failures = score_each(refs, hyps, metrics, options)
+    sections: dict[str, list[str]] = {}
+    counts: dict[str, float] = {}
+    if section != "both":  # which pairs lacked the section, per side (docs/metrics.md)
+        sections = {"section_ref_status": ref_status, "section_hyp_status": hyp_status}
+        counts = {"section_missing_ref": float(ref_status.count(MISSING)),
+                  "section_missing_hyp": float(hyp_status.count(MISSING))}
+    columns = {**sections, **result.per_report}
+    per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in columns.items())
+    summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **counts, **result.summary}
+    signatures = {k: with_section(v, section) for k, v in result.signatures.items()}
+    signatures.update({k: compose("section", [("section", section)]) for k in (*sections, *counts)})
     write_parquet(per_report, out / "per_report.parquet")
     write_text(out / "unmatched.csv", unmatched.write_csv())
+    write_signatures(out / SIGNATURES_FILE, signatures)
     exact = {k: int(v) if k in COUNTS else v for k, v in summary.items()}  # full precision; rounding only in summary.md
+    exact.update(summary_signatures(signatures, list(result.summary)))
     write_text(out / "summary.csv", pl.DataFrame([exact]).write_csv())
     write_text(out / "summary.md", summary_markdown(summary))
     if failures:  # written first: the partial per-report results stay on disk for inspection

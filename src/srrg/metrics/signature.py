@@ -1,0 +1,136 @@
+"""Signatures: a compact text beside every number that says what produced it (docs/metrics.md,
+"Signatures"), e.g. `bleu|tok:r2gen|srrg:0.1.0` or `chexbert|radeval:2.2.1|labels:14|avg:micro`.
+
+A signature is the metric name, then `field:value` parts in a fixed order, then the srrg version.
+Two numbers with different signatures were made differently (another tokenization, label set,
+model, section), so the tables and `srrg compare` refuse to put them in one column unless told to.
+The signature files that `srrg score` writes next to summary.csv (signatures.csv: key, signature)
+are the way signatures travel between stages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from srrg import __version__
+from srrg.errors import UserError
+
+SIGNATURES_FILE = "signatures.csv"
+UNKNOWN = "unknown"  # a summary written before signatures existed
+# fields that change how a number is computed on this machine (speed, retries, where answers are
+# cached), never the number itself: they stay out of signatures
+RUNTIME_FIELDS = frozenset({
+    "cache_dir", "concurrency", "timeout_s", "stage_timeout_s", "max_answer_bytes", "max_retries",
+    "retry_base_delay_s", "retry_max_delay_s", "api_key_env", "batch_size", "device", "allow_remote",
+    "base_url", "azure_api_version", "max_failure_fraction", "threads",
+})
+SHORT = {"tokenization": "tok"}  # the names published signatures use
+
+
+def hash8(value: Any) -> str:
+    """First 8 hex digits of the sha256 of a value's canonical JSON (texts hash as themselves)."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def value_text(value: Any) -> str:
+    """One option value as signature text: booleans lower case, floats shortest, `|` and `:` kept out."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value is None:
+        text = "none"
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, (list, tuple)):
+        text = "+".join(value_text(v) for v in value)
+    else:
+        text = str(value)
+    return text.replace("|", "/").replace(":", "=")
+
+
+def config_parts(cfg: Any) -> list[tuple[str, str]]:
+    """`(field, value)` parts of a metric's options in declaration order: scalars as written, a nested
+    slice as `model` (when it names one) plus the hash of its other number-changing fields."""
+    if cfg is None:
+        return []
+    parts: list[tuple[str, str]] = []
+    for f in dataclasses.fields(cfg):
+        if f.name in RUNTIME_FIELDS:
+            continue
+        value = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(value):
+            inner = {k: v for k, v in dataclasses.asdict(value).items() if k not in RUNTIME_FIELDS}
+            if inner.get("model"):
+                parts.append(("model", value_text(inner["model"])))
+            parts.append((f.name, hash8(inner)))
+        elif isinstance(value, dict):
+            parts.append((f.name, hash8(value)))
+        else:
+            parts.append((SHORT.get(f.name, f.name), value_text(value)))
+    return parts
+
+
+def compose(name: str, parts: Iterable[tuple[str, str]], version: bool = True) -> str:
+    """`name|field:value|...|srrg:<version>`."""
+    items = [name, *(f"{k}:{v}" for k, v in parts)]
+    return "|".join([*items, f"srrg:{__version__}"] if version else items)
+
+
+def with_section(signature: str, section: str) -> str:
+    """The signature of a number scored on one report section only (`both` = the whole text)."""
+    if section == "both":
+        return signature
+    head, sep, version = signature.rpartition("|srrg:")
+    return f"{head}|section:{section}{sep}{version}" if sep else f"{signature}|section:{section}"
+
+
+def metric_of(signature: str) -> str:
+    return signature.split("|", 1)[0]
+
+
+def write_signatures(path: str | Path, signatures: Mapping[str, str]) -> None:
+    """signatures.csv: one row per output key (summary and per-report), its signature."""
+    import polars as pl
+
+    from srrg.io import write_text
+
+    frame = pl.DataFrame({"key": list(signatures), "signature": list(signatures.values())},
+                         schema={"key": pl.String, "signature": pl.String})
+    write_text(Path(path), frame.write_csv())
+
+
+def read_signatures(folder_or_file: str | Path) -> dict[str, str]:
+    """key -> signature from the signatures.csv beside a summary.csv / per_report.parquet (or the
+    file itself); {} when there is none (a folder scored before signatures existed)."""
+    import polars as pl
+
+    path = Path(folder_or_file)
+    path = path if path.name == SIGNATURES_FILE else path.parent / SIGNATURES_FILE
+    if not path.is_file():
+        return {}
+    frame = pl.read_csv(path, schema={"key": pl.String, "signature": pl.String})
+    return dict(zip(frame["key"], frame["signature"]))
+
+
+def column_signatures(
+    per_system: Mapping[str, Mapping[str, str]], keys: Sequence[str], allow_mixed: bool, what: str
+) -> dict[str, str]:
+    """The one signature of each key across systems/runs. Different signatures in one column are a
+    UserError naming both (unless allow_mixed: then the column's signature lists every variant,
+    joined by ` vs `). A system with signatures but none for a key counts as `unknown`; a system
+    without any (scored before signatures existed) cannot be checked and adds `+unknown`."""
+    signed = {name: sigs for name, sigs in per_system.items() if sigs}
+    unsigned = len(signed) < len(per_system)
+    out: dict[str, str] = {}
+    for key in keys:
+        seen = {name: sigs.get(key, UNKNOWN) for name, sigs in signed.items()}
+        variants = list(dict.fromkeys(seen.values()))
+        if len(variants) > 1 and not allow_mixed:
+            detail = "; ".join(f"{name}: {sig}" for name, sig in seen.items())
+            raise UserError(f"{what}: {key} was computed differently ({detail}); rescore alike or pass --allow-mixed")
+        out[key] = " vs ".join(variants) + ("+unknown" if unsigned and variants else "") if variants else UNKNOWN
+    return out

@@ -1,0 +1,202 @@
+"""Weights for clusters whose compute nodes have no internet (docs/metrics.md, "Weights for offline
+clusters"): `srrg models fetch` downloads every hub model the configured metrics, judges and
+training runs need into one folder (a Hugging Face hub cache under `<dir>/hub`), at the revisions
+pinned in the packaged srrg/data/models.yaml, and records each file's sha256 in `<dir>/manifest.json`.
+A later run with HF_HUB_OFFLINE=1 reads that folder only; a model missing there is one line naming
+it and the fetch command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from srrg.errors import UserError
+
+MODELS_ENV = "SRRG_MODELS_DIR"  # where fetch put the weights; the default is DEFAULT_DIR
+DEFAULT_DIR = ".cache/srrg/models"
+MANIFEST = "manifest.json"
+FETCH = "srrg models fetch"
+
+
+@dataclass(frozen=True)
+class Need:
+    """One hub repository a configured part needs: pinned revision (None = not verified, fetch takes
+    main), the files (None = all) and who needs it."""
+
+    repo: str
+    revision: str | None
+    files: tuple[str, ...] | None
+    used_by: tuple[str, ...]
+    source: str = ""
+
+
+@lru_cache(maxsize=1)
+def catalog() -> dict[str, Any]:
+    """The packaged repositories and metric -> repositories table."""
+    return yaml.safe_load(resources.files("srrg").joinpath("data/models.yaml").read_text(encoding="utf-8"))
+
+
+def models_dir() -> Path:
+    return Path(os.environ.get(MODELS_ENV) or DEFAULT_DIR)
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def metric_needs(metric: str) -> list[Need]:
+    """The repositories one metric loads ([] for metrics without weights)."""
+    repos = catalog()["repos"]
+    return [Need(r, repos[r]["revision"], tuple(repos[r]["files"]) if repos[r]["files"] else None, (metric,),
+                 repos[r].get("source", "")) for r in catalog()["metrics"].get(metric, [])]
+
+
+def _metric_lists(cfg: Mapping[str, Any]) -> list[str]:
+    """Every metric name the workflow scores with: score, judge (+ extra), metaeval."""
+    from srrg.config_tree import JudgeSection, MetaevalSection, ScoreSection
+
+    score, judge, meta = cfg.get("score") or {}, cfg.get("judge") or {}, cfg.get("metaeval") or {}
+    names = [*score.get("metrics", ScoreSection().metrics), *judge.get("metrics", JudgeSection().metrics),
+             *judge.get("extra_metrics", JudgeSection().extra_metrics), *meta.get("metrics", MetaevalSection().metrics)]
+    return list(dict.fromkeys(names))
+
+
+def _hub_name(name: str) -> bool:
+    """A transformers name on the hub (owner/name), not a local folder or a packaged alias."""
+    return "/" in name and not Path(name).exists() and not name.startswith((".", "/", "~"))
+
+
+def config_needs(cfg: Mapping[str, Any]) -> list[Need]:
+    """Every hub repository a workflow config needs, merged by repository in first-seen order:
+    its metrics' scorers (models.yaml), a local-backend judge's llm.model, and per training run a
+    pretrained timm encoder (its hub id from timm's own table) and the frozen LLM's name."""
+    from srrg.model.config import deep_merge, run_config, run_specs
+
+    found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
+    judge_llm = deep_merge(cfg.get("llm") or {}, (cfg.get("judge") or {}).get("llm") or {})
+    if judge_llm.get("backend") == "local" and _hub_name(str(judge_llm.get("model") or "")):
+        found.append(Need(judge_llm["model"], judge_llm.get("revision"), None, ("judge",), "config llm"))
+    train = cfg.get("train") or {}
+    for spec in run_specs(train):
+        model = run_config(train, spec.name).get("model", {})
+        encoder = model.get("encoder") or {}
+        if spec.arch == "baseline" and encoder.get("pretrained"):
+            found.append(Need(timm_hub_id(encoder["name"]), None, None, (f"train:{spec.name}",), "timm"))
+        llm_name = str((model.get("llm") or {}).get("name") or "")
+        if spec.arch == "llm" and _hub_name(llm_name):
+            found.append(Need(llm_name, None, None, (f"train:{spec.name}",), "config train.model.llm"))
+    merged: dict[str, Need] = {}
+    for need in found:
+        old = merged.get(need.repo)
+        merged[need.repo] = need if old is None else Need(
+            old.repo, old.revision, None if old.files is None or need.files is None else
+            tuple(dict.fromkeys([*old.files, *need.files])), tuple(dict.fromkeys([*old.used_by, *need.used_by])), old.source)
+    return list(merged.values())
+
+
+def timm_hub_id(name: str) -> str:
+    """timm's hub repository of a pretrained encoder (timm's packaged table; no network)."""
+    import timm
+
+    try:
+        cfg = timm.models.get_pretrained_cfg(name)
+    except RuntimeError:
+        cfg = None
+    if cfg is None or not getattr(cfg, "hf_hub_id", None):
+        raise UserError(f"encoder {name!r}: timm has no hub weights for it; set pretrained: false or another encoder")
+    return cfg.hf_hub_id
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def present(need: Need, root: Path) -> bool:
+    """Fetched: the manifest lists the repository at its pinned revision (any, when unpinned) and
+    every recorded file is still on disk."""
+    entry = read_manifest(root).get(need.repo)
+    if not entry or (need.revision and entry.get("requested") != need.revision):
+        return False
+    files = entry.get("files", {})
+    wanted = need.files or tuple(files)
+    return bool(files) and all(f in files and (Path(entry["snapshot"]) / f).is_file() for f in wanted)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]:
+    """Download each repository (only its listed files) into root/hub and record commit and sha256
+    per file in root/manifest.json (rewritten after every repository, atomically)."""
+    from huggingface_hub import snapshot_download
+
+    from srrg.io import write_text
+
+    manifest = read_manifest(root)
+    for need in needs:
+        log(f"srrg models fetch: {need.repo}@{need.revision or 'main (unpinned)'}")
+        folder = Path(snapshot_download(need.repo, revision=need.revision or "main", cache_dir=str(root / "hub"),
+                                        allow_patterns=list(need.files) if need.files else None))
+        files = sorted(p for p in folder.rglob("*") if p.is_file())
+        manifest[need.repo] = {"requested": need.revision, "commit": folder.name, "snapshot": str(folder),
+                               "files": {str(p.relative_to(folder)): sha256(p) for p in files}}
+        write_text(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def describe(need: Need, root: Path | None = None) -> str:
+    """One line: repository@revision, files, who needs it (and whether it is present)."""
+    rev = need.revision or "UNPINNED (not verified; fetch takes main and records the commit)"
+    files = ",".join(need.files) if need.files else "all files"
+    state = "" if root is None else (" [present]" if present(need, root) else " [missing]")
+    return f"{need.repo}@{rev}  ({files}; for {', '.join(need.used_by)}){state}"
+
+
+def prepare_offline(metric: str) -> None:
+    """Before a RadEval scorer loads: point the hub cache at the fetched folder (when it exists) and
+    RadEval's own CheXbert and RadGraph caches into it; offline, a model missing there is a
+    UserError naming it and the fetch command."""
+    root = models_dir()
+    needs = metric_needs(metric)
+    if offline():
+        missing = [n for n in needs if not present(n, root)]
+        if missing:
+            names = ", ".join(f"{n.repo}@{n.revision or 'main'}" for n in missing)
+            raise UserError(f"{metric}: HF_HUB_OFFLINE=1 and {names} is not in {root} ({MODELS_ENV}); "
+                            f"run `{FETCH} --config <config.yaml>` where the hub is reachable")
+    if not (root / "hub").is_dir():
+        return
+    hub = str((root / "hub").resolve())
+    os.environ["HF_HUB_CACHE"] = hub
+    if "huggingface_hub" in sys.modules:  # imported before: its cache path is read per call from here
+        sys.modules["huggingface_hub"].constants.HF_HUB_CACHE = hub
+    redirect_radeval_caches(hub)
+
+
+def redirect_radeval_caches(hub: str) -> None:
+    """RadEval's CheXbert and RadGraph loaders pass their own cache folders to the hub client; read
+    at call time, so setting them here makes both use the fetched folder."""
+    import importlib
+
+    for module in ("radeval.metrics.f1chexbert.f1chexbert", "radeval.metrics.radgraph._vendor.core"):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:  # a RadEval without that scorer, or a dependency missing: reported on load
+            continue
+        mod.CACHE_DIR = hub
