@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import spacy
+
+from srrg.spacy_import import spacy  # first: spaCy imported without torch
 from spacy.attrs import IDX, LENGTH, LOWER, SENT_START
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
