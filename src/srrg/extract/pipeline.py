@@ -27,6 +27,7 @@ from spacy.tokens import Doc
 
 from srrg import vocab
 from srrg.config import doc
+from srrg.gc_policy import relaxed_gc
 from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
 from srrg.extract.linking import link_sentence, link_sizes
 from srrg.extract.mentions import (
@@ -350,6 +351,7 @@ class Extractor:
     def _texts(self, sections: Sequence[Section]) -> list[str]:
         return [prepare_text(s.text[: self.config.max_chars]) for s in sections]
 
+    @relaxed_gc()
     def run(self, reports: Iterable[Sequence[Section]]) -> list[Extraction]:
         """One Extraction per report (a report = its selected sections); never raises on text."""
         reports = [list(r) for r in reports]
