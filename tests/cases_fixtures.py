@@ -48,8 +48,16 @@ OTHER = {
 
 
 def write_dataset(root: Path) -> Path:
-    rows = [{"study_id": s, "split": "test", "structured": ref, "sentences": render_sentences(parse_report(ref)[0]),
-             "image_paths": [f"{s}.png"]} for s, ref in REFERENCES.items()]
+    rows = [
+        {
+            "study_id": s,
+            "split": "test",
+            "structured": ref,
+            "sentences": render_sentences(parse_report(ref)[0]),
+            "image_paths": [f"{s}.png"],
+        }
+        for s, ref in REFERENCES.items()
+    ]
     (root / "dataset" / "test").mkdir(parents=True)
     pl.DataFrame(rows).write_parquet(root / "dataset" / "test" / "part-00000.parquet")
     return root / "dataset"
@@ -63,17 +71,32 @@ def write_run(root: Path, name: str, hyps: dict[str, str], metrics=("s_score", "
     for sid, ref in REFERENCES.items():
         raw = hyps.get(sid)
         report, status = parse_report(raw) if raw is not None else (None, None)
-        records.append({"study_id": sid, "target": "json", "infer_status": "ok" if raw is not None else "view_filtered",
-                        "images": "phantom", "reference": ref, "raw": raw, "parse_status": status,
-                        "structured": report.to_json() if report else None,
-                        "sentences": render_sentences(report) if report else None,
-                        "report": report.to_json() if report else None})
+        records.append(
+            {
+                "study_id": sid,
+                "target": "json",
+                "infer_status": "ok" if raw is not None else "view_filtered",
+                "images": "phantom",
+                "reference": ref,
+                "raw": raw,
+                "parse_status": status,
+                "structured": report.to_json() if report else None,
+                "sentences": render_sentences(report) if report else None,
+                "report": report.to_json() if report else None,
+            }
+        )
     preds = pl.DataFrame(records, schema_overrides={"raw": pl.String, "parse_status": pl.String})
     preds.write_parquet(folder / "predictions.parquet")
     pairs = preds.filter(pl.col("infer_status") == "ok").select("study_id", "reference", "report", "raw")
     pairs.write_parquet(folder / "pairs.parquet")
-    run_score(folder / "pairs.parquet", folder / "pairs.parquet", list(metrics), folder / "score",
-              ref_col="reference", hyp_col="raw")
+    run_score(
+        folder / "pairs.parquet",
+        folder / "pairs.parquet",
+        list(metrics),
+        folder / "score",
+        ref_col="reference",
+        hyp_col="raw",
+    )
     return folder / "predictions.parquet", folder / "score" / "per_report.parquet"
 
 
@@ -81,12 +104,16 @@ def write_judge(root: Path, name: str) -> Path:
     """A judge per-report table on a two-study subset (GREEN's columns)."""
     path = root / "judge" / name / "per_report.parquet"
     path.parent.mkdir(parents=True)
-    pl.DataFrame({
-        "study_id": ["s1", "s2"], "reference": [REFERENCES["s1"], REFERENCES["s2"]],
-        "hypothesis": [PREDICTIONS["s1"], PREDICTIONS["s2"]], "green": [1.0, 0.5],
-        "green_status": ["ok", "truncated"],
-        "green_explanation": ["All findings match.", "Cardiomegaly <b>omitted</b>; effusion less certain."],
-    }).write_parquet(path)
+    pl.DataFrame(
+        {
+            "study_id": ["s1", "s2"],
+            "reference": [REFERENCES["s1"], REFERENCES["s2"]],
+            "hypothesis": [PREDICTIONS["s1"], PREDICTIONS["s2"]],
+            "green": [1.0, 0.5],
+            "green_status": ["ok", "truncated"],
+            "green_explanation": ["All findings match.", "Cardiomegaly <b>omitted</b>; effusion less certain."],
+        }
+    ).write_parquet(path)
     return path
 
 
@@ -94,5 +121,11 @@ def write_fixture(root: Path) -> dict[str, Path]:
     dataset = write_dataset(root)
     preds, scores = write_run(root, "base", PREDICTIONS)
     other_preds, other_scores = write_run(root, "other", OTHER)
-    return {"dataset": dataset, "predictions": preds, "scores": scores, "judge": write_judge(root, "base"),
-            "other_predictions": other_preds, "other_scores": other_scores}
+    return {
+        "dataset": dataset,
+        "predictions": preds,
+        "scores": scores,
+        "judge": write_judge(root, "base"),
+        "other_predictions": other_preds,
+        "other_scores": other_scores,
+    }

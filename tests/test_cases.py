@@ -12,9 +12,9 @@ import re
 
 import polars as pl
 import pytest
+from cases_fixtures import REFERENCES, write_fixture
 from PIL import Image
 
-from cases_fixtures import REFERENCES, write_fixture
 from srrg.cases.align import ATTRIBUTE, FALSE, MATCHED, MISSED, NEGATIVE, POSITIVE, align
 from srrg.cases.build import RunTables, case_list, comparison
 from srrg.cases.page import embedded_json, render_page
@@ -33,11 +33,15 @@ def marks(rows):
 
 # --- alignment, hand-computed ----------------------------------------------------------------
 
+
 def test_identical_reports_are_all_matched():
     report = rep([Finding("pleural effusion", 3, "small", "left"), Finding("edema", 2)], ["pneumothorax"])
     rows = align(report, report)
-    assert marks(rows) == [("pleural effusion", POSITIVE, MATCHED), ("edema", POSITIVE, MATCHED),
-                           ("pneumothorax", NEGATIVE, MATCHED)]
+    assert marks(rows) == [
+        ("pleural effusion", POSITIVE, MATCHED),
+        ("edema", POSITIVE, MATCHED),
+        ("pneumothorax", NEGATIVE, MATCHED),
+    ]
     assert rows[0].scores == (1.0, 1.0, 1.0) and rows[2].scores is None
 
 
@@ -63,8 +67,12 @@ def test_missed_and_false_in_reference_order_then_prediction_only():
     ref = rep([Finding("b"), Finding("a")], ["x", "y"])
     hyp = rep([Finding("c"), Finding("a")], ["z", "y"])
     assert marks(align(ref, hyp)) == [
-        ("b", POSITIVE, MISSED), ("a", POSITIVE, MATCHED), ("c", POSITIVE, FALSE),
-        ("x", NEGATIVE, MISSED), ("y", NEGATIVE, MATCHED), ("z", NEGATIVE, FALSE),
+        ("b", POSITIVE, MISSED),
+        ("a", POSITIVE, MATCHED),
+        ("c", POSITIVE, FALSE),
+        ("x", NEGATIVE, MISSED),
+        ("y", NEGATIVE, MATCHED),
+        ("z", NEGATIVE, FALSE),
     ]
 
 
@@ -80,8 +88,15 @@ def test_empty_reports_align_to_nothing():
 
 def _random_report(rng: random.Random) -> StructuredReport:
     names = ["a", "b", "c", "d", "e"]
-    pos = [Finding(n, rng.choice([1, 2, 3, None]), rng.choice([None, "mild", "large"]),
-                   rng.choice([None, "left", "left lower lobe", "right base"])) for n in rng.sample(names, rng.randint(0, 3))]
+    pos = [
+        Finding(
+            n,
+            rng.choice([1, 2, 3, None]),
+            rng.choice([None, "mild", "large"]),
+            rng.choice([None, "left", "left lower lobe", "right base"]),
+        )
+        for n in rng.sample(names, rng.randint(0, 3))
+    ]
     neg = rng.sample([n for n in names if n not in {f.name for f in pos}], rng.randint(0, 2))
     return rep(pos, neg)
 
@@ -109,6 +124,7 @@ def test_marks_reproduce_s_scores_p_and_d_on_random_pairs():
 
 # --- the page's data ------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def files(tmp_path):
     return write_fixture(tmp_path)
@@ -119,7 +135,11 @@ def test_case_list_has_one_case_per_scored_study_and_counts_the_rest(files):
     assert [s["id"] for s in data["studies"]] == ["s1", "s2", "s3", "s4", "s5"]
     assert data["unscored"] == {"view_filtered": 1}
     assert data["structured"] and data["target"] == "json" and data["images"] == "phantom"
-    assert data["scores"][:3] == ["s_score", "p_score", "d_score"] and "rouge_l" in data["scores"] and "green" in data["scores"]
+    assert (
+        data["scores"][:3] == ["s_score", "p_score", "d_score"]
+        and "rouge_l" in data["scores"]
+        and "green" in data["scores"]
+    )
     # s_score_hyp_status repeats parse_status here (the workflow scores the raw output): shown once
     assert data["statuses"] == ["parse_status", "rouge_l_status", "green_status"]
     assert data["explanations"] == ["green_explanation"]
@@ -143,8 +163,9 @@ def test_case_list_has_one_case_per_scored_study_and_counts_the_rest(files):
 
 
 def test_phantom_thumbnails_are_small_jpeg_pictures(files):
-    data = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test",
-                     thumbnail_size=48)
+    data = case_list(
+        RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test", thumbnail_size=48
+    )
     uri = data["studies"][0]["img"]
     assert uri.startswith("data:image/jpeg;base64,")
     with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as img:
@@ -174,17 +195,40 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(files):
 
 def test_cli_writes_the_page(files, tmp_path, capsys):
     out = tmp_path / "out" / "cases.html"
-    rc = main(["cases", "--predictions", str(files["predictions"]), "--scores", str(files["scores"]),
-               "--dataset", str(files["dataset"]), "--judge", str(files["judge"]), "--compare", "other",
-               str(files["other_predictions"]), str(files["other_scores"]), "--name", "base", "--out", str(out)])
+    rc = main(
+        [
+            "cases",
+            "--predictions",
+            str(files["predictions"]),
+            "--scores",
+            str(files["scores"]),
+            "--dataset",
+            str(files["dataset"]),
+            "--judge",
+            str(files["judge"]),
+            "--compare",
+            "other",
+            str(files["other_predictions"]),
+            str(files["other_scores"]),
+            "--name",
+            "base",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     assert "srrg cases: 5 studies of base (phantom images, 1 comparison runs)" in capsys.readouterr().out
     assert '"run":"other"' in out.read_text()
 
 
 def _cli(files, tmp_path, **override):
-    args = {"--predictions": files["predictions"], "--scores": files["scores"], "--dataset": files["dataset"],
-            "--out": tmp_path / "c.html", **override}
+    args = {
+        "--predictions": files["predictions"],
+        "--scores": files["scores"],
+        "--dataset": files["dataset"],
+        "--out": tmp_path / "c.html",
+        **override,
+    }
     argv = ["cases"]
     for k, v in args.items():
         argv += [k, str(v)]
@@ -215,3 +259,21 @@ def test_fixture_references_are_the_dataset_reports(files):
     data = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test")
     s5 = next(s for s in data["studies"] if s["id"] == "s5")
     assert [r[0] for r in s5["f"]] == [f["name"] for f in json.loads(REFERENCES["s5"])["positive"]]
+
+
+def test_thumbnail_cache_draws_each_picture_once(tmp_path, monkeypatch):
+    from srrg.cases import thumbs
+
+    report = rep([Finding("pleural effusion", 3, "large", "left")])
+    first = thumbs.thumbnails("phantom", ["a", "b"], [report, rep()], [None, None], 32, cache_dir=tmp_path)
+    assert len(list(tmp_path.rglob("*.txt"))) == 2
+
+    def no_drawing(job):
+        raise AssertionError(f"drew {job[1]} again")
+
+    monkeypatch.setattr(thumbs, "_one", no_drawing)
+    assert thumbs.thumbnails("phantom", ["a", "b"], [report, rep()], [None, None], 32, cache_dir=tmp_path) == first
+    with pytest.raises(AssertionError, match="drew a again"):  # another report is another picture
+        thumbs.thumbnails("phantom", ["a"], [rep([Finding("edema")])], [None], 32, cache_dir=tmp_path)
+    with pytest.raises(AssertionError, match="drew b again"):  # so is another size
+        thumbs.thumbnails("phantom", ["b"], [rep()], [None], 48, cache_dir=tmp_path)

@@ -15,8 +15,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-
 from cases_fixtures import write_fixture
+
 from srrg.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,14 +24,27 @@ SHOTS = REPO / "results" / "cases"
 DEMO_PAGE = REPO / "results" / "cases" / "transformer_json.html"
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)"
+    ),
+]
 
 
 def chromium(tmp_path: Path, *args: str, timeout: float = 90) -> str:
     profile = tmp_path / "chromium-profile"
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-           "--hide-scrollbars", f"--user-data-dir={profile}", *args]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
@@ -56,8 +69,11 @@ class Cases(HTMLParser):
         if a.get("id") in ("cases", "figure-grid"):
             self.stack.append(a["id"])
         if tag == "li" and "case" in (a.get("class") or "").split():
-            (self.listed.append((a["data-id"], a.get("data-sort", ""))) if self.stack[-1] == "cases"
-             else self.figure.append(a["data-id"]))
+            (
+                self.listed.append((a["data-id"], a.get("data-sort", "")))
+                if self.stack[-1] == "cases"
+                else self.figure.append(a["data-id"])
+            )
         if a.get("id") == "summary":
             self.matching = a.get("data-matching")
         if tag == "button" and "data-sort" in a:
@@ -73,8 +89,13 @@ def open_view(tmp_path: Path, page: Path, view: str) -> Cases:
 def screenshot(tmp_path: Path, page: Path, view: str, name: str, height: int = 1400) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     out = SHOTS / name
-    chromium(tmp_path, "--virtual-time-budget=5000", f"--window-size=1280,{height}", f"--screenshot={out}",
-             f"{page.as_uri()}#{view}")
+    chromium(
+        tmp_path,
+        "--virtual-time-budget=5000",
+        f"--window-size=1280,{height}",
+        f"--screenshot={out}",
+        f"{page.as_uri()}#{view}",
+    )
     assert out.stat().st_size > 10_000
     return out
 
@@ -84,9 +105,30 @@ def page(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cases-browser")
     files = write_fixture(root)
     out = root / "cases.html"
-    assert main(["cases", "--predictions", str(files["predictions"]), "--scores", str(files["scores"]),
-                 "--dataset", str(files["dataset"]), "--judge", str(files["judge"]), "--compare", "other",
-                 str(files["other_predictions"]), str(files["other_scores"]), "--name", "base", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "cases",
+                "--predictions",
+                str(files["predictions"]),
+                "--scores",
+                str(files["scores"]),
+                "--dataset",
+                str(files["dataset"]),
+                "--judge",
+                str(files["judge"]),
+                "--compare",
+                "other",
+                str(files["other_predictions"]),
+                str(files["other_scores"]),
+                "--name",
+                "base",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -121,7 +163,9 @@ def test_comparison_difference_sorts_and_paging_limits_the_rows(page, tmp_path):
     # S-Score of this run minus `other`'s: s4 0 - 1, s3 0.25 - 1, s2 0.396 - 1, s5 0.926 - 0.667, s1 1 - 0.25
     view = open_view(tmp_path, page, "compare=other&sort=" + quote("diff:s_score"))
     assert [i for i, _ in view.listed] == ["s4", "s3", "s2", "s5", "s1"]
-    assert [float(k) for _, k in view.listed] == pytest.approx([-1.0, -0.75, 0.3958 - 1.0, 0.9263 - 0.6667, 0.75], abs=1e-3)
+    assert [float(k) for _, k in view.listed] == pytest.approx(
+        [-1.0, -0.75, 0.3958 - 1.0, 0.9263 - 0.6667, 0.75], abs=1e-3
+    )
     paged = open_view(tmp_path, page, "sort=s_score&n=2&page=2")
     assert [i for i, _ in paged.listed] == ["s2", "s5"] and paged.matching == "5"
 
@@ -130,15 +174,21 @@ def test_figure_view_holds_the_chosen_studies_and_prints_on_one_page(page, tmp_p
     view = open_view(tmp_path, page, "view=figure&figure=s2,s5,s3,s4")
     assert view.figure == ["s2", "s5", "s3", "s4"] and "list-view" in view.hidden
     pdf = tmp_path / "figure.pdf"
-    chromium(tmp_path, "--virtual-time-budget=5000", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
-             f"{page.as_uri()}#view=figure&figure=s2,s5,s3,s4")
+    chromium(
+        tmp_path,
+        "--virtual-time-budget=5000",
+        "--no-pdf-header-footer",
+        f"--print-to-pdf={pdf}",
+        f"{page.as_uri()}#view=figure&figure=s2,s5,s3,s4",
+    )
     assert len(re.findall(rb"/Type\s*/Page\b", pdf.read_bytes())) == 1
     screenshot(tmp_path, page, "view=figure&figure=s2,s5,s3,s4", "browser_test_figure.png", height=1100)
 
 
 def test_screenshot_of_the_sorted_and_filtered_list(page, tmp_path):
-    shot = screenshot(tmp_path, page, "sort=s_score&compare=other&finding=" + quote("pleural effusion"),
-                      "browser_test.png")
+    shot = screenshot(
+        tmp_path, page, "sort=s_score&compare=other&finding=" + quote("pleural effusion"), "browser_test.png"
+    )
     assert shot.is_file()
 
 

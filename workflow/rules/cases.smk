@@ -33,10 +33,12 @@ rule cases:
         judge=lambda w, input: f"--judge {shlex.quote(input.judge[0])}" if input.judge else "",
         compare=lambda wc: cases_compare(wc.run),
         image_root=lambda wc: cases_image_root(wc.run),
+        cache=str(Path(config["cache_dir"], "cases", "thumbnails")),
     shell:
         "python -m srrg cases --predictions {input.predictions:q} --scores {input.scores:q}"
         " --dataset {params.dataset:q} --split {params.split} --name {wildcards.run} {params.judge}"
-        " {params.compare} {params.image_root} --processes {threads} --out {output.page:q} > {log:q} 2>&1"
+        " {params.compare} {params.image_root} --processes {threads}"
+        " --cache-dir {params.cache:q} --out {output.page:q} > {log:q} 2>&1"
 
 
 add_targets(*(results("cases", f"{r}.html") for r in RUNS))

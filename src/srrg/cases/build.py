@@ -70,8 +70,10 @@ def read_parquet(path: Path, option: str, required: Sequence[str]) -> pl.DataFra
 def _missing_ids(ids: Sequence[str], known: pl.Series, what: str, where: str) -> None:
     missing = sorted(set(ids) - set(known.to_list()))
     if missing:
-        raise UserError(f"{len(missing)} scored studies are not in {what} {where}, first: {missing[0]}; "
-                        "pass the files of the same run")
+        raise UserError(
+            f"{len(missing)} scored studies are not in {what} {where}, first: {missing[0]}; "
+            "pass the files of the same run"
+        )
 
 
 def scored_run(run: RunTables) -> tuple[pl.DataFrame, dict[str, int]]:
@@ -90,8 +92,13 @@ def dataset_rows(dataset: Path, split: str, ids: Sequence[str]) -> dict[str, dic
     files = sorted((dataset / split).glob("*.parquet"))
     if not files:
         raise UserError(f"--dataset {dataset}: no Parquet shards in {dataset / split}")
-    df = (pl.scan_parquet(files).select("study_id", "structured", "image_paths")
-          .with_columns(pl.col("study_id").cast(pl.String)).filter(pl.col("study_id").is_in(list(ids))).collect())
+    df = (
+        pl.scan_parquet(files)
+        .select("study_id", "structured", "image_paths")
+        .with_columns(pl.col("study_id").cast(pl.String))
+        .filter(pl.col("study_id").is_in(list(ids)))
+        .collect()
+    )
     _missing_ids(ids, df["study_id"], "--dataset", f"{dataset / split}")
     return {r["study_id"]: r for r in df.iter_rows(named=True)}
 
@@ -106,6 +113,7 @@ def number(value: Any) -> float | None:
 def finding_row(f: AlignedFinding) -> list[Any]:
     """[name, polarity (1 positive, 0 negative), mark index into MARKS, reference attributes,
     predicted attributes, attribute scores]: compact, since a page holds thousands of these."""
+
     def attrs(x: Any) -> list[Any] | None:
         return None if x is None else [x.probability, x.level, x.location]
 
@@ -116,8 +124,9 @@ def finding_row(f: AlignedFinding) -> list[Any]:
 def reference_only(ref: StructuredReport) -> list[list[Any]]:
     """The reference's findings of a run without structured predictions (Sentence-Direct):
     mark -1 = not compared."""
-    return ([[f.name, 1, -1, [f.probability, f.level, f.location], None, None] for f in ref.positive]
-            + [[n, 0, -1, None, None, None] for n in ref.negative])
+    return [[f.name, 1, -1, [f.probability, f.level, f.location], None, None] for f in ref.positive] + [
+        [n, 0, -1, None, None, None] for n in ref.negative
+    ]
 
 
 def study_texts(row: dict[str, Any], rows: dict[str, Any], structured: bool) -> dict[str, Any]:
@@ -126,8 +135,11 @@ def study_texts(row: dict[str, Any], rows: dict[str, Any], structured: bool) -> 
     if structured:
         ref, _ = parse_report(row["reference"])
         hyp, status = parse_report(row["hypothesis"])
-        out = {"ref": render_sentences(ref), "f": [finding_row(f) for f in align(ref, hyp)],
-               "hyp": render_sentences(hyp) if status != UNPARSEABLE else row["raw"] or ""}
+        out = {
+            "ref": render_sentences(ref),
+            "f": [finding_row(f) for f in align(ref, hyp)],
+            "hyp": render_sentences(hyp) if status != UNPARSEABLE else row["raw"] or "",
+        }
         if status != "valid":
             out["raw"] = row["raw"] or ""
         return out
@@ -135,7 +147,9 @@ def study_texts(row: dict[str, Any], rows: dict[str, Any], structured: bool) -> 
     return {"ref": row["reference"], "hyp": row["hypothesis"], "f": reference_only(ref)}
 
 
-def image_jobs(df: pl.DataFrame, rows: dict[str, dict[str, Any]], mode: str, image_root: str | None) -> list[Any]:
+def image_jobs(
+    df: pl.DataFrame, rows: dict[str, dict[str, Any]], mode: str, image_root: str | None
+) -> tuple[list[StructuredReport], list[str | None]]:
     """Per study the structured reference (phantoms) and the first image's path (real images)."""
     reports = [parse_report(rows[s]["structured"])[0] for s in df["study_id"]]
     paths: list[str | None] = [None] * df.height
@@ -147,7 +161,7 @@ def image_jobs(df: pl.DataFrame, rows: dict[str, dict[str, Any]], mode: str, ima
                 paths[i] = str(resolve_image(sid, rows[sid]["image_paths"], image_root))
             except UserError:
                 paths[i] = None
-    return [reports, paths]
+    return reports, paths
 
 
 def case_list(
@@ -158,6 +172,7 @@ def case_list(
     image_root: str | None = None,
     thumbnail_size: int = 64,
     processes: int = 1,
+    cache_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The page's data for one run: columns, counts and one entry per scored study."""
     df, unscored = scored_run(run)
@@ -170,7 +185,9 @@ def case_list(
         judged = read_parquet(judge, "--judge", SCORE_TEXT).drop("reference", "hypothesis")
         unknown = sorted(set(judged["study_id"]) - set(df["study_id"]))
         if unknown:
-            raise UserError(f"--judge {judge}: {len(unknown)} studies that {run.name} did not score, first: {unknown[0]}")
+            raise UserError(
+                f"--judge {judge}: {len(unknown)} studies that {run.name} did not score, first: {unknown[0]}"
+            )
         judged = judged.select("study_id", *[c for c in judged.columns if c not in df.columns])
         cols.add(judged, skip=("study_id",))
         df = df.join(judged, on="study_id", how="left", maintain_order="left")
@@ -182,19 +199,33 @@ def case_list(
     modes = sorted(set(df["images"].drop_nulls()))
     mode = modes[0] if len(modes) == 1 else "placeholder"
     reports, paths = image_jobs(df, rows, mode, image_root)
-    pictures = thumbnails(mode, df["study_id"].to_list(), reports, paths, thumbnail_size, processes)
+    pictures = thumbnails(mode, df["study_id"].to_list(), reports, paths, thumbnail_size, processes, cache_dir)
     studies = []
     for row, (uri, note) in zip(df.iter_rows(named=True), pictures):
-        entry = {"id": row["study_id"], **study_texts(row, rows, structured),
-                 "sc": [number(row[c]) for c in cols.scores], "st": [row[c] for c in cols.statuses],
-                 "img": uri, "note": note}
+        entry = {
+            "id": row["study_id"],
+            **study_texts(row, rows, structured),
+            "sc": [number(row[c]) for c in cols.scores],
+            "st": [row[c] for c in cols.statuses],
+            "img": uri,
+            "note": note,
+        }
         explanations = [row[c] or None for c in cols.explanations]
         if any(explanations):
             entry["ex"] = explanations
         studies.append(entry)
-    return {"run": run.name, "target": ",".join(targets), "images": mode, "structured": structured,
-            "scores": cols.scores, "statuses": cols.statuses, "explanations": cols.explanations,
-            "marks": list(MARKS), "unscored": unscored, "studies": studies}
+    return {
+        "run": run.name,
+        "target": ",".join(targets),
+        "images": mode,
+        "structured": structured,
+        "scores": cols.scores,
+        "statuses": cols.statuses,
+        "explanations": cols.explanations,
+        "marks": list(MARKS),
+        "unscored": unscored,
+        "studies": studies,
+    }
 
 
 def comparison(run: RunTables) -> dict[str, Any]:

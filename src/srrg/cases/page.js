@@ -163,7 +163,8 @@
     }
     $("sort-buttons").innerHTML = sortCols.map(([k, label]) =>
       `<button type="button" data-sort="${esc(k)}" aria-pressed="${state.sort === k}">${esc(label)}</button>`).join("");
-    $("dir").textContent = state.dir === "asc" ? "\u2191 ascending (worst first)" : "\u2193 descending (best first)";
+    // lowest first = worst first for scores; for error counts (GREEN's, VERT's) it is the best first
+    $("dir").textContent = state.dir === "asc" ? "\u2191 lowest first" : "\u2193 highest first";
     $("dir").setAttribute("aria-label", "sort direction: " + (state.dir === "asc" ? "ascending" : "descending"));
     $("finding").value = state.finding;
     $("fmode").value = state.fmode;

@@ -24,8 +24,12 @@ def embedded_json(data: Any) -> str:
 
 def subtitle(data: Mapping[str, Any]) -> str:
     unscored = ", ".join(f"{n} {status}" for status, n in data["unscored"].items())
-    parts = [f"run {data['run']}", f"target {data['target'] or 'unknown'}", f"{len(data['studies'])} scored studies",
-             f"images: {data['images']}"]
+    parts = [
+        f"run {data['run']}",
+        f"target {data['target'] or 'unknown'}",
+        f"{len(data['studies'])} scored studies",
+        f"images: {data['images']}",
+    ]
     if unscored:
         parts.append(f"not scored: {unscored}")
     if data["explanations"]:
@@ -37,8 +41,12 @@ def subtitle(data: Mapping[str, Any]) -> str:
 
 def render_page(data: Mapping[str, Any], title: str) -> str:
     page = _asset("page.html")
-    for key, value in (("@@TITLE@@", html.escape(title)), ("@@SUBTITLE@@", html.escape(subtitle(data))),
-                       ("@@CSS@@", _asset("page.css")), ("@@JS@@", _asset("page.js"))):
+    for key, value in (
+        ("@@TITLE@@", html.escape(title)),
+        ("@@SUBTITLE@@", html.escape(subtitle(data))),
+        ("@@CSS@@", _asset("page.css")),
+        ("@@JS@@", _asset("page.js")),
+    ):
         page = page.replace(key, value)
     return page.replace("@@DATA@@", embedded_json(data))
 

@@ -7,14 +7,21 @@ JPEG because its encoder takes 0.2 ms a picture where WebP's takes 3 ms for a th
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from srrg import phantom
+from srrg.io import write_text
 from srrg.phantom import render
 from srrg.report import StructuredReport
 
@@ -58,6 +65,35 @@ def _one(job: tuple[str, str, StructuredReport | None, str | None, int]) -> tupl
     return None, f"{mode} image: no clinical content to show"
 
 
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """Hash of the code that draws a thumbnail: editing the phantom or this module retires the cache."""
+    digest = hashlib.sha256()
+    for module in (phantom, sys.modules[__name__]):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_key(job: tuple[str, str, StructuredReport | None, str | None, int]) -> str:
+    """What a thumbnail depends on: mode, study (the phantom's seed), report or image file (path,
+    size and modification time), edge, quality and code version."""
+    mode, study_id, report, path, size = job
+    stamp = None
+    if mode == "real" and path is not None and os.path.isfile(path):
+        st = os.stat(path)
+        stamp = [st.st_size, st.st_mtime_ns]
+    parts = [mode, study_id, report.to_json() if report is not None else None, path, stamp, size, QUALITY,
+             code_version()]
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+
+
+def _draw(jobs: list[Any], processes: int) -> list[tuple[str | None, str]]:
+    if processes > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(processes) as pool:
+            return list(pool.map(_one, jobs, chunksize=max(1, len(jobs) // (4 * processes))))
+    return [_one(job) for job in jobs]
+
+
 def thumbnails(
     mode: str,
     study_ids: Sequence[str],
@@ -65,11 +101,24 @@ def thumbnails(
     paths: Sequence[str | None],
     size: int,
     processes: int = 1,
+    cache_dir: str | Path | None = None,
 ) -> list[tuple[str | None, str]]:
-    """One (data URI or None, note) per study, in order; phantoms are drawn in `processes` worker
-    processes when more than one is given (drawing dominates the page's write time)."""
+    """One (data URI or None, note) per study, in order. Drawing dominates the page's write time:
+    pictures are drawn in `processes` worker processes, and with a cache folder each is drawn once
+    (the pages of all runs on one test split share them; a rerun after rescoring draws nothing)."""
     jobs = [(mode, s, r, p, size) for s, r, p in zip(study_ids, reports, paths, strict=True)]
-    if processes > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(processes) as pool:
-            return list(pool.map(_one, jobs, chunksize=max(1, len(jobs) // (4 * processes))))
-    return [_one(job) for job in jobs]
+    if cache_dir is None:
+        return _draw(jobs, processes)
+    files = [Path(cache_dir) / key[:2] / f"{key}.txt" for key in map(cache_key, jobs)]
+    out: list[tuple[str | None, str] | None] = [None] * len(jobs)
+    todo = []
+    for i, file in enumerate(files):
+        if file.is_file():
+            out[i] = (file.read_text(encoding="ascii"), mode)
+        else:
+            todo.append(i)
+    for i, drawn in zip(todo, _draw([jobs[i] for i in todo], processes)):
+        out[i] = drawn
+        if drawn[0] is not None:  # failures are notes, never cached: a fixed file shows up next time
+            write_text(files[i], drawn[0])
+    return out  # type: ignore[return-value]  # every slot is filled above
