@@ -84,9 +84,10 @@ class JudgeSection:
 
 @dataclass(frozen=True)
 class RatingsDataset:
-    """A ratings dataset in its published layout (docs/judges.md)."""
+    """A ratings dataset in its published layout, or RadJudge ranking cases (adapter radjudge;
+    options: keys, metric -> statistic checked) (docs/metaeval.md)."""
 
-    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx"]
+    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx", "radjudge"]
     path: str
     options: dict[str, Any] = field(default_factory=dict)
 

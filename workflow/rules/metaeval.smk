@@ -120,10 +120,10 @@ rule metaeval_rank:
     params:
         metrics=",".join(METAEVAL["metrics"]),
         options=metaeval_dataset_options(),
-        keys=lambda wc: ",".join(f"{m}={k}" for m, k in METAEVAL_RANKING[wc.dataset].get("options", {}).get("keys", {}).items()),
+        stat_keys=lambda wc: ",".join(f"{m}={k}" for m, k in METAEVAL_RANKING[wc.dataset].get("options", {}).get("keys", {}).items()),
         out_dir=lambda wc: results("metaeval", wc.dataset, "ranking"),
     shell:
-        "python -m srrg metaeval-rank --cases {input.cases:q} --metrics {params.metrics} --keys {params.keys:q}"
+        "python -m srrg metaeval-rank --cases {input.cases:q} --metrics {params.metrics} --keys {params.stat_keys:q}"
         " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
 
 

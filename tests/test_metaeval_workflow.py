@@ -1,0 +1,47 @@
+"""The meta-evaluation workflow end to end (workflow/rules/metaeval.smk): a metaeval.datasets entry
+pointing at the RadPref layout fixture goes through metaeval_prepare -> metaeval_score ->
+metaeval_correlate to tables with finite values, and a radjudge entry runs metaeval_rank."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from workflow_helpers import copy_workflow, snakemake, write_config
+
+pytestmark = pytest.mark.slow
+
+LAYOUTS = Path(__file__).resolve().parent / "fixtures" / "rating_layouts"
+
+
+def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
+    workdir = copy_workflow(tmp_path / "repo")
+    config = write_config(workdir, {
+        "metaeval": {
+            "datasets": {
+                "rp": {"adapter": "radpref", "path": str(LAYOUTS / "radpref")},
+                "rj": {"adapter": "radjudge", "path": str(LAYOUTS / "radjudge" / "ranking_tests.json"), "options": {"keys": {"bleu": "bleu_1"}}},
+            },
+            "metrics": ["bleu", "rouge_l"],
+            "correlate": {"n_boot": 50},
+        },
+    })  # fmt: skip
+    targets = ["results/metaeval/rp/tables/table_gema.md", "results/metaeval/rj/ranking/rank_categories.md"]
+    snakemake(workdir, *targets, "--configfile", str(config))
+    tables = workdir / "results" / "metaeval" / "rp" / "tables"
+    corr = pl.read_csv(tables / "correlations.csv")
+    assert set(corr["metric"]) == {"bleu_1", "bleu_4", "rouge_l"} and corr.height == 6
+    assert all(math.isfinite(v) for v in corr["value"]) and all(math.isfinite(v) for v in corr["ci_low"])
+    info = json.loads((tables / "info.json").read_text())
+    assert info["n_with_human"] == 8 and info["n_without_human"] == 0 and info["resampling"] == "cases (4 clusters)"
+    assert "| rouge_l |" in (tables / "table_gema.md").read_text()
+    assert pl.read_csv(tables / "preference_agreement.csv").height == 3
+    prepared = json.loads((workdir / "results" / "metaeval" / "rp" / "pairs" / "info.json").read_text())
+    assert (prepared["n_pairs"], prepared["n_raters"], prepared["n_rating_rows"]) == (8, 3, 202)
+    ranking = (workdir / "results" / "metaeval" / "rj" / "ranking" / "rank_categories.md").read_text()
+    assert "bleu (bleu_1)" in ranking and "| Total | 4 |" in ranking
+    assert not snakemake(workdir, "-n", *targets, "--configfile", str(config)).stdout.count("rule metaeval_")  # up to date
