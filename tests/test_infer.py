@@ -49,7 +49,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     raw["model"]["target"] = target
     raw["data"]["views"] = ["PA"]
     run_train(ds, tmp_path / "model.pt", TrainConfig.from_dict(raw), target)
-    cfg = json.dumps({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 6, "batch_size": 3})
+    cfg = json.dumps({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 48, "batch_size": 3})
     rc = srrg_main(["infer", "--model", str(tmp_path / "model.pt"), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet"),
                      "--pairs", str(tmp_path / "pairs.parquet"), "--config", cfg])
     assert rc == 0

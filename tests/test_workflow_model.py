@@ -29,7 +29,7 @@ CONFIG = {
     "dataset": {"rows_per_shard": 20},
     "train": {"runs": RUNS, "model": TINY_MODEL, "data": {"max_train_studies": 8, "batch_size": 2},
               "trainer": {"max_steps": 1, "accelerator": "cpu", "devices": 1}},
-    "infer": {"num_beams": 2, "max_new_tokens": 12, "max_studies": 3, "batch_size": 3, "device": "cpu"},
+    "infer": {"num_beams": 2, "max_new_tokens": 48, "max_studies": 3, "batch_size": 3, "device": "cpu"},
     "score": {"metrics": ["bleu", "rouge_l", "cider", "s_score"]},
 }
 TABLES = [f"results/tables/{t}.{ext}" for t in ("table1", "table2") for ext in ("csv", "md", "tex")]

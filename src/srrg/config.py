@@ -166,3 +166,27 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> 
         raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {label} (allowed: {', '.join(sorted(names))})")
     kwargs = {k: _convert(hints[k], v, f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
+
+
+def check_installed(name: str | None, key: str) -> None:
+    """A model named by an installed package (spaCy pipelines are packages: en_core_web_sm) or by
+    a folder: checked when the workflow is parsed, not when the job that loads it starts."""
+    if not name or Path(name).expanduser().is_dir():
+        return
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ConfigError(f"{key} {name!r} is neither an installed package nor a folder (pip install it, or give its path)")
+
+
+def check_results_dir(value: str, key: str = "results_dir") -> None:
+    """The folder every output goes under: not empty (that would write into the workflow root) and
+    not an existing file."""
+    if not value.strip():
+        raise ConfigError(f"{key} is empty; name a folder (default: results)")
+    if Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
+        raise ConfigError(f"{key} {value!r} is an existing file; name a folder")

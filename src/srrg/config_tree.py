@@ -54,7 +54,7 @@ class ScoreSection:
     """Metrics of every run's predictions (srrg score); Sentence-Direct runs skip s_score."""
 
     metrics: tuple[str, ...] = field(
-        default=("bleu", "meteor", "rouge_l", "cider", "s_score"), metadata=_hook("metric_names")
+        default=("bleu", "meteor", "rouge_l", "cider", "s_score"), metadata={**_hook("metric_names"), "schema": {"minItems": 1}}
     )
     options: dict[str, Any] = field(
         default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per metric (docs/metrics.md)."}
@@ -320,18 +320,22 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     """Build the typed classes whose modules load fast, so their own checks (ranges, allowed
     values, secrets in llm settings) run at `snakemake -n`; metric option classes whose module
     loads the spaCy pipeline are left to the schema."""
+    from srrg.config import check_installed, check_results_dir
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.llm.config import LLMConfig
-    from srrg.model.config import TrainConfig, run_config, run_specs
+    from srrg.model.config import run_specs
 
     checks: list[tuple[str, Any]] = [
+        ("results_dir", lambda: check_results_dir(cfg["results_dir"])),
         ("llm", lambda: LLMConfig.from_dict(cfg["llm"])),
-        ("judge.llm", lambda: LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})),
+        ("normalize", lambda: _check_normalize(cfg)),
+        ("extract", lambda: check_installed(cfg["extract"].get("spacy_model"), "extract.spacy_model")),
+        ("judge.llm", lambda: _check_judges(cfg)),
         ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
         ("judge_train.train", lambda: JudgeTrainConfig.from_dict(cfg["judge_train"]["train"])),
     ]
     for spec in run_specs(cfg["train"]):
-        checks.append((f"train (run {spec.name})", lambda name=spec.name: TrainConfig.from_dict(run_config(cfg["train"], name))))
+        checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
     for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
         for metric, values in options.items():
             checks.append((f"{where}.{metric}", lambda m=metric, v=values: _check_metric_options(m, v)))
@@ -340,6 +344,38 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
             check()
         except ValueError as err:
             raise ConfigError(f"{where}: {err}") from None
+
+
+def _check_normalize(cfg: Mapping[str, Any]) -> None:
+    """The normalize section as its stage gets it (the llm section only with method llm)."""
+    from srrg.llm.config import check_usable
+    from srrg.normalize.config import NormalizeConfig
+
+    llm = {"llm": cfg["llm"]} if cfg["normalize"]["method"] == "llm" else {}
+    normalize = NormalizeConfig.from_dict({**cfg["normalize"], **llm})
+    if normalize.method == "llm":
+        check_usable(normalize.llm, "normalize.method llm")
+
+
+def _check_judges(cfg: Mapping[str, Any]) -> None:
+    """The judges' llm (the llm section under judge.llm), usable when any LLM judge runs: in the
+    judge stage or on a ratings dataset of metaeval."""
+    from srrg.llm.config import LLMConfig, check_usable
+
+    llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})
+    judges = set(typing.get_args(typing.get_args(typing.get_type_hints(JudgeSection)["metrics"])[0]))
+    used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
+    if judges & set(used):
+        check_usable(llm, f"the LLM judges ({', '.join(sorted(judges & set(used)))})")
+
+
+def _check_run(cfg: Mapping[str, Any], name: str) -> None:
+    """One run's train settings, and its infer settings against the model they decode."""
+    from srrg.model.config import TrainConfig, check_decoding, run_config, run_specs
+
+    train = TrainConfig.from_dict(run_config(cfg["train"], name))
+    spec = next(s for s in run_specs(cfg["train"]) if s.name == name)
+    check_decoding({**cfg["infer"], **spec.infer}, train.model.max_target_tokens)
 
 
 def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:

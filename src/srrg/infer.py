@@ -20,7 +20,7 @@ import torch
 from srrg.config import doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.io import write_parquet
-from srrg.model.config import DataConfig, ModelConfig
+from srrg.model.config import DataConfig, ModelConfig, check_decoding
 from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
 from srrg.model.images import log_image_source, resolve_images
 from srrg.model.network import ReportGenerator
@@ -44,6 +44,9 @@ class InferConfig:
     split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=["train", "validate", "test"]))
     max_studies: int | None = field(default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1))
     device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
+
+    def __post_init__(self) -> None:
+        check_decoding({"num_beams": self.num_beams, "num_return_sequences": self.num_return_sequences})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> InferConfig:
@@ -95,6 +98,7 @@ def run_infer(
     start = time.perf_counter()
     device = resolve_device(cfg.device)
     net, data_cfg = load_model(model_path, device)
+    check_decoding({"max_new_tokens": cfg.max_new_tokens}, net.cfg.max_target_tokens)  # the model file's own length
     target = net.cfg.target
     rows = read_split(dataset_dir, cfg.split)
     total = rows.height

@@ -38,6 +38,10 @@ class EncoderConfig:
     image_size: int = 64
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.image_size < 1:
+            raise ConfigError(f"model.encoder.image_size must be >= 1, got {self.image_size}")
+
     def timm_spec(self) -> tuple[str, dict[str, Any]]:
         """(timm model name, kwargs) with an alias resolved and the user's kwargs on top."""
         name, base = ENCODER_ALIASES.get(self.name, (self.name, {}))
@@ -130,6 +134,13 @@ class OptimConfig:
     warmup_steps: int = 0
     encoder_lr_scale: float = 1.0
 
+    def __post_init__(self) -> None:
+        if not self.lr > 0:
+            raise ConfigError(f"optim.lr must be > 0, got {self.lr}")
+        for name in ("weight_decay", "warmup_steps", "encoder_lr_scale"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"optim.{name} must be >= 0, got {getattr(self, name)}")
+
 
 @dataclass(frozen=True)
 class TrainerConfig:
@@ -164,6 +175,35 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def check_encoder_name(cfg: EncoderConfig) -> None:
+    """An encoder name timm knows (or a builtin alias): checked when the workflow is parsed, so a
+    typo stops `snakemake -n`, not the train job. Loads timm (a second or two), without torch weights."""
+    if cfg.name in ENCODER_ALIASES:
+        return
+    import timm
+
+    if not timm.is_model(cfg.name):
+        close = timm.list_models(f"*{cfg.name.split('_')[0]}*")[:5]
+        raise ConfigError(f"model.encoder.name {cfg.name!r} is not a timm model or an alias {sorted(ENCODER_ALIASES)}"
+                          + (f"; similar: {close}" if close else ""))
+
+
+def check_decoding(infer: Mapping[str, Any], max_target_tokens: int | None = None) -> None:
+    """Cross-field checks of the infer settings (docs/model.md): num_return_sequences <= num_beams
+    (beam search has no more candidates than beams), and max_new_tokens >= the model's
+    max_target_tokens (a shorter budget cuts long reports off; the cut JSON would then be
+    repaired and scored as if it were the model's answer)."""
+    beams, keep = infer.get("num_beams"), infer.get("num_return_sequences")
+    if isinstance(beams, int) and isinstance(keep, int) and keep > beams:
+        raise ConfigError(f"infer.num_return_sequences {keep} is more than infer.num_beams {beams}; beam search keeps at most one candidate per beam")
+    budget = infer.get("max_new_tokens")
+    if max_target_tokens is not None and isinstance(budget, int) and budget < max_target_tokens:
+        raise ConfigError(
+            f"infer.max_new_tokens {budget} is below model.max_target_tokens {max_target_tokens}: reports longer than "
+            f"{budget} tokens would be cut off; raise infer.max_new_tokens or lower train.model.max_target_tokens"
+        )
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,12 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.io import load_config_arg
-    from srrg.model.config import TrainConfig, run_config
+    from srrg.model.config import TrainConfig, check_encoder_name, run_config
 
     raw = load_config_arg(args.config)  # a wrong setting or path is named before torch loads
     cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
     _args.require_inputs(folders={"--dataset": args.dataset})
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
+    check_encoder_name(cfg.model.encoder)  # timm loads here anyway; before any data or weights are read
     from srrg.errors import UserError
     from srrg.model.images import ImageError
     from srrg.model.train import run_train

@@ -1,0 +1,70 @@
+"""Config mistakes that passed `snakemake -n` and failed only in their job (issue 25 items 4 and 5):
+each is now refused by the workflow's config check (srrg.config_tree.check_workflow_config, what
+workflow/rules/common.smk runs when Snakemake parses the workflow), one line naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from srrg.config import ConfigError
+from srrg.config_tree import check_workflow_config
+from srrg.text.decode import read_mapping_file
+
+OPENAI = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+RUN = {"name": "r", "label": "R", "arch": "baseline", "target": "json", "overrides": {"model": {"max_target_tokens": 128}}}
+
+MISTAKES = [
+    # a remote endpoint without allow_remote, for normalization and for the judges
+    ({"normalize": {"method": "llm"}, "llm": {**OPENAI, "base_url": "https://api.example.com/v1"}}, "allow_remote"),
+    ({"judge": {"llm": {**OPENAI, "base_url": "https://api.example.com/v1"}}}, "allow_remote"),
+    ({"judge": {"llm": {"backend": "rules"}}}, r"LLM judges .*needs an LLM"),
+    ({"llm": {"backend": "openai"}}, "llm.model is required"),
+    ({"llm": {**OPENAI, "base_url": "http//localhost:8000/v1"}}, "not an http"),
+    ({"llm": {**OPENAI, "base_url": "http://localhost:99999/v1"}}, "not a URL"),
+    ({"normalize": {"method": "llm"}}, r"normalize.method: llm needs an LLM"),
+    ({"extract": {"spacy_model": "en_core_no_such_model_sm"}}, "neither an installed package"),
+    ({"train": {"optim": {"lr": -0.001}}}, r"optim.lr must be > 0"),
+    ({"infer": {"num_beams": 2, "num_return_sequences": 3}}, "more than infer.num_beams"),
+    ({"score": {"metrics": []}}, r"score.metrics"),
+    # item 4: a decoding budget below the run's target length cut 12.5 % of the demo's outputs
+    ({"train": {"runs": [RUN]}, "infer": {"max_new_tokens": 64}}, r"max_new_tokens 64 is below model.max_target_tokens 128"),
+    ({"train": {"runs": [{**RUN, "infer": {"max_new_tokens": 100}}]}}, r"max_new_tokens 100 is below"),
+    ({"results_dir": ""}, "results_dir is empty"),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), MISTAKES, ids=[m for _, m in MISTAKES])
+def test_mistake_is_refused_before_the_first_job(override, message):
+    base = read_mapping_file("config.yaml")
+    cfg = {**base, **override}
+    with pytest.raises(ConfigError, match=message) as err:
+        check_workflow_config(cfg)
+    assert "\n" not in str(err.value)
+
+
+def test_results_dir_that_is_a_file_is_refused(tmp_path):
+    taken = tmp_path / "config.yaml"
+    taken.write_text("x: 1\n")
+    with pytest.raises(ConfigError, match="is an existing file"):
+        check_workflow_config({"results_dir": str(taken)})
+
+
+def test_the_embedded_default_and_a_loopback_judge_pass():
+    base = read_mapping_file("config.yaml")
+    check_workflow_config(base)
+    check_workflow_config({**base, "judge": {"llm": OPENAI}, "normalize": {"method": "llm"}, "llm": OPENAI})
+    check_workflow_config({**base, "train": {"runs": [RUN]}, "infer": {"max_new_tokens": 128, "num_beams": 2, "num_return_sequences": 2}})
+
+
+@pytest.mark.slow
+def test_unknown_encoder_name_is_one_line_before_training(tmp_path, capsys):
+    """issue 25 item 5: an encoder name timm does not know failed with a traceback inside the train
+    job. Checking it needs timm (tens of seconds to import under load), so the train command checks
+    it first, before reading data; `snakemake -n` does not."""
+    from srrg.cli import main
+
+    (tmp_path / "ds").mkdir()
+    rc = main(["train", "--dataset", str(tmp_path / "ds"), "--out", str(tmp_path / "m.pt"),
+               "--config", '{"model": {"encoder": {"name": "resnet_eighteen"}}}'])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "model.encoder.name 'resnet_eighteen' is not a timm model" in err and "\n" not in err
