@@ -14,7 +14,7 @@ from srrg.errors import UserError
 from srrg.extract import extract, extract_detailed
 from srrg.extract.assertion import AFFIRMED, HEDGED, HYPOTHETICAL, NEGATED, assert_target
 from srrg.extract.evaluation import run_iu, split_half
-from srrg.extract.pipeline import LONG_SENTENCE, MAX_SENTENCE_TOKENS
+from srrg.extract.pipeline import LONG_SENTENCE, MAX_SENTENCE_TOKENS, ExtractConfig
 from srrg.metrics.sscore import score_pair
 from srrg.report import Finding, StructuredReport, parse_report
 
@@ -78,16 +78,33 @@ def test_a_hypothetical_context_does_not_cross_a_comma() -> None:
     [
         ("Early left basilar pneumonia would be a consideration.", "pneumonia", 2),
         ("It is difficult to completely exclude a tiny right effusion.", "pleural effusion", 1),
-        ("Nodular opacity over the left fifth rib may be artifact.", "nodule", 1),
+        ("Nodular opacity over the left fifth rib may be artifact.", "lung opacity", 1),
         ("Linear density could be scar, concern for nodule.", "nodule", 2),
         ("Interstitial prominence in keeping with mild edema.", "edema", 2),
         ("Right basilar atelectasis versus consolidation.", "consolidation", 1),
-        ("Borderline heart size.", "cardiomegaly", 1),
         ("Opacities favoring atelectasis.", "atelectasis", 2),
     ],
 )
 def test_hedges_lower_the_probability(text: str, name: str, probability: int) -> None:
     assert pos(extract(text))[name]["probability"] == probability
+
+
+@pytest.mark.parametrize("text", ["Borderline heart size.", "Borderline cardiomegaly.", "The heart is borderline enlarged."])
+def test_borderline_probability_is_an_option(text: str) -> None:
+    # docs/extraction.md, "Conventions": stated by default (NIH labels, IU MeSH codes), uncertain on request
+    default = pos(extract(text))["cardiomegaly"]
+    assert (default["probability"], default["level"]) == (3, "borderline")
+    uncertain = pos(extract(text, ExtractConfig(borderline_probability=1)))["cardiomegaly"]
+    assert (uncertain["probability"], uncertain["level"]) == (1, "borderline")
+    assert pos(extract("Mild cardiomegaly.", ExtractConfig(borderline_probability=1)))["cardiomegaly"]["probability"] == 3
+
+
+@pytest.mark.parametrize("text", ["There is a 6 mm nodular opacity in the right upper lobe.", "Nodular densities at the bases."])
+def test_nodular_opacity_is_an_option(text: str) -> None:
+    # docs/extraction.md, "Conventions": a lung opacity by default (NIH labels), a nodule on request
+    assert set(pos(extract(text))) == {"lung opacity"}
+    assert set(pos(extract(text, ExtractConfig(nodular_opacity="nodule")))) == {"nodule"}
+    assert set(pos(extract("Right upper lobe nodule.", ExtractConfig(nodular_opacity="lung opacity")))) == {"nodule"}
 
 
 def test_a_negation_cancels_a_hedge_only_in_its_own_clause() -> None:

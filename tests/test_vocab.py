@@ -75,7 +75,8 @@ def test_normals_compounds_sizes_and_hedged_levels() -> None:
     assert normals.subjects["lungs"] == {"lung opacity", "consolidation"}
     assert vocab.compounds()["fibronodular"] == ("fibrosis", "nodule")
     assert "cm" in vocab.size_words().units and "x" in vocab.size_words().by
-    assert vocab.hedged_levels()["borderline"] == 1
+    assert vocab.hedged_levels() == {"borderline"}
+    assert "nodular opacity" in vocab.nodular_opacity_forms() and "nodule" not in vocab.nodular_opacity_forms()
     table = phrase_table()
     assert table["within normal limits"].kind == NEGATION and table["within normal limits"].verdict
     assert table["heart size"].rules_out == {"cardiomegaly"}

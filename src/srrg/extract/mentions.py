@@ -22,6 +22,8 @@ PSEUDO, TERMINATION, SEPARATOR, UNMENTION = "pseudo", "termination", "separator"
 CLOSING = "closing"  # ends a trigger's scope once a finding stands between them ("no effusion seen, ...")
 VERDICT = "verdict"  # a normal verdict ("normal", "clear") that is no trigger of its own
 TRIGGERS = frozenset({NEGATION, HEDGE, IGNORE})
+# what a nodular opacity or density reports, default first (ExtractConfig.nodular_opacity)
+NODULAR_READINGS = ("lung opacity", "nodule")
 
 # tokens that may sit between a descriptive adjective and its finding besides levels and locations
 _NOUN_PHRASE_FILLER = frozenset({"mm", "cm", "-", "sub", "centimeter", "millimeter", "small", "tiny"})
@@ -91,14 +93,20 @@ def _add(table: dict[str, Entry], phrase: str, entry: Entry) -> None:
     raise VocabularyConflict(f"phrase {phrase!r} is both {current.kind} ({current.value}) and {entry.kind} ({entry.value})")
 
 
-@lru_cache(maxsize=1)
-def phrase_table() -> Mapping[str, Entry]:
-    """Every vocabulary phrase -> its meaning; raises VocabularyConflict on an ambiguous phrase."""
+@lru_cache(maxsize=4)
+def phrase_table(nodular_opacity: str = NODULAR_READINGS[0]) -> Mapping[str, Entry]:
+    """Every vocabulary phrase -> its meaning; raises VocabularyConflict on an ambiguous phrase.
+    `nodular_opacity` says which finding the nodular-opacity forms report (docs/extraction.md,
+    "Conventions"): `lung opacity` or `nodule`."""
+    if nodular_opacity not in NODULAR_READINGS:
+        raise ValueError(f"nodular_opacity {nodular_opacity!r} is not one of {', '.join(NODULAR_READINGS)}")
     table: dict[str, Entry] = {}
     descriptive = vocab.descriptive()
+    nodular = vocab.nodular_opacity_forms()
     for name, forms in vocab.findings().items():
         for form in forms:
-            _add(table, form, Entry(FINDING, name, descriptive=form in descriptive))
+            reading = nodular_opacity if form in nodular else name
+            _add(table, form, Entry(FINDING, reading, descriptive=form in descriptive))
     for form, names in vocab.compounds().items():
         _add(table, form, Entry(FINDING, names))
     for idx, comp in enumerate(vocab.compositions()):

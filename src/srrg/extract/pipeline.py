@@ -28,9 +28,10 @@ from spacy.tokens import Doc
 from srrg import vocab
 from srrg.config import doc
 from srrg.gc_policy import relaxed_gc
-from srrg.extract.context import NEGATIVE, POSITIVE, Mention, assert_sentence
+from srrg.extract.context import NEGATIVE, POSITIVE, STATED, Mention, assert_sentence
 from srrg.extract.linking import link_sentence, link_sizes
 from srrg.extract.mentions import (
+    NODULAR_READINGS,
     Entry,
     Item,
     drop_descriptive,
@@ -71,6 +72,24 @@ class ExtractConfig:
     batch_size: int = field(default=512, metadata=doc("Texts per nlp.pipe batch.", minimum=1))
     n_process: int = field(default=1, metadata=doc("Worker processes for a table.", minimum=1))
     max_chars: int = field(default=100_000, metadata=doc("A longer section text is cut (status `truncated`).", minimum=1))
+    # labelling conventions where expert golds disagree (docs/extraction.md, "Conventions")
+    borderline_probability: int = field(
+        default=3,
+        metadata=doc(
+            "Probability of a finding stated with a borderline level (\"borderline cardiomegaly\"): 3 = stated, as NIH "
+            "labels and the IU MeSH codes count it; 1 = uncertain, as the CheXpert labeler marks it.",
+            minimum=1,
+            maximum=3,
+        ),
+    )
+    nodular_opacity: str = field(
+        default=NODULAR_READINGS[0],
+        metadata=doc(
+            "What a nodular opacity or density reports: `lung opacity` (NIH labels: no nodule) or `nodule` "
+            "(IU MeSH codes: a round opacity; the CheXpert labeler: a lung lesion).",
+            enum=list(NODULAR_READINGS),
+        ),
+    )
 
     def __post_init__(self) -> None:
         # a list would make the config unhashable (extractors are cached per config)
@@ -183,8 +202,8 @@ def _sentence_ids(starts: Sequence[bool]) -> tuple[list[int], bool]:
 class MentionComponent:
     """Vocabulary phrases -> resolved items (longest match, unmentions, compositions)."""
 
-    def __init__(self, nlp: Language):
-        table = phrase_table()
+    def __init__(self, nlp: Language, nodular_opacity: str = NODULAR_READINGS[0]):
+        table = phrase_table(nodular_opacity)
         self.matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
         self.entries: dict[int, Entry] = {}
         phrases = list(table)
@@ -223,11 +242,11 @@ class ContextComponent:
 class LinkingComponent:
     """Attach severity and location phrases to their own finding."""
 
-    def __init__(self) -> None:
+    def __init__(self, borderline_probability: int = STATED) -> None:
         words = vocab.location_words()
         self.joiners = words.joiners
         self.links = frozenset(w for phrase in vocab.context_triggers().links for w in phrase.split())
-        self.hedged_levels = vocab.hedged_levels()
+        self.hedged_levels = dict.fromkeys(vocab.hedged_levels(), borderline_probability)
         self.size_words = vocab.size_words()
 
     def __call__(self, doc: Doc) -> Doc:
@@ -248,9 +267,9 @@ def _make_sentences(nlp: Language, name: str, use_model: bool) -> SentenceCompon
     return SentenceComponent(nlp, use_model)
 
 
-@Language.factory("srrg_mentions")
-def _make_mentions(nlp: Language, name: str) -> MentionComponent:
-    return MentionComponent(nlp)
+@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0]})
+def _make_mentions(nlp: Language, name: str, nodular_opacity: str) -> MentionComponent:
+    return MentionComponent(nlp, nodular_opacity)
 
 
 @Language.factory("srrg_context")
@@ -258,9 +277,9 @@ def _make_context(nlp: Language, name: str) -> ContextComponent:
     return ContextComponent()
 
 
-@Language.factory("srrg_linking")
-def _make_linking(nlp: Language, name: str) -> LinkingComponent:
-    return LinkingComponent()
+@Language.factory("srrg_linking", default_config={"borderline_probability": STATED})
+def _make_linking(nlp: Language, name: str, borderline_probability: int) -> LinkingComponent:
+    return LinkingComponent(borderline_probability)
 
 
 def _is_installed(package: str) -> bool:
@@ -270,10 +289,13 @@ def _is_installed(package: str) -> bool:
         return False
 
 
-def build_nlp(spacy_model: str | None = None) -> Language:
+def build_nlp(
+    spacy_model: str | None = None, borderline_probability: int = STATED, nodular_opacity: str = NODULAR_READINGS[0]
+) -> Language:
     """Blank English + the srrg sentence splitter and rule components; a configured model (an
     installed package name or a pipeline folder) supplies the tokenizer and, when it has a parser,
-    senter or sentencizer, the sentence boundaries (its entity/lemma/text components are not loaded)."""
+    senter or sentencizer, the sentence boundaries (its entity/lemma/text components are not loaded).
+    The two conventions are the ExtractConfig options of the same names."""
     if spacy_model:
         if not Path(spacy_model).is_dir() and not _is_installed(spacy_model):
             raise ValueError(f"extract.spacy_model {spacy_model!r} is neither an installed package nor a folder (or set null)")
@@ -283,9 +305,9 @@ def build_nlp(spacy_model: str | None = None) -> Language:
         nlp = spacy.blank("en")
         use_model = False
     nlp.add_pipe("srrg_sentences", config={"use_model": use_model})
-    nlp.add_pipe("srrg_mentions")
+    nlp.add_pipe("srrg_mentions", config={"nodular_opacity": nodular_opacity})
     nlp.add_pipe("srrg_context")
-    nlp.add_pipe("srrg_linking")
+    nlp.add_pipe("srrg_linking", config={"borderline_probability": borderline_probability})
     return nlp
 
 
@@ -354,7 +376,8 @@ class Extractor:
 
     def __init__(self, config: ExtractConfig | None = None):
         self.config = config or ExtractConfig()
-        self.nlp = build_nlp(self.config.spacy_model)
+        cfg = self.config
+        self.nlp = build_nlp(cfg.spacy_model, cfg.borderline_probability, cfg.nodular_opacity)
 
     def _texts(self, sections: Sequence[Section]) -> list[tuple[str, int]]:
         """(text for spaCy, its offset in the section's source text) per section."""

@@ -182,10 +182,24 @@ def size_words() -> SizeWords:
 
 
 @lru_cache(maxsize=1)
-def hedged_levels() -> Mapping[str, int]:
-    """Level -> the probability a stated finding with that level gets ("borderline" -> 1)."""
-    raw = load_data("attributes.yaml").get("hedged_levels", {})
-    return {normalize_text(str(k)): int(v) for k, v in raw.items()}
+def hedged_levels() -> frozenset[str]:
+    """Levels whose stated finding gets the configured borderline probability ("borderline")."""
+    levels = frozenset(_phrases(load_data("attributes.yaml").get("hedged_levels", []), "attributes.yaml:hedged_levels"))
+    unknown = levels - set(severity_map().values())
+    if unknown:
+        raise VocabularyError(f"attributes.yaml: hedged_levels {sorted(unknown)} are no severity level")
+    return levels
+
+
+@lru_cache(maxsize=1)
+def nodular_opacity_forms() -> frozenset[str]:
+    """Surface forms of a nodular opacity or density: synonyms of `nodule` that the extractor
+    reads as the finding its `nodular_opacity` option names (docs/extraction.md, "Conventions")."""
+    forms = frozenset(_phrases(load_data("findings.yaml").get("nodular_opacity", []), "findings.yaml:nodular_opacity"))
+    stray = forms - set(findings()["nodule"])
+    if stray:
+        raise VocabularyError(f"findings.yaml: nodular_opacity forms {sorted(stray)} are not synonyms of nodule")
+    return forms
 
 
 @lru_cache(maxsize=1)
