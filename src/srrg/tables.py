@@ -245,10 +245,11 @@ def captions(results: Mapping[str, Mapping[str, Any]], references: bool,
     refs = (f" {CONSTANT.split(' (')[0]}: the most frequent training report for every study; {CEILING.split(' (')[0]}: "
             "each reference after the phantom render -> read round trip (an upper bound; docs/phantom.md).") if references else ""
     return {
-        "table1": f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs} {note} "
-                  f"{signatures.get('table1', '')}".strip(),
-        "table2": f"Structured-First vs Sentence-Direct (NLG metrics on sentence renderings). {note} "
-                  f"{signatures.get('table2', '')}".strip(),
+        "table1": " ".join(filter(None, (
+            f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs}",
+            note, signatures.get("table1")))),
+        "table2": " ".join(filter(None, (
+            "Structured-First vs Sentence-Direct (NLG metrics on sentence renderings).", note, signatures.get("table2")))),
     }
 
 

@@ -49,15 +49,21 @@ def radeval_version() -> str:
         raise UserError(f"the RadEval metrics need the optional extra: {INSTALL}") from None
 
 
-def radeval_metric(name: str, **kwargs: Any) -> Any:
-    """RadEval's metric `name` built with kwargs (the loading boundary; tests replace it). A missing
-    RadEval or a missing dependency of that one metric is one line naming what to install."""
+def radeval_metric(name: str, metric: str, **kwargs: Any) -> Any:
+    """RadEval's metric `name` built with kwargs for srrg's `metric` (the loading boundary; tests
+    replace it). A missing RadEval, a missing dependency of that one metric, or (offline) a weight
+    never fetched is one line naming what to do. RadEval's import tries to download NLTK's punkt_tab
+    and prints the failure when offline: that attempt's output is kept out of srrg's log."""
+    import contextlib
+    import io
+
     radeval_version()
     from srrg.models_fetch import prepare_offline
 
-    prepare_offline(name)
+    prepare_offline(metric)
     try:
-        from radeval.metrics import _registry
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            from radeval.metrics import _registry
 
         return _registry.get_metric_class(name)(**kwargs)
     except ImportError as exc:
@@ -102,7 +108,6 @@ class RadEvalMetric(Metric):
     radeval_name: ClassVar[str]
     columns: ClassVar[tuple[Column, ...]]
     parts: ClassVar[tuple[tuple[str, str], ...]] = ()  # what fixes the number beyond RadEval's version
-    init_kwargs: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def directions(cls) -> dict[str, str]:
@@ -112,7 +117,7 @@ class RadEvalMetric(Metric):
         return compose(self.name, [("radeval", RADEVAL_VERSION), *self.parts])
 
     def raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
-        return radeval_metric(self.radeval_name, **self.init_kwargs)._compute_raw(refs, hyps)
+        return radeval_metric(self.radeval_name, self.name)._compute_raw(refs, hyps)
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         raw = self.raw(texts(refs), texts(hyps))
@@ -244,7 +249,7 @@ class RadGraph(RadEvalMetric):
     keys = ("radgraph_simple", "radgraph_partial", "radgraph_complete", "radgraph_status")
 
     def raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
-        per = radeval_metric(self.radeval_name).compute(refs, hyps, per_sample=True)
+        per = radeval_metric(self.radeval_name, self.name).compute(refs, hyps, per_sample=True)
         return {k: {"per_sample": v, "aggregate": math.nan} for k, v in per.items()}
 
     def signature(self, key: str) -> str:
@@ -293,7 +298,7 @@ class CheXbert(Metric):
 
     def labels(self, reports: list[str]) -> list[list[int]]:
         """14 labels per report (1 = positive or uncertain, RadEval's 'rrg' mode)."""
-        scorer = radeval_metric("f1chexbert")._scorer
+        scorer = radeval_metric("f1chexbert", self.name)._scorer
         rows = scorer.get_labels(reports) if reports else []
         if any(len(r) != len(CHEXBERT_14) for r in rows):
             raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels per report")
