@@ -231,3 +231,10 @@ def test_every_vocabulary_level_is_on_the_ordinal_scale():
     levels = set(yaml.safe_load(resources.files("srrg.vocab").joinpath("attributes.yaml").read_text(encoding="utf-8"))["severity"].values())
     assert levels <= set(LEVEL_RANK), sorted(levels - set(LEVEL_RANK))
     assert all(LEVEL_RANK[a] <= LEVEL_RANK[b] for a, b in itertools.pairwise(["trace", "small", "moderate", "large", "massive"]))
+
+
+def test_a_sign_explained_by_its_finding_is_a_paraphrase_not_a_false_finding():
+    ref = "Bibasilar opacities, likely atelectasis."  # lung opacity (3) and atelectasis (2), both bibasilar
+    assert s_text(ref, "Bibasilar atelectasis is likely.") == 1.0
+    # without folding the opacity is a missed finding: P = 3/4, D = 1/2
+    assert s_text(ref, "Bibasilar atelectasis is likely.", fold_general=False) == pytest.approx(0.625)
