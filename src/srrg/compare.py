@@ -83,6 +83,7 @@ class Comparison:
     correction: str = "none"
     p_bootstrap_adj: float = math.nan
     p_randomization_adj: float = math.nan
+    signature: str = ""  # what produced the numbers (srrg.metrics.signature)
 
 
 def column_mean(values: np.ndarray) -> float:
@@ -179,9 +180,16 @@ def numeric_columns(table: Mapping[str, Sequence[Any]]) -> list[str]:
     return [k for k, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)]
 
 
-def compare_tables(tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: CompareConfig = CompareConfig()) -> list[Comparison]:
+def compare_tables(
+    tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: CompareConfig = CompareConfig(),
+    signatures: Mapping[str, Mapping[str, str]] | None = None, allow_mixed: bool = False,
+) -> list[Comparison]:
     """Every system after the first against the first, on the statistics all tables share; the
-    tables hold per-report values of the same studies in the same order."""
+    tables hold per-report values of the same studies in the same order. signatures: system ->
+    column -> signature; a statistic whose columns were made differently is refused unless
+    allow_mixed (srrg.metrics.signature.column_signatures)."""
+    from srrg.metrics.signature import column_signatures
+
     names = list(tables)
     if len(names) < 2:
         raise UserError(f"compare needs two or more systems, got {len(names)}")
@@ -190,9 +198,14 @@ def compare_tables(tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: Compa
         raise UserError(f"compare: systems must be scored on the same studies, got counts {lengths}")
     shared = [c for c in numeric_columns(tables[names[0]]) if all(c in numeric_columns(tables[n]) for n in names[1:])]
     out = []
-    for stat in statistics(shared):
+    stats = statistics(shared)
+    sigs = column_signatures({n: (signatures or {}).get(n, {}) for n in names},
+                             [s.columns[0] for s in stats], allow_mixed, "compare") if signatures else {}
+    for stat in stats:
         arrays = {n: np.column_stack([np.asarray(tables[n][c], dtype=float) for c in stat.columns]) for n in names}
-        out += [compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg) for other in names[1:]]
+        sig = sigs.get(stat.columns[0], "")
+        out += [replace(compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg), signature=sig)
+                for other in names[1:]]
     return corrected(out, cfg.correction)
 
 
@@ -205,14 +218,16 @@ def compare_systems(
 ) -> list[Comparison]:
     """Score each system's hypotheses (aligned with refs) with the same metrics, then compare;
     with BLEU, its per-pair statistics join the tables so that corpus BLEU is resampled."""
-    tables = {}
+    tables, signatures = {}, {}
     for name, hyps in systems.items():
-        table = dict(score_all(refs, hyps, metrics, options).per_report)
+        result = score_all(refs, hyps, metrics, options)
+        table, signatures[name] = dict(result.per_report), result.signatures
         if "bleu" in metrics:
             tokenization = from_dict(NLGConfig, (options or {}).get("bleu"), "bleu options").tokenization
             table.update(zip(BLEU_COLUMNS, map(list, zip(*bleu_statistics(refs, hyps, tokenization)))))
         tables[name] = table
-    return compare_tables(tables, cfg)
+    signatures = {n: {**s, **{c: s.get("bleu_4", "") for c in BLEU_COLUMNS}} for n, s in signatures.items()}
+    return compare_tables(tables, cfg, signatures)
 
 
 def _fmt(value: float) -> str:
@@ -262,7 +277,7 @@ def to_records(rows: Sequence[Comparison]) -> list[dict[str, Any]]:
          "value_b": r.value_b, "ci_b_low": r.ci_b[0], "ci_b_high": r.ci_b[1],
          "difference": r.difference, "ci_difference_low": r.ci_difference[0], "ci_difference_high": r.ci_difference[1],
          "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization, "correction": r.correction,
-         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj}
+         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj, "signature": r.signature}
         for r in rows
     ]
 
@@ -321,7 +336,7 @@ def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, leve
     out = Path(out_dir)
     write_text(out / "unmatched.csv", unmatched.write_csv())
     write_text(out / "compare.csv", pl.DataFrame(to_records(rows)).write_csv())
-    write_text(out / "compare.md", to_markdown(rows, level))
+    write_text(out / "compare.md", to_markdown(rows, level) + signature_lines(rows))
     agreement = ranking_agreement(system_values(rows))
     caption = (
         "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
@@ -331,17 +346,26 @@ def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, leve
     write_text(out / "ranking_agreement.md", agreement_markdown(agreement, caption))
 
 
+def signature_lines(rows: Sequence[Comparison]) -> str:
+    """The signature of every compared metric, under the tables (docs/metrics.md, "Signatures")."""
+    sigs = dict.fromkeys((r.key, r.signature) for r in rows if r.signature)
+    return ("\nSignatures:\n\n" + "".join(f"- {k}: `{s}`\n" for k, s in sigs)) if sigs else ""
+
 
 TEXT_COLUMNS = ("study_id", "reference", "hypothesis")
 
 
-def run_compare_tables(paths: Mapping[str, str], out_dir: str, cfg: CompareConfig = CompareConfig()) -> list[Comparison]:
+def run_compare_tables(
+    paths: Mapping[str, str], out_dir: str, cfg: CompareConfig = CompareConfig(), allow_mixed: bool = False
+) -> list[Comparison]:
     """Compare per_report.parquet tables that `srrg score` already wrote (joined on study_id), so
     judges are not paid for twice. Tables hold no n-gram statistics, so BLEU here is the mean of
-    sentence BLEU (the table says so); rescore with run_compare for corpus BLEU."""
+    sentence BLEU (the table says so); rescore with run_compare for corpus BLEU. The signatures.csv
+    beside each table must agree per column (else a UserError, unless allow_mixed)."""
     import polars as pl
 
     from srrg.io import read_table
+    from srrg.metrics.signature import read_signatures
 
     frames = {name: read_table(path) for name, path in paths.items()}
     for name, frame in frames.items():
@@ -365,6 +389,6 @@ def run_compare_tables(paths: Mapping[str, str], out_dir: str, cfg: CompareConfi
             for c in aligned.columns
             if c not in TEXT_COLUMNS and aligned[c].dtype.is_numeric()
         }
-    rows = compare_tables(tables, cfg)
+    rows = compare_tables(tables, cfg, {name: read_signatures(path) for name, path in paths.items()}, allow_mixed)
     write_outputs(rows, unmatched, out_dir, cfg.ci_level)
     return rows

@@ -123,3 +123,9 @@ def run_score(
     if failures:  # written first: the partial per-report results stay on disk for inspection
         raise StageFailed("; ".join(str(f) for f in failures) + f" (partial results in {out})")
     return summary
+
+
+def signature_columns(out_dir: str | Path) -> dict[str, str]:
+    """The signature_<metric> columns of a summary.csv that run_score wrote (printed beside the table)."""
+    row = pl.read_csv(Path(out_dir) / "summary.csv", infer_schema=False).row(0, named=True)
+    return {k: v for k, v in row.items() if k.startswith("signature_")}

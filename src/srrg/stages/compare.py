@@ -35,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="multiple-comparison adjustment over all metrics x system pairs, shown beside the raw p-values: "
         "holm (family-wise error, default), bh (Benjamini-Hochberg false discovery rate) or none",
     )  # fmt: skip
+    parser.add_argument(
+        "--allow-mixed", action="store_true",
+        help="compare columns whose numbers were made differently (their signatures differ; both are printed); "
+        "default: refuse (docs/metrics.md, 'Signatures')",
+    )
     _args.report_columns(parser)
 
 
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
     if args.per_report:
         if any(scoring):
             raise UserError("give either --per-report tables or --refs, --hyps and --metrics, not both")
-        rows = run_compare_tables(systems(args.per_report), args.out, cfg)
+        rows = run_compare_tables(systems(args.per_report), args.out, cfg, args.allow_mixed)
     elif all(scoring):
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
         rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, metric_options(metrics, args.config), cfg,
@@ -75,3 +80,5 @@ def run(args: argparse.Namespace) -> None:
     else:
         raise UserError("give --refs, --hyps (two or more) and --metrics, or two or more --per-report tables")
     print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")
+    for key, signature in dict.fromkeys((r.key, r.signature) for r in rows if " vs " in r.signature):
+        print(f"srrg compare: mixed signatures in {key}: {signature}")

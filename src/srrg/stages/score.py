@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'options per metric as inline JSON or a .json/.yaml file, e.g. {"s_score": {"d_over": "reference"}} '
         "(keys: docs/config.md)",
     )
+    parser.add_argument(
+        "--section", choices=("findings", "impression", "both"), default="both",
+        help="score only this section of free-text references and hypotheses alike; both = the whole text "
+        "(default; docs/metrics.md, 'Which section is scored')",
+    )
     _args.report_columns(parser)
 
 
@@ -50,15 +55,18 @@ def run(args: argparse.Namespace) -> None:
     import time
     from pathlib import Path
 
-    from srrg.metrics.cli import COUNTS, run_score, summary_markdown
+    from srrg.metrics.cli import COUNTS, run_score, signature_columns, summary_markdown
 
     _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
     start = time.perf_counter()
-    summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col)
+    summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col,
+                        args.section)
     print(
         f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
         f"(listed in {Path(args.out) / 'unmatched.csv'}), {time.perf_counter() - start:.1f}s"
     )
     print(summary_markdown({k: v for k, v in summary.items() if k not in COUNTS}), end="")
+    for column, signature in signature_columns(args.out).items():
+        print(f"{column}: {signature}")

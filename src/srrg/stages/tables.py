@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics", default="bleu,meteor,rouge_l,cider,s_score", help="metrics of the reference rows (as given to `srrg score`)")
     _args.config(parser, "score", "options per metric for the reference rows, as for `srrg score --config`")
+    parser.add_argument("--section", choices=("findings", "impression", "both"), default="both",
+                        help="the score.section the runs were scored with (named in the reference rows' signatures)")
+    parser.add_argument("--allow-mixed", action="store_true",
+                        help="put numbers made differently (different signatures, all named in the caption) in one column; "
+                        "default: refuse (docs/metrics.md, 'Signatures')")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -40,5 +45,5 @@ def run(args: argparse.Namespace) -> None:
     _args.check_outputs({**inputs, "--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
-    for name, df in run_tables(runs, args.out_dir, args.dataset, metrics, options).items():
+    for name, df in run_tables(runs, args.out_dir, args.dataset, metrics, options, args.allow_mixed, args.section).items():
         print(f"{name}:\n{to_markdown(df)}")
