@@ -9,8 +9,9 @@ rule extract:
         logs("extract.log"),
     conda:
         "../../envs/extract.yaml"
+    # worker processes: extract.n_process asks, Snakemake grants at most --cores; the CLI gets what was granted
     threads: config["extract"]["n_process"]
     params:
         cfg=section("extract"),
     shell:
-        "python -m srrg extract --in {input.studies:q} --out {output.extracted:q} --config {params.cfg:q} > {log:q} 2>&1"
+        "python -m srrg extract --in {input.studies:q} --out {output.extracted:q} --config {params.cfg:q} --n-process {threads} > {log:q} 2>&1"

@@ -10,11 +10,14 @@ of the same name (default findings + impression).
 from __future__ import annotations
 
 import json
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 import polars as pl
 from tqdm import tqdm
 
-from srrg.extract.pipeline import ExtractConfig, Extraction, column_sections, run_reports
+from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
+from srrg.text.sections import Section
 from srrg.errors import UserError
 
 
@@ -27,15 +30,27 @@ def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True
         raise UserError("the input table has no rows: nothing to extract")
     rows = df.select(list(config.sections)).iter_rows(named=True)
     reports = [column_sections(row, config.sections) for row in rows]
-    results: list[Extraction] = []
-    if config.n_process > 1:
-        results = run_reports(reports, config, config.n_process)
+    size = max(1, config.batch_size * 4)
+    chunks = [reports[start : start + size] for start in range(0, len(reports), size)]
+    work = partial(_stored, config)
+    out: list[tuple[str, str, str]] = []
+    if config.n_process > 1 and len(chunks) > 1:
+        get_extractor(config)  # built once here: forked workers inherit it instead of building their own
+        with ProcessPoolExecutor(max_workers=config.n_process) as pool:
+            parts = tqdm(pool.map(work, chunks), total=len(chunks), desc="extract", unit="chunk", disable=not progress)
+            out = [row for part in parts for row in part]
     else:
-        chunk = max(1, config.batch_size * 4)
-        for start in tqdm(range(0, len(reports), chunk), desc="extract", unit="chunk", disable=not progress):
-            results.extend(run_reports(reports[start : start + chunk], config))
+        for chunk in tqdm(chunks, desc="extract", unit="chunk", disable=not progress):
+            out.extend(work(chunk))
+    structured, provenance, status = zip(*out)
     return df.with_columns(
-        pl.Series("structured", [r.report.to_json() for r in results], dtype=pl.Utf8),
-        pl.Series("provenance", [json.dumps(r.provenance, ensure_ascii=False) for r in results], dtype=pl.Utf8),
-        pl.Series("extract_status", [r.status for r in results], dtype=pl.Utf8),
+        pl.Series("structured", structured, dtype=pl.Utf8),
+        pl.Series("provenance", provenance, dtype=pl.Utf8),
+        pl.Series("extract_status", status, dtype=pl.Utf8),
     )
+
+
+def _stored(config: ExtractConfig, reports: list[list[Section]]) -> list[tuple[str, str, str]]:
+    """(structured, provenance, status) of a chunk as stored: workers send back strings, which
+    pickle faster and hold less memory than the Extraction objects."""
+    return [(r.report.to_json(), json.dumps(r.provenance, ensure_ascii=False), r.status) for r in run_reports(reports, config)]

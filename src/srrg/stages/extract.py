@@ -15,6 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in", dest="inp", metavar="TABLE", required=True, help="studies table (.parquet, .jsonl or .csv) with the report section columns")
     parser.add_argument("--out", required=True, help="output Parquet file (extracted.parquet)")
     _args.config(parser, "extract")
+    parser.add_argument(
+        "--n-process",
+        type=int,
+        metavar="N",
+        help="worker processes, overriding extract.n_process (the workflow passes the cores the rule was given)",
+    )
     _args.progress(parser)
 
 
@@ -22,6 +28,8 @@ def run(args: argparse.Namespace) -> None:
     from srrg.config import load_section
 
     settings = load_section(args.config, "extract")  # a wrong setting or path is named before spaCy loads
+    if args.n_process is not None:
+        settings = load_section({**settings, "n_process": args.n_process}, "extract")
     _args.require_inputs(files={"--in": args.inp})
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out})
     import sys
