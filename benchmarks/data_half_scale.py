@@ -1,0 +1,267 @@
+"""The data half (ingest -> extract -> normalize -> dataset shards -> manifest -> stats) at
+MIMIC-CXR scale, on a synthetic collection in the published MIMIC-CXR layout.
+
+The collection is built from the IU X-ray reports (the archive torchxrayvision ships): N studies
+of ~3.5 per patient, each report a MIMIC-style free text (FINAL REPORT banner, wrapped lines,
+"___" for de-identified words, FINDINGS / IMPRESSION headers, sometimes COMPARISON / INDICATION,
+sometimes no findings section) with light variation (sentence order, wrapping width, header
+spacing), written as the official mimic-cxr-reports.zip (files/pXX/pXXXXXXXX/sXXXXXXXX.txt) plus
+mimic-cxr-2.0.0-split.csv.gz and mimic-cxr-2.0.0-metadata.csv.gz with their published columns
+(docs/inputs.md). Each step then runs as the workflow's rule runs it (`python -m srrg <rule>`,
+the shard jobs `--cores` at a time, extract with `--n-process --cores`), and the script prints
+wall time per rule, the total, the peak RSS (largest single process, and the largest sum over the
+processes running at one moment) and the row accounting of every step.
+
+    .venv/bin/python benchmarks/data_half_scale.py [--n 227835] [--cores 2] [--work DIR] [--keep]
+
+Keep it out of CI: at full N it takes minutes (a tiny N runs in tests/test_data_half_scale.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from srrg.extract.evaluation import default_archive
+from srrg.sources.iu_xray import read_reports
+
+STUDIES_PER_PATIENT = 3.5  # MIMIC-CXR 2.0.0: 227,835 studies of 65,379 patients
+SPLIT_SHARES = (("train", 0.978), ("validate", 0.008), ("test", 0.014))  # of patients, as in the official split
+VIEWS = ("PA", "LATERAL", "AP", "LL")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def mimic_text(findings: str | None, impression: str | None, rng: random.Random) -> str:
+    """A MIMIC-style free-text report from one IU report's sections, lightly varied."""
+    def body(text: str) -> str:
+        sentences = _SENTENCE.split(text.replace("XXXX", "___").strip())
+        if len(sentences) > 2 and rng.random() < 0.3:
+            rng.shuffle(sentences)
+        width = rng.randint(60, 78)
+        lines, line = [], ""
+        for word in " ".join(sentences).split():
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+        return "\n ".join(lines)
+
+    parts = ["                                 FINAL REPORT", " EXAMINATION:  CHEST (PA AND LAT)", ""]
+    if rng.random() < 0.5:
+        parts += [" INDICATION:  ___ with shortness of breath.", ""]
+    if rng.random() < 0.4:
+        parts += [" COMPARISON:  ___.", ""]
+    sep = "\n \n " if rng.random() < 0.5 else "  "
+    if findings and rng.random() > 0.1:
+        parts += [f" FINDINGS:{sep}{body(findings)}", ""]
+    if impression:
+        parts += [f" IMPRESSION:{sep}{body(impression)}", ""]
+    return "\n".join(parts) + "\n"
+
+
+def patient_split(patient: int) -> str:
+    """The official split's shares, drawn per patient (a patient never spans two splits)."""
+    share, acc = random.Random(patient).random(), 0.0
+    for name, frac in SPLIT_SHARES:
+        acc += frac
+        if share < acc:
+            return name
+    return SPLIT_SHARES[-1][0]
+
+
+def _gz_csv(path: Path, header: str, rows: list[str]) -> None:
+    path.write_bytes(gzip.compress(("\n".join([header, *rows]) + "\n").encode("utf-8"), compresslevel=1, mtime=0))
+
+
+def build_collection(root: Path, n: int, seed: int = 0) -> dict[str, str]:
+    """Write the synthetic MIMIC-CXR files of n studies under root; the ingest.mimic_cxr slice."""
+    records = [r for r in read_reports(default_archive()) if r.findings or r.impression]
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    n_patients = max(1, round(n / STUDIES_PER_PATIENT))
+    split_rows, meta_rows = [], []
+    zip_path = root / "mimic-cxr-reports.zip"
+    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for i in range(n):
+            patient = i * n_patients // n
+            subject = str(10_000_000 + patient * (9_999_999 // n_patients))
+            study = str(50_000_000 + i * (49_999_999 // max(n, 1)))
+            split = patient_split(patient)
+            record = records[i % len(records)]
+            zf.writestr(f"files/p{subject[:2]}/p{subject}/s{study}.txt", mimic_text(record.findings, record.impression, rng))
+            for k in range(rng.choice((1, 2, 2, 3))):
+                dicom = f"{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}-{i:08x}-{k:08x}"
+                view = VIEWS[k % len(VIEWS)] if k else rng.choice(("PA", "AP"))
+                split_rows.append(f"{dicom},{study},{subject},{split}")
+                meta_rows.append(f"{dicom},{subject},{study},CHEST ({view}),{view},3056,2544,21800101,120000.000")
+    split_csv, meta_csv = root / "mimic-cxr-2.0.0-split.csv.gz", root / "mimic-cxr-2.0.0-metadata.csv.gz"
+    _gz_csv(split_csv, "dicom_id,study_id,subject_id,split", split_rows)
+    _gz_csv(meta_csv, "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,ViewPosition,Rows,Columns,StudyDate,StudyTime", meta_rows)
+    return {"reports": str(zip_path), "split_csv": str(split_csv), "metadata_csv": str(meta_csv), "image_root": None}
+
+
+def _tree_rss() -> int:
+    """Resident bytes of this process's descendants (from /proc; 0 where it cannot be read)."""
+    parent: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - mine
+        mine |= frontier
+    total = 0
+    for pid in mine:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+@dataclass
+class Step:
+    """One rule: its jobs' wall time (first start to last end), largest process and concurrent sum."""
+
+    name: str
+    jobs: int = 0
+    wall: float = 0.0
+    max_rss: int = 0
+    tree_rss: int = 0
+    logs: list[str] = field(default_factory=list)
+
+
+def run_jobs(name: str, commands: list[list[str]], cores: int, log_dir: Path) -> Step:
+    """Run a rule's jobs `cores` at a time (as Snakemake would on `--cores`); stop on a failure."""
+    step = Step(name, jobs=len(commands))
+    pending = list(enumerate(commands))
+    running: dict[int, tuple[subprocess.Popen, Path]] = {}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.2):
+            step.tree_rss = max(step.tree_rss, _tree_rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    start = time.perf_counter()
+    try:
+        while pending or running:
+            while pending and len(running) < cores:
+                k, cmd = pending.pop(0)
+                log = log_dir / f"{name}-{k}.log"
+                with log.open("wb") as fh:
+                    proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+                running[proc.pid] = (proc, log)
+            pid, status, usage = os.wait4(-1, 0)
+            if pid not in running:
+                continue
+            proc, log = running.pop(pid)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            step.max_rss = max(step.max_rss, usage.ru_maxrss * 1024)
+            step.logs.append(log.read_text(errors="replace").strip().splitlines()[-1] if log.stat().st_size else "")
+            if proc.returncode != 0:
+                raise SystemExit(f"{name} failed (exit {proc.returncode}): {' '.join(proc.args)}\n{log.read_text(errors='replace')[-2000:]}")
+    finally:
+        step.wall = time.perf_counter() - start
+        stop.set()
+        sampler.join()
+    return step
+
+
+def srrg(*args: str) -> list[str]:
+    return [sys.executable, "-m", "srrg", *args]
+
+
+def data_half(work: Path, mimic: dict[str, str], cores: int) -> list[Step]:
+    """Every rule of `snakemake data` on the collection, in the workflow's order."""
+    res, logs = work / "results", work / "logs"
+    for d in (res / "ingest", res / "extract", res / "normalize", res / "dataset", logs):
+        d.mkdir(parents=True, exist_ok=True)
+    studies, extracted = res / "ingest" / "studies.parquet", res / "extract" / "extracted.parquet"
+    normalized, ds = res / "normalize" / "normalized.parquet", res / "dataset"
+    ingest_cfg = json.dumps({"source": "mimic_cxr", "mimic_cxr": mimic})
+    steps = [
+        run_jobs("ingest", [srrg("ingest", "--config", ingest_cfg, "--out", str(studies), "--no-progress")], 1, logs),
+        run_jobs("extract", [srrg("extract", "--in", str(studies), "--out", str(extracted), "--n-process", str(cores), "--no-progress")], 1, logs),
+        run_jobs("normalize", [srrg("normalize", "--in", str(extracted), "--out", str(normalized), "--phrases", str(res / "normalize" / "phrases.parquet"))], 1, logs),
+        run_jobs("dataset_plan", [srrg("dataset-plan", "--in", str(normalized), "--out-dir", str(ds))], 1, logs),
+    ]
+    plan = json.loads((ds / "plan.json").read_text())
+    shards = []
+    for file in plan["files"]:  # "<split>/part-NNNNN.parquet"
+        split, name = file.split("/")
+        shards.append(srrg("dataset-shard", "--in", str(normalized), "--out-dir", str(ds), split, str(int(name[5:10]))))
+    steps.append(run_jobs("dataset_shard", shards, cores, logs))
+    steps.append(run_jobs("dataset_manifest", [srrg("dataset-manifest", "--in", str(normalized), "--out-dir", str(ds), "--upstream-config", "{}")], 1, logs))
+    steps.append(run_jobs("stats", [srrg("stats", "--dataset", str(ds), "--out-dir", str(res / "stats"))], 1, logs))
+    return steps
+
+
+def accounting(work: Path, n: int) -> list[str]:
+    """Rows of every step's output, each of which must hold every study."""
+    res = work / "results"
+    counts = {
+        "ingest studies.parquet": pl.scan_parquet(res / "ingest" / "studies.parquet").select(pl.len()).collect().item(),
+        "extract extracted.parquet": pl.scan_parquet(res / "extract" / "extracted.parquet").select(pl.len()).collect().item(),
+        "normalize normalized.parquet": pl.scan_parquet(res / "normalize" / "normalized.parquet").select(pl.len()).collect().item(),
+        "dataset shards": pl.scan_parquet(res / "dataset" / "*" / "part-*.parquet").select(pl.len()).collect().item(),
+        "dataset manifest.json": json.loads((res / "dataset" / "manifest.json").read_text())["rows"],
+    }
+    statuses = pl.scan_parquet(res / "extract" / "extracted.parquet").group_by("extract_status").len().collect().sort("extract_status")
+    lines = [f"  {name:30s} {rows:>9d} {'ok' if rows == n else 'MISMATCH'}" for name, rows in counts.items()]
+    lines.append("  extract_status " + " ".join(f"{s}={c}" for s, c in statuses.iter_rows()))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=227_835, help="studies (default: the size of MIMIC-CXR 2.0.0)")
+    parser.add_argument("--cores", type=int, default=2, help="cores given to the jobs (snakemake --cores)")
+    parser.add_argument("--work", type=Path, help="work folder (default: a temporary one, removed afterwards)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="srrg-data-half-"))
+    try:
+        t0 = time.perf_counter()
+        mimic = build_collection(work / "mimic", args.n)
+        print(f"built {args.n} synthetic MIMIC-CXR studies in {time.perf_counter() - t0:.1f} s under {work}", flush=True)
+        steps = data_half(work, mimic, args.cores)
+        print(f"\ndata half, {args.n} studies, --cores {args.cores}, load average at the end {os.getloadavg()[0]:.1f}")
+        print(f"  {'rule':18s} {'jobs':>4s} {'wall s':>8s} {'max RSS MB':>11s} {'sum RSS MB':>11s}")
+        for s in steps:
+            print(f"  {s.name:18s} {s.jobs:4d} {s.wall:8.1f} {s.max_rss / 1e6:11.0f} {s.tree_rss / 1e6:11.0f}")
+        total = sum(s.wall for s in steps)
+        print(f"  {'total':18s} {sum(s.jobs for s in steps):4d} {total:8.1f} {max(s.max_rss for s in steps) / 1e6:11.0f} {max(s.tree_rss for s in steps) / 1e6:11.0f}")
+        print("rows (every one must equal the studies built):")
+        lines = accounting(work, args.n)
+        print("\n".join(lines))
+        return 0 if all("MISMATCH" not in line for line in lines) else 1
+    finally:
+        if not args.keep and args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
