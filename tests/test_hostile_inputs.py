@@ -223,3 +223,46 @@ def test_output_of_the_wrong_kind_is_one_line(tmp_path, capsys):
     (tmp_path / "folder").mkdir()
     assert main(["extract", "--in", str(refs), "--out", str(tmp_path / "folder")]) == 2
     assert "is a folder, expected a file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+def test_deeply_nested_json_input_is_one_line(tmp_path, capsys, fmt):
+    """issue 25 (Low): a report nested 100,000 deep raised RecursionError out of srrg score."""
+    from srrg.cli import main
+
+    deep = "[" * 100_000 + "]" * 100_000
+    hyps = tmp_path / f"hyps.{fmt}"
+    body = f'{{"study_id": "1", "report": {deep}}}'
+    hyps.write_text(body + "\n" if fmt == "jsonl" else f"[{body}]")
+    refs = _jsonl(tmp_path / "refs.jsonl", [{"study_id": "1", "report": "a"}])
+    rc = main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "nests deeper" in err and str(hyps) in err and "\n" not in err
+
+
+@pytest.mark.parametrize("reader", ["reports", "table"])
+def test_lone_surrogate_in_jsonl_is_one_line_naming_the_line(tmp_path, reader):
+    """issue 25 (Low): "\\ud800" in JSONL gave a UnicodeEncodeError traceback when the reports were
+    written (and polars' own reader turned it into a NUL); a surrogate pair stays one character."""
+    from srrg.io import read_reports, read_table
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"study_id": "1", "report": "ok \\ud83e\\udec1"}\n{"study_id": "2", "report": "bad \\ud800 x"}\n')
+    read = read_reports if reader == "reports" else read_table
+    with pytest.raises(UserError, match=r"r\.jsonl: line 2 holds a lone surrogate escape \(\\ud800\)"):
+        read(path)
+    path.write_text('{"study_id": "1", "report": "ok \\ud83e\\udec1"}\n')
+    assert read(path)["report"].to_list() == ["ok \U0001fac1"]
+
+
+def test_fifo_input_is_refused_not_waited_on(tmp_path):
+    """issue 25 (Low): a FIFO given as --refs blocked the command forever."""
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "refs.jsonl"
+    os.mkfifo(fifo)
+    hyps = _jsonl(tmp_path / "hyps.jsonl", [{"study_id": "1", "report": "a"}])
+    proc = subprocess.run([sys.executable, "-m", "srrg", "score", "--refs", str(fifo), "--hyps", str(hyps), "--metrics", "bleu",
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -22,6 +23,8 @@ from srrg.errors import UserError
 
 FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".txt": "txt"}
 _UMASK_LOCK = threading.Lock()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def current_umask() -> int:
@@ -85,6 +88,8 @@ def _input_file(path: str | os.PathLike[str]) -> tuple[Path, str]:
         raise UserError(f"{p}: is a folder; expected a table file ({', '.join(FORMATS)})")
     if not p.exists():
         raise UserError(f"{p}: no such file")
+    if not p.is_file():  # a FIFO or device would block the reader forever, or read endless bytes
+        raise UserError(f"{p}: not a regular file (a pipe, device or socket); give a file")
     if fmt is None:
         raise UserError(f"{p}: unknown table format {p.suffix!r}; use one of {', '.join(FORMATS)}")
     return p, fmt
@@ -114,12 +119,38 @@ def _txt_lines(p: Path) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def _unicode(value: Any, where: str) -> None:
+    """Refuse text holding a lone surrogate (an unpaired "\\ud800" escape): it is not Unicode, so
+    no UTF-8 output (Parquet, JSON) could hold it."""
+    if isinstance(value, str):
+        bad = _SURROGATE.search(value)
+        if bad:
+            raise UserError(f"{where} holds a lone surrogate escape (\\u{ord(bad.group()):04x}), which is not Unicode text")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _unicode(k, where)
+            _unicode(v, where)
+    elif isinstance(value, list):
+        for v in value:
+            _unicode(v, where)
+
+
+def _loads(text: str, p: Path, where: str) -> Any:
+    """json.loads with Python's nesting limit as a user error, and lone surrogates refused."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise UserError(f"{p}: {where} nests deeper than the JSON reader allows; is this a table?") from None
+    _unicode(value, f"{p}: {where}")
+    return value
+
+
 def _json_records(p: Path, fmt: str) -> list[tuple[str, Any]]:
     """(where, record) pairs of a JSONL file (one per non-blank line) or a JSON array file."""
     text = _decode(p)
     if fmt == "json":
         try:
-            data = json.loads(text)
+            data = _loads(text, p, "the file")
         except json.JSONDecodeError as err:
             raise UserError(f"{p}: not valid JSON ({err})") from None
         if isinstance(data, Mapping) and all(isinstance(v, list) for v in data.values()):
@@ -135,7 +166,7 @@ def _json_records(p: Path, fmt: str) -> list[tuple[str, Any]]:
         if not line.strip():
             continue
         try:
-            records.append((f"line {i}", json.loads(line)))
+            records.append((f"line {i}", _loads(line, p, f"line {i}")))
         except json.JSONDecodeError as err:
             raise UserError(f"{p}: line {i} is not valid JSON ({err.msg}, column {err.colno})") from None
     return records
@@ -179,6 +210,8 @@ def read_table(path: str | os.PathLike[str], id_cols: Iterable[str] | None = Non
         if fmt == "parquet":
             df = pl.read_parquet(p)
         elif fmt == "jsonl":
+            if _SURROGATE_ESCAPE.search(p.read_bytes()):  # the reader would turn them into NUL: refuse, naming the line
+                _json_records(p, fmt)
             df = pl.read_ndjson(p, infer_schema_length=None)
         elif fmt == "json":
             df = pl.DataFrame([rec for _, rec in _json_records(p, fmt)], infer_schema_length=None)

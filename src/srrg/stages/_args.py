@@ -36,7 +36,9 @@ def require_inputs(files: dict[str, str] | None = None, folders: dict[str, str] 
 
     for option, path in (files or {}).items():
         if not Path(path).is_file():
-            raise UserError(f"{option} {path}: {'is a folder, expected a file' if Path(path).is_dir() else 'no such file'}")
+            why = ("is a folder, expected a file" if Path(path).is_dir()
+                   else "not a regular file (a pipe, device or socket)" if Path(path).exists() else "no such file")
+            raise UserError(f"{option} {path}: {why}")
     for option, path in (folders or {}).items():
         if not Path(path).is_dir():
             raise UserError(f"{option} {path}: {'is a file, expected a folder' if Path(path).exists() else 'no such folder'}")
