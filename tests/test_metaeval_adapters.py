@@ -114,17 +114,28 @@ def test_rate_eval_folder_and_file(tmp_path):
     assert one.pairs["pair_id"].to_list() == ["0", "1", "2", "3"] and one.ratings.height == 3
 
 
-def test_radevalx_needs_its_columns_and_unknown_adapters_fail(tmp_path):
-    path = tmp_path / "x.csv"
-    path.write_text("ref,hyp,s,who\nA.,A.,4,r1\nA.,B.,2,r1\n")
-    with pytest.raises(UserError, match="could not be verified"):
-        load_dataset("radevalx", path)
-    rx = load_dataset("radevalx", path, reference_col="ref", candidate_col="hyp", score_col="s", rater_col="who")
-    assert rx.pairs.height == 2 and _human(rx, "rating")[0] == {"0": 4.0, "1": 2.0}
+def test_radevalx_layout_counts_and_errors(tmp_path):
+    root = LAYOUTS / "radevalx"
+    ds = load_dataset("radevalx", root / "radevalx_annotations.csv", reports=str(root / "radevalx_report.csv"))
+    # 3 reports x 2 error types x 8 categories
+    assert ds.pairs.height == 3 and ds.ratings.height == 48 and ds.notes["pairs_without_rating"] == 0
+    sig, lower = _human(ds, "errors_significant")
+    assert lower and sig == {"701": 1.0, "702": 0.0, "703": 1.0}
+    assert _human(ds, "errors_total")[0]["701"] == 3.0  # "four" and "eight" insignificant errors too
+    row = human_category_counts(ds.ratings).filter(pl.col("pair_id") == "703").row(0, named=True)
+    assert row["a"] == 1.0 and row["b"] == 0.0
+    with pytest.raises(UserError, match="pass option reports"):
+        load_dataset("radevalx", root / "radevalx_annotations.csv")
+    bad = tmp_path / "a.csv"
+    bad.write_text((root / "radevalx_annotations.csv").read_text().replace("701,significant,0,1", "701,significant,,1"))
+    with pytest.raises(UserError, match="error count must be a number"):
+        load_dataset("radevalx", bad, reports=str(root / "radevalx_report.csv"))
     with pytest.raises(UserError, match="missing column"):
-        load_dataset("rate_eval", path)
+        load_dataset("rate_eval", root / "radevalx_report.csv")
     with pytest.raises(UserError, match="unknown ratings adapter"):
-        load_dataset("nope", path)
+        load_dataset("nope", root)
+    with pytest.raises(UserError, match="rexval options"):
+        load_dataset("rexval", LAYOUTS / "rexval", reference_col="x")
 
 
 def test_readers_that_read_no_rating_fail(tmp_path):

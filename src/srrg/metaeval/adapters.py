@@ -17,6 +17,7 @@ error), and counts what it skipped in `notes` (written to info.json by `srrg met
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -98,6 +99,17 @@ def _bool(value: Any, where: str) -> bool:
     raise UserError(f"{where}: clinically_significant must be True or False, got {value!r}")
 
 
+def _count(value: Any, where: str) -> float:
+    """An error count: a finite number >= 0 (a blank cell is not read as zero)."""
+    try:
+        count = float(value)
+    except (TypeError, ValueError):
+        count = math.nan
+    if not math.isfinite(count) or count < 0:
+        raise UserError(f"{where}: an error count must be a number >= 0, got {value!r}")
+    return count
+
+
 def _rows_or_fail(ratings: list[dict[str, Any]], source: Path) -> None:
     if not ratings:
         raise UserError(f"{source}: no rating was read (empty file or no row matches a rated pair); nothing to measure")
@@ -151,7 +163,8 @@ def read_rexval(root: str | Path, candidates: list[str] | None = None) -> Rating
         if not 0 <= index < len(CATEGORIES):
             raise UserError(f"{where}: error_category must be 1-6, got {row['error_category']!r}")
         significance = SIG if _bool(row["clinically_significant"], where) else INSIG
-        ratings.append(error_row(pid, str(row["rater_index"]), CATEGORIES[index], significance, float(row["num_errors"])))
+        count = _count(row["num_errors"], f"{where} num_errors")
+        ratings.append(error_row(pid, str(row["rater_index"]), CATEGORIES[index], significance, count))
     _rows_or_fail(ratings, errors_path)
     notes = {"rows_without_pair": unmatched}
     return RatingsDataset("rexval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
@@ -316,21 +329,53 @@ def read_rate_eval(
     return RatingsDataset("rate_eval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), {"pairs_without_rating": unscored})
 
 
-def read_radevalx(
-    path: str | Path,
-    reference_col: str | None = None,
-    candidate_col: str | None = None,
-    score_col: str | None = None,
-    rater_col: str | None = None,
-) -> RatingsDataset:
-    """RadEvalX: a CSV with one rated pair per row. Its published layout was not found in public
-    code (docs/metaeval.md), so the column names are required options, not defaults."""
-    if not (reference_col and candidate_col and score_col):
-        raise UserError("radevalx: its published columns could not be verified; pass options reference_col, candidate_col, score_col")
-    path = Path(path)
-    pairs, ratings, unscored = read_scored_csv(path, "radevalx", reference_col, candidate_col, score_col, rater_col)
+RADEVALX_COUNTS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
+RADEVALX_CATEGORIES = (*CATEGORIES, "g", "h")  # one..six are the GREEN/ReXVal a..f
+
+
+def read_radevalx(path: str | Path, reports: str | None = None) -> RatingsDataset:
+    """RadEvalX: radiologists' error counts per report in eight categories, significant and
+    insignificant. The layout was read in a public correlation script that reads the real files
+    (compute_llm_metrics_raters.py, found by content search; the index does not name its
+    repository, docs/metaeval.md): the annotation CSV has `report_id`, `error_type` (significant |
+    insignificant) and counts `one` .. `eight` (one..six = GREEN a..f, seven and eight kept as g,
+    h); the reports CSV (read by the same project as `radevalx_report.csv`) has `study_id`,
+    `ground_truth`, `candidate_report`, joined on report_id = study_id. The published file names
+    are not in that code, so both paths are given: path = the annotation CSV, reports = the
+    reports CSV. A report with two rows of one error_type is an error (no rater column is known)."""
+    if not reports:
+        raise UserError("radevalx: pass option reports (the CSV with study_id, ground_truth, candidate_report)")
+    path, reports_path = Path(path), Path(reports)
+    frame = _read_csv(reports_path)
+    _require(frame, ["study_id", "ground_truth", "candidate_report"], reports_path)
+    pairs = [
+        {"pair_id": str(r["study_id"]), "reference": r["ground_truth"] or "", "candidate": r["candidate_report"] or "",
+         "cluster": str(r["study_id"]), "system": "", "context": "{}"}
+        for r in frame.iter_rows(named=True)
+    ]  # fmt: skip
+    known = {p["pair_id"] for p in pairs}
+    if len(known) < len(pairs):
+        raise UserError(f"{reports_path}: study_id values repeat; each row must be one rated report")
+    notes_rows = _read_csv(path)
+    _require(notes_rows, ["report_id", "error_type", *RADEVALX_COUNTS], path)
+    ratings, seen, unmatched = [], set(), 0
+    for i, row in enumerate(notes_rows.iter_rows(named=True)):
+        where, pid = f"{path} row {i + 2}", str(row["report_id"])
+        significance = str(row["error_type"]).strip().lower()
+        if significance not in (SIG, INSIG):
+            raise UserError(f"{where}: error_type must be significant or insignificant, got {row['error_type']!r}")
+        if (pid, significance) in seen:
+            raise UserError(f"{where}: report {pid} has a second {significance} row")
+        seen.add((pid, significance))
+        if pid not in known:
+            unmatched += 1
+            continue
+        for column, category in zip(RADEVALX_COUNTS, RADEVALX_CATEGORIES):
+            ratings.append(error_row(pid, "0", category, significance, _count(row[column], f"{where} {column}")))
     _rows_or_fail(ratings, path)
-    return RatingsDataset("radevalx", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), {"pairs_without_rating": unscored})
+    rated = {r["pair_id"] for r in ratings}
+    notes = {"rows_without_pair": unmatched, "pairs_without_rating": sum(p not in rated for p in known)}
+    return RatingsDataset("radevalx", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
 
 
 ADAPTERS: dict[str, Callable[..., RatingsDataset]] = {
