@@ -238,3 +238,14 @@ def test_a_sign_explained_by_its_finding_is_a_paraphrase_not_a_false_finding():
     assert s_text(ref, "Bibasilar atelectasis is likely.") == 1.0
     # without folding the opacity is a missed finding: P = 3/4, D = 1/2
     assert s_text(ref, "Bibasilar atelectasis is likely.", fold_general=False) == pytest.approx(0.625)
+
+
+def test_long_location_phrases_are_not_cached():
+    from srrg.metrics import sscore_text
+
+    long_phrase = "left lower lobe " * 40
+    size = sscore_text._location_words.cache_info().currsize
+    assert location_words(long_phrase) == "left lower"
+    assert sscore_text._location_words.cache_info().currsize == size
+    assert location_words("right upper lobe, cache probe") == sscore_text._location_words("right upper lobe, cache probe")
+    assert sscore_text._location_words.cache_info().currsize == size + 1

@@ -25,7 +25,7 @@ from srrg.errors import UserError
 from srrg.extract import ExtractConfig, extract_detailed
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
-from srrg.metrics.sscore import SScoreConfig, location_score, prob_score, set_f1
+from srrg.metrics.sscore import LOCATION_CACHE_MAX_CHARS, SScoreConfig, location_score, prob_score, set_f1
 from srrg.normalize import rules_normalize
 from srrg.normalize.rules import tokens
 from srrg.normalize.vocabulary import FILLER
@@ -153,10 +153,15 @@ def level_agreement(ref: str, hyp: str, levels: str = "ordinal") -> float:
     return 0.0
 
 
-@lru_cache(maxsize=65536)
 def location_words(phrase: str) -> str:
     """The anatomical words of the rules normalizer's phrase, its connecting words dropped ("both" and
-    "bilateral" -> "both"; "on the left side" -> "left"), so that shared filler is no agreement."""
+    "bilateral" -> "both"; "on the left side" -> "left"), so that shared filler is no agreement.
+    Long phrases are not cached, as in the S-Score's location BLEU (docs/inputs.md)."""
+    return _location_words(phrase) if len(phrase) <= LOCATION_CACHE_MAX_CHARS else _location_words.__wrapped__(phrase)
+
+
+@lru_cache(maxsize=65536)
+def _location_words(phrase: str) -> str:
     words = [w for w in tokens(rules_normalize(phrase) or phrase) if w not in FILLER]
     return " ".join(words) or phrase
 
@@ -211,13 +216,17 @@ def _lineage(observation: str, parents: Mapping[str, str]) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=4096)
 def related(a: str, b: str) -> bool:
     """Two different findings are related when they count as one CheXpert observation or one's
     observation is an ancestor of the other's (lung opacity and pneumonia; nodule and mass)."""
-    findings, parents = _observation_tree()
-    obs_a, obs_b = findings.get(a, ()), findings.get(b, ())
-    return a != b and any(x in _lineage(y, parents) or y in _lineage(x, parents) for x in obs_a for y in obs_b)
+    findings, _ = _observation_tree()
+    return a != b and a in findings and b in findings and _observations_related(findings[a], findings[b])
+
+
+@lru_cache(maxsize=1024)
+def _observations_related(obs_a: tuple[str, ...], obs_b: tuple[str, ...]) -> bool:
+    _, parents = _observation_tree()
+    return any(x in _lineage(y, parents) or y in _lineage(x, parents) for x in obs_a for y in obs_b)
 
 
 def related_pairs(ref_only: Sequence[str], hyp_only: Sequence[str]) -> list[tuple[str, str]]:
