@@ -266,3 +266,25 @@ def test_fifo_input_is_refused_not_waited_on(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "srrg", "score", "--refs", str(fifo), "--hyps", str(hyps), "--metrics", "bleu",
                            "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=180)
     assert proc.returncode == 2 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_metaeval_correlate_reads_its_tables_by_extension(tmp_path, capsys):
+    """issue 25 (Low): --ratings and --pairs given as JSONL were read as Parquet (a polars
+    traceback); every table option reads by extension, like --scores."""
+    from test_metaeval_adapters import _radpref_prepared
+
+    from srrg.cli import main
+
+    prep = _radpref_prepared(tmp_path)
+    ids = pl.read_parquet(prep / "refs.parquet")["study_id"].to_list()
+    pl.DataFrame({"study_id": ids, "m": [0.1 * i for i in range(len(ids))]}).write_ndjson(tmp_path / "s.jsonl")
+    for name in ("ratings", "pairs"):
+        pl.read_parquet(prep / f"{name}.parquet").write_ndjson(tmp_path / f"{name}.jsonl")
+    common = ["metaeval-correlate", "--scores", str(tmp_path / "s.jsonl"), "--config", '{"n_boot": 10}']
+    assert main([*common, "--ratings", str(prep / "ratings.parquet"), "--pairs", str(prep / "pairs.parquet"), "--out", str(tmp_path / "a")]) == 0
+    assert main([*common, "--ratings", str(tmp_path / "ratings.jsonl"), "--pairs", str(tmp_path / "pairs.jsonl"), "--out", str(tmp_path / "b")]) == 0
+    assert (tmp_path / "a" / "correlations.csv").read_text() == (tmp_path / "b" / "correlations.csv").read_text()
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    capsys.readouterr()
+    assert main([*common, "--ratings", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "c")]) == 2
+    assert "bad.jsonl" in capsys.readouterr().err

@@ -24,8 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import sys
 
-    import polars as pl
-
     from srrg.errors import UserError
     from srrg.io import load_config_arg, read_table
     from srrg.metaeval.run import MetaevalConfig, run_metaeval, write_result
@@ -35,7 +33,7 @@ def run(args: argparse.Namespace) -> None:
     ratings = read_table(args.ratings) if args.ratings else None
     if ratings is not None and ratings.is_empty():
         raise UserError(f"{args.ratings}: no rating rows; nothing to correlate")
-    pairs = pl.read_parquet(args.pairs) if args.pairs else None
+    pairs = read_table(args.pairs) if args.pairs else None
     scores = read_table(args.scores)
     if scores.is_empty():
         raise UserError(f"{args.scores}: no scored pair; nothing to correlate")
