@@ -342,3 +342,35 @@ def test_connection_goes_to_the_address_the_guard_checked(tmp_path, monkeypatch)
         out = client.complete([ECHO.render("x", phrase=f"p{i}") for i in range(3)], progress=False)
     assert [a.text for a in out] == ["pinned"] * 3 and len(stub.requests) == 3
     assert asked == ["llm.test"]
+
+
+def test_cache_file_follows_the_umask_so_a_group_can_share_it(tmp_path):
+    """issue 25 (Low): the cache was created 0644 even under umask 002."""
+    import os
+    import stat
+
+    previous = os.umask(0o002)
+    try:
+        cache = ResponseCache(tmp_path / "shared" / "responses.sqlite")
+        cache.put("k", "b", "m", "t", "1", LLMResponse("answer"))
+    finally:
+        os.umask(previous)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "shared").iterdir()}
+    assert modes["responses.sqlite"] == 0o664 and all(m == 0o664 for m in modes.values()), modes
+
+
+@pytest.mark.parametrize("content", [b"not a database at all" * 50, None])
+def test_a_file_that_is_not_the_cache_is_one_line_naming_it(tmp_path, content, capsys):
+    """issue 25 (Low): a bad cache file gave a sqlite3 traceback that did not name the file."""
+    from srrg.errors import UserError
+
+    path = tmp_path / "responses.sqlite"
+    if content is None:  # another program's SQLite file with a table of the same name
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE responses (a INTEGER)")
+        conn.commit()
+        conn.close()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(UserError, match=rf"{path}: not an LLM answer cache .*delete it"):
+        ResponseCache(path)

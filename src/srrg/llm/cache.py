@@ -4,16 +4,22 @@ Several Snakemake jobs (and several threads) may write at once: WAL journaling p
 lets readers proceed while one writer commits, and INSERT OR REPLACE makes a duplicate answer
 harmless. Only complete, non-empty answers are stored (issue 16 case 8), so a failed, cut-off or
 blank answer is asked again on the next run; a blank row left by an older version reads as a miss.
+
+The file is created by us with the mode of any plainly created file (0666 less the umask), so a group
+sharing a cache under umask 002 can write it (SQLite alone would make it 0644; its -wal and -shm
+files take the database file's mode). A file that is not such a cache is one line naming it.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Iterable
 
+from srrg.errors import UserError
 from srrg.llm.base import OK, LLMResponse, cacheable
 
 _SCHEMA = """
@@ -37,10 +43,21 @@ class ResponseCache:
     def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise UserError(f"{self.path}: is a folder, expected the LLM answer cache file (set llm.cache_dir)")
+        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o666))  # the umask applies, as for any new file
         self._timeout = busy_timeout_s
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.execute(_SCHEMA)
+        try:
+            with self._conn() as conn:
+                conn.execute(_SCHEMA)
+                conn.execute("SELECT key, text, prompt_tokens, completion_tokens FROM responses LIMIT 0")
+        except sqlite3.DatabaseError as err:  # not SQLite, truncated, or another program's table
+            self.close()
+            raise UserError(
+                f"{self.path}: not an LLM answer cache ({err}); delete it (its answers are then asked again) "
+                f"or point llm.cache_dir elsewhere"
+            ) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
