@@ -30,6 +30,7 @@ MISTAKES = [
     ({"train": {"runs": [RUN]}, "infer": {"max_new_tokens": 64}}, r"max_new_tokens 64 is below model.max_target_tokens 128"),
     ({"train": {"runs": [{**RUN, "infer": {"max_new_tokens": 100}}]}}, r"max_new_tokens 100 is below"),
     ({"results_dir": ""}, "results_dir is empty"),
+    ({"stats": {"dpi": 100000}}, r"stats.dpi: 100000 is greater than the maximum of 600"),  # (Low) 100000 exhausted memory
 ]
 
 

@@ -31,7 +31,8 @@ class StatsConfig:
     """Dataset statistics (S-RRG Fig. 5) as PNG + CSV."""
 
     top_k: int = field(default=20, metadata=doc("Number of most frequent positive findings shown.", minimum=1))
-    dpi: int = field(default=120, metadata=doc("Resolution of the PNG figures.", minimum=50))
+    dpi: int = field(default=120, metadata=doc("Resolution of the PNG figures (600 is print quality; more only costs memory).",
+                                                 minimum=50, maximum=600))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:
