@@ -22,12 +22,12 @@ from srrg import __version__
 from srrg.config import config_hash, doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.ingest import SPLITS, natural_key
-from srrg.io import atomic_path, write_text
+from srrg.io import atomic_path, is_id_column, read_table, write_text
 from srrg.report import parse_report, render_sentences
+from srrg.shards import MANIFEST_NAME, file_sha256
 
 SCHEMA_VERSION = 1
 PLAN_NAME = "plan.json"
-MANIFEST_NAME = "manifest.json"
 # the dataset contract (contracts: dataset); status columns and image_views follow when present
 COLUMNS = (
     "study_id",
@@ -68,22 +68,51 @@ def sentences_of(structured: str | None) -> str:
     return render_sentences(parse_report(structured)[0])
 
 
-def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
+def to_dataset_frame(df: pl.DataFrame, check_rows: bool = True) -> pl.DataFrame:
     """Contract columns (without `sentences`, which shards add for their own rows), then
-    image_views / structured_raw and every *_status column; rows ordered by study id."""
+    image_views / structured_raw and every *_status column; rows ordered by study id. The whole
+    table must have rows (check_rows); one split's rows may be none (its shard holds the schema)."""
     needed = [c for c in COLUMNS if c != "sentences"]
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise UserError(f"dataset input lacks column(s) {missing}; expected the output of `srrg normalize`")
-    if df.height == 0:
+    if check_rows and df.height == 0:
         raise UserError("the dataset input has no rows: nothing to shard (did ingest read any study?)")
     extra = [c for c in EXTRA_COLUMNS if c in df.columns] + sorted(c for c in df.columns if c.endswith("_status"))
     out = df.select([*needed, *extra])
     unknown = sorted(set(out["split"].unique().to_list()) - set(SPLITS))
     if unknown:
         raise UserError(f"unknown split value(s) {unknown}; expected {SPLITS}")
-    order = sorted(range(out.height), key=lambda i: natural_key(out["study_id"][i]))
+    ids = out["study_id"].to_list()
+    order = sorted(range(out.height), key=lambda i: natural_key(ids[i]))
     return out[order]
+
+
+def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
+    """The rows of one split of the normalized table, in file order. A Parquet file with a `split`
+    column and text ids is scanned and filtered, so a shard job never holds the other splits; any
+    other input is read whole by read_table (its checks and id handling) and filtered."""
+    p = Path(path)
+    if p.suffix.lower() == ".parquet" and p.is_file():
+        try:
+            schema = pl.read_parquet_schema(p)
+        except (pl.exceptions.PolarsError, OSError):
+            schema = {}  # read_table names the problem
+        if schema.get("split") == pl.String and all(t == pl.String for c, t in schema.items() if is_id_column(c)):
+            return pl.scan_parquet(p).filter(pl.col("split") == split).collect()
+    df = read_table(p)
+    return df.filter(pl.col("split") == split) if "split" in df.columns else df
+
+
+def count_rows(path: str | Path) -> int:
+    """Rows of a table; a Parquet file answers from its footer."""
+    p = Path(path)
+    if p.suffix.lower() == ".parquet" and p.is_file():
+        try:
+            return pl.scan_parquet(p).select(pl.len()).collect().item()
+        except (pl.exceptions.PolarsError, OSError):
+            pass  # read_table names the problem
+    return read_table(p).height
 
 
 def with_sentences(df: pl.DataFrame) -> pl.DataFrame:
@@ -166,7 +195,8 @@ def build_manifest(
             raise FileNotFoundError(f"shard {path} is missing; rerun the dataset stage")
         df = pl.read_parquet(path)
         schema = schema or {k: str(v) for k, v in df.schema.items()}
-        files.append({"path": path.relative_to(out_dir).as_posix(), "split": path.parent.name, "rows": df.height})
+        rel = path.relative_to(out_dir).as_posix()
+        files.append({"path": rel, "split": path.parent.name, "rows": df.height, "sha256": file_sha256(path)})
         for col in (c for c in df.columns if c.endswith("_status")):
             statuses.setdefault(col, Counter()).update(v if v is not None else "null" for v in df[col].to_list())
     rows = Counter()

@@ -21,13 +21,14 @@ def run(args: argparse.Namespace) -> None:
     import time
     from pathlib import Path
 
-    from srrg.dataset import MANIFEST_NAME, PLAN_NAME, build_manifest, summarize, write_json
+    from srrg.dataset import MANIFEST_NAME, PLAN_NAME, DatasetConfig, build_manifest, count_rows, summarize, write_json
     from srrg.io import load_config_arg
 
     start = time.perf_counter()
-    cfg, df = _dataset.read_input(args)
+    cfg = DatasetConfig.from_dict(args.config)
+    rows_in = count_rows(args.inp)
     out_dir = Path(args.out_dir)
     plan = json.loads((out_dir / PLAN_NAME).read_text(encoding="utf-8"))
     manifest = build_manifest(out_dir, plan, cfg, load_config_arg(args.upstream_config))
     write_json(out_dir / MANIFEST_NAME, manifest)
-    print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
+    print(summarize(manifest, rows_in, time.perf_counter() - start), file=sys.stderr)

@@ -1,4 +1,5 @@
-"""A shard is a pure function of (input, split, index, config): rerunning gives the same bytes."""
+"""A shard is a pure function of (input, split, index, config): rerunning gives the same bytes. A shard
+job reads only its split's rows of the normalized table."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ def run(args: argparse.Namespace) -> None:
     import sys
     from pathlib import Path
 
-    from srrg.dataset import shard_frame, shard_name, to_dataset_frame, write_shard
+    from srrg.dataset import DatasetConfig, read_split_rows, shard_frame, shard_name, to_dataset_frame, write_shard
 
-    cfg, df = _dataset.read_input(args)
-    part = shard_frame(to_dataset_frame(df), args.split, args.index, cfg.rows_per_shard)
+    cfg = DatasetConfig.from_dict(args.config)
+    rows = read_split_rows(args.inp, args.split)  # this split's rows only: the same order as the whole table's
+    part = shard_frame(to_dataset_frame(rows, check_rows=False), args.split, args.index, cfg.rows_per_shard)
     write_shard(part, Path(args.out_dir) / args.split / shard_name(args.index), cfg)
     print(f"dataset shard {args.split}/{shard_name(args.index)}: rows={part.height}", file=sys.stderr)

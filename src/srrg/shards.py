@@ -1,0 +1,79 @@
+"""Checking a dataset's shards against manifest.json before reading them (docs/workflow.md).
+
+The manifest records each shard's rows and SHA-256. A reader (train, infer) checks the shards of
+the split it reads once per job: a changed, truncated, corrupt, missing or stray shard is a
+UserError that names the file and how to rebuild it, never rows read in silence. Hashing costs
+about a second per GB, small next to loading a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+
+from srrg.errors import UserError
+
+MANIFEST_NAME = "manifest.json"
+_SHARD = re.compile(r"(train|validate|test)/part-(\d{5})\.parquet")
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _rebuild_hint(dataset_dir: Path, rel: str) -> str:
+    """How to rebuild one shard: the workflow, or the dataset-shard command for its split and index."""
+    hint = "delete it and rerun the workflow (`snakemake data` rebuilds that shard and the manifest)"
+    m = _SHARD.fullmatch(rel)
+    if m:
+        command = f"srrg dataset-shard --in <normalized.parquet> --out-dir {dataset_dir} {m[1]} {int(m[2])}"
+        hint += f", or `{command}` and `srrg dataset-manifest`"
+    return hint
+
+
+def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
+    """The shard files of one split, checked against manifest.json: each listed shard exists, holds
+    the recorded rows and (for manifests that record it) the recorded SHA-256, and the split folder
+    holds no shard the manifest does not list. A failed check is a UserError naming the shard and
+    how to rebuild it. A folder without manifest.json (shards written by hand) is read by glob."""
+    root = Path(dataset_dir)
+    manifest_path = root / MANIFEST_NAME
+    if not manifest_path.is_file():
+        return sorted((root / split).glob("*.parquet"))
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        listed = [(f["path"], f["rows"], f.get("sha256")) for f in manifest["files"] if f["split"] == split]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
+        problem = f"{type(err).__name__}: {err}"
+        fix = "delete it and rerun `snakemake data`"
+        raise UserError(f"{manifest_path}: not a dataset manifest ({problem}); {fix}") from None
+    paths = []
+    for rel, rows, sha256 in listed:
+        path = root / rel
+        if not path.is_file():
+            raise UserError(f"shard {path} is missing; rerun `snakemake data` to rebuild it")
+        if sha256 is not None and file_sha256(path) != sha256:
+            problem = "does not match manifest.json (SHA-256 differs: changed or corrupt)"
+            raise UserError(f"shard {path} {problem}; {_rebuild_hint(root, rel)}")
+        try:
+            found = pl.scan_parquet(path).select(pl.len()).collect().item()
+        except (pl.exceptions.PolarsError, OSError) as err:
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UserError(f"shard {path} is not readable Parquet ({reason}); {_rebuild_hint(root, rel)}") from None
+        if found != rows:
+            raise UserError(f"shard {path} holds {found} rows, manifest.json says {rows}; {_rebuild_hint(root, rel)}")
+        paths.append(path)
+    unlisted = sorted(set((root / split).glob("*.parquet")) - set(paths))
+    if unlisted:
+        why = "a stray or copied shard would duplicate rows"
+        raise UserError(f"{unlisted[0]} is not listed in {manifest_path} ({why}); remove it")
+    return paths
