@@ -138,6 +138,19 @@ def test_radevalx_layout_counts_and_errors(tmp_path):
         load_dataset("rexval", LAYOUTS / "rexval", reference_col="x")
 
 
+def test_radeval_expert_layout_counts_and_unreadable_cells():
+    ds = load_dataset("radeval_expert", LAYOUTS / "radeval_expert")
+    # 3 rows x 3 candidates; 7 readable annotation cells x 7 categories x 2 significance levels;
+    # one blank cell and one with a missing line have no rating (never zeros)
+    assert ds.pairs.height == 9 and ds.ratings.height == 7 * 14 and ds.notes["unreadable_annotation_cells"] == 2
+    assert ds.pairs["cluster"].n_unique() == 2 and sorted(ds.ratings["rater"].unique()) == ["reader_a", "reader_b"]
+    sig, _ = _human(ds, "errors_significant")
+    assert "0:3" not in sig and "2:2" not in sig and sig["0:2"] == 2.0 and sig["1:2"] == 1.0
+    total, _ = _human(ds, "errors_total")
+    assert total["0:1"] == 1.0 and total["1:3"] == 1.0  # insignificant inarticulate / comparison errors
+    assert ds.pairs.filter(pl.col("pair_id") == "1:3")["system"][0] == "prediction3"
+
+
 def test_readers_that_read_no_rating_fail(tmp_path):
     (tmp_path / "rate_test.csv").write_text("gt_report,similar_report,Score\nA.,B.,\n")
     with pytest.raises(UserError, match="no rating was read"):

@@ -87,7 +87,7 @@ class RatingsDataset:
     """A ratings dataset in its published layout, or RadJudge ranking cases (adapter radjudge;
     options: keys, metric -> statistic checked) (docs/metaeval.md)."""
 
-    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx", "radjudge"]
+    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx", "radeval_expert", "radjudge"]
     path: str
     options: dict[str, Any] = field(default_factory=dict)
 

@@ -7,7 +7,7 @@ import argparse
 
 from srrg.stages import _args, _metaeval
 
-HELP = "a ratings dataset (ReXVal, RadPref, RaTE-Eval, RadEvalX) -> pairs to score + ratings"
+HELP = "a ratings dataset (ReXVal, RadPref, RaTE-Eval, RadEvalX, RadEval expert) -> pairs to score + ratings"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
