@@ -262,4 +262,6 @@
   options();
   bind();
   render();
+  // milliseconds from navigation to the first view (read by benchmarks/cases_page.py)
+  document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
 })();
