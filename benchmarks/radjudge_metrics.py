@@ -3,8 +3,8 @@
 Scores the RadJudge ranking cases (CRIMSON, ../shared/data/radjudge) with `srrg metaeval-rank`'s
 functions (srrg.metaeval.radjudge; RadJudge's rule) and prints the s_score_text pass count with its
 defaults, with each free-text option at its S-Score value, and with all of them (the S-Score of
-the extracted reports; docs/metrics.md, "Free-text S-Score"), then the same for ce's per-report
-smoothing. The per-category table of all metrics is `srrg metaeval-rank` itself:
+the extracted reports; docs/metrics.md, "Free-text S-Score"), then the same for the options of
+ce's per-report `ce_f1`. The per-category table of all metrics is `srrg metaeval-rank` itself:
 
     .venv/bin/srrg metaeval-rank --cases ../shared/data/radjudge --metrics bleu,rouge_l,s_score_text,ce \\
         --keys ce=ce_f1 --out radjudge/
@@ -41,8 +41,9 @@ def main() -> None:
     variants = {"defaults": {}, **{f"{k}={v}": {k: v} for k, v in PARITY.items()}, "all S-Score values (s_rrg)": PARITY}
     for label, options in variants.items():
         print(f"s_score_text {label:<32} {pass_count(cases, 's_score_text', options):>2} / {len(cases)}")
-    for smoothing in (1.0, 0.0):
-        print(f"ce (ce_f1)   smoothing={smoothing:<22} {pass_count(cases, 'ce', {'smoothing': smoothing}):>2} / {len(cases)}")
+    for label, options in {"defaults": {}, "smoothing=0.0": {"smoothing": 0.0}, "significance=uniform": {"significance": "uniform"},
+                           "both (plain per-report F1)": {"smoothing": 0.0, "significance": "uniform"}}.items():
+        print(f"ce (ce_f1)   {label:<32} {pass_count(cases, 'ce', options):>2} / {len(cases)}")
 
 
 if __name__ == "__main__":

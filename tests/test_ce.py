@@ -9,7 +9,7 @@ import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import evaluate
-from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, observation_labels, prf, report_f1
+from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, label_weights, observation_labels, prf, report_f1
 from srrg.report import Finding, StructuredReport
 
 CHEXPERT_14 = ("No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Lesion", "Lung Opacity", "Edema",
@@ -119,21 +119,34 @@ def test_labels_of_the_chexpert_labeler_examples():
     assert default["ce_ref_labels"][2] == "Lung Opacity; Consolidation; Atelectasis"
 
 
-def test_report_f1_smoothing_hand_computed():
+def test_report_f1_smoothing_and_weights_hand_computed():
+    one, two, three = frozenset({"Edema"}), frozenset({"Edema", "Atelectasis"}), frozenset({"Atelectasis"})
     # (2 tp + a) / (2 tp + fp + fn + a)
-    assert report_f1(0, 1, 1, 1.0) == pytest.approx(1 / 3)
-    assert report_f1(0, 4, 1, 1.0) == pytest.approx(1 / 6)
-    assert report_f1(2, 1, 0, 1.0) == pytest.approx(5 / 6)
-    assert report_f1(2, 1, 0, 0.0) == pytest.approx(4 / 5)  # plain F1
-    assert report_f1(0, 0, 0, 0.0) == 1.0 and report_f1(0, 3, 0, 0.0) == 0.0
+    assert report_f1(one, three, 1.0) == pytest.approx(1 / 3)  # tp 0, fp 1, fn 1
+    assert report_f1(two, one, 1.0) == pytest.approx(3 / 4) and report_f1(two, one, 0.0) == pytest.approx(2 / 3)
+    assert report_f1(frozenset(), frozenset(), 0.0) == 1.0 and report_f1(frozenset(), one, 0.0) == 0.0
+    # Atelectasis weighs 2: tp 1, fn 2 -> (2 + 1) / (2 + 2 + 1)
+    assert report_f1(two, one, 1.0, {"Atelectasis": 2.0}) == pytest.approx(3 / 5)
+
+
+def test_observation_weights_follow_the_most_significant_finding():
+    mapping = chexpert_map()
+    ref = rep(Finding("pneumothorax"), Finding("cardiomegaly"))
+    hyp = rep(Finding("pleural effusion"), Finding("hemothorax"), Finding("scarring"))
+    weights = label_weights((ref, hyp), "weighted", mapping)
+    assert weights == {"Pneumothorax": 2.0, "Cardiomegaly": 1.0, "Pleural Effusion": 2.0, "Lung Opacity": 0.5}
+    assert set(label_weights((ref, hyp), "uniform", mapping).values()) == {1.0}
+    out = evaluate([ref.to_json()] * 2, [rep(Finding("cardiomegaly")).to_json(), rep(Finding("pneumothorax")).to_json()], ["ce"], per_report=True)
+    # a missed pneumothorax (2) costs more than a missed cardiomegaly (1): (2 + 1) / (2 + 2 + 1) vs (4 + 1) / (4 + 1 + 1)
+    assert out["ce_f1"] == [pytest.approx(3 / 5), pytest.approx(5 / 6)]
 
 
 def test_per_report_f1_ranks_more_false_labels_lower():
     ref = js([{"name": "cardiomegaly", "probability": 3}])
-    one = js([{"name": "pneumothorax", "probability": 3}])
-    four = js([{"name": n, "probability": 3} for n in ("pneumothorax", "pleural effusion", "edema", "pneumonia")])
+    one = js([{"name": "atelectasis", "probability": 3}])
+    four = js([{"name": n, "probability": 3} for n in ("atelectasis", "pleural effusion", "edema", "pneumonia")])
     out = evaluate([ref] * 3, [one, four, ref], ["ce"], per_report=True)
-    # cardiomegaly vs pneumothorax: tp 0, fp 1, fn 1 -> 1/3; four false labels and the miss: 1/6; equal: 1
+    # cardiomegaly vs atelectasis: tp 0, fp 1, fn 1 -> 1/3; four false labels and the miss: 1/6; equal: 1
     assert out["ce_f1"] == [pytest.approx(1 / 3), pytest.approx(1 / 6), 1.0]
     plain = evaluate([ref] * 2, [one, four], ["ce"], per_report=True, options={"ce": {"smoothing": 0.0}})
     assert plain["ce_f1"] == [0.0, 0.0]
@@ -146,6 +159,7 @@ def test_per_report_f1_of_two_reports_without_labels_is_one():
     assert out["ce_ref_labels"] == [""] and out["ce_hyp_labels"] == [""] and out["ce_f1"] == [1.0]
 
 
-def test_negative_smoothing_is_a_user_error():
-    with pytest.raises(UserError, match="smoothing"):
-        evaluate([js()], [js()], ["ce"], options={"ce": {"smoothing": -1}})
+@pytest.mark.parametrize("options", [{"smoothing": -1}, {"significance": "clinical"}])
+def test_bad_per_report_options_are_user_errors(options):
+    with pytest.raises(UserError, match=next(iter(options))):
+        evaluate([js()], [js()], ["ce"], options={"ce": options})

@@ -27,7 +27,7 @@ def test_signature_names_the_options_and_version() -> None:
     assert get_metric("bleu", tokenization="none").signature("bleu_1") == "bleu|tok:none|srrg:0.1.0"
     assert get_metric("rouge_l", max_tokens=50).signature("rouge_l") == "rouge_l|tok:r2gen|max_tokens:50|srrg:0.1.0"
     ce = get_metric("ce").signature("ce_f1_micro")
-    assert ce.startswith("ce|definite_only:false|smoothing:1|extract:") and ce.endswith("|srrg:0.1.0")
+    assert ce.startswith("ce|definite_only:false|smoothing:1|significance:weighted|extract:") and ce.endswith("|srrg:0.1.0")
     assert len(ce.split("extract:")[1].split("|")[0]) == 8
     assert hash8("abc") == "ba7816bf"  # sha256("abc") starts ba7816bf
 

@@ -23,7 +23,7 @@ import yaml
 from srrg.errors import UserError
 from srrg.extract import ExtractConfig
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, register
-from srrg.metrics.sscore_text import FREE_TEXT, hypothesis_kinds, structure
+from srrg.metrics.sscore_text import FREE_TEXT, SIGNIFICANCE, hypothesis_kinds, structure, weight
 from srrg.report import UNPARSEABLE, StructuredReport, default_synonyms
 
 NAME = "ce"
@@ -114,9 +114,27 @@ def ce_summary(ref_labels: Sequence[frozenset[str]], hyp_labels: Sequence[frozen
     return out
 
 
-def report_f1(tp: int, fp: int, fn: int, smoothing: float) -> float:
-    """Per-report F1 over the observations, (2 tp + a) / (2 tp + fp + fn + a) with a = smoothing;
-    no label on either side -> 1 (docs/metrics.md)."""
+def label_weights(reports: Sequence[StructuredReport], significance: str, mapping: ChexpertMap) -> dict[str, float]:
+    """Observation -> the largest significance weight (srrg.metrics.sscore_text.weight) of the
+    findings that label it in these reports; an observation not listed weighs 1."""
+    out: dict[str, float] = {}
+    for report in reports:
+        for f in report.positive:
+            for label in mapping.findings.get(f.name, ()):
+                out[label] = max(out.get(label, 0.0), weight(f.name, significance))
+    return out
+
+
+def report_f1(ref: frozenset[str], hyp: frozenset[str], smoothing: float, weights: Mapping[str, float] | None = None) -> float:
+    """Per-report F1 of two observation sets, (2 tp + a) / (2 tp + fp + fn + a) with a = smoothing
+    and each observation counted with its weight (default 1); no label on either side -> 1
+    (docs/metrics.md)."""
+    weights = weights or {}
+
+    def total(labels: frozenset[str]) -> float:
+        return sum(weights.get(o, 1.0) for o in labels)
+
+    tp, fp, fn = total(ref & hyp), total(hyp - ref), total(ref - hyp)
     denominator = 2 * tp + fp + fn + smoothing
     return (2 * tp + smoothing) / denominator if denominator else 1.0
 
@@ -125,15 +143,20 @@ def report_f1(tp: int, fp: int, fn: int, smoothing: float) -> float:
 class CEConfig:
     """definite_only: only probability 3 findings are positive (default: 3 or 2); smoothing: the
     alpha of the per-report F1 `ce_f1` (0: plain F1; > 0: more false or missed labels score lower
-    even when none agrees); extract: the extractor's settings for free-text reports."""
+    even when none agrees); significance: "weighted" (in `ce_f1` an observation weighs as its most
+    significant finding, as in s_score_text) or "uniform"; extract: the extractor's settings for
+    free-text reports."""
 
     definite_only: bool = False
     smoothing: float = 1.0
+    significance: str = "weighted"
     extract: ExtractConfig = field(default_factory=ExtractConfig)
 
     def __post_init__(self) -> None:
         if self.smoothing < 0:
             raise UserError(f"ce option smoothing must be >= 0, got {self.smoothing}")
+        if self.significance not in SIGNIFICANCE:
+            raise UserError(f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}")
 
 
 def _status(ref: str, hyp: str) -> str:
@@ -168,7 +191,10 @@ class CE(Metric):
             f"{NAME}_tp": [float(len(r & h)) for r, h in zip(ref_labels, hyp_labels)],
             f"{NAME}_fp": [float(len(h - r)) for r, h in zip(ref_labels, hyp_labels)],
             f"{NAME}_fn": [float(len(r - h)) for r, h in zip(ref_labels, hyp_labels)],
-            f"{NAME}_f1": [report_f1(len(r & h), len(h - r), len(r - h), self.cfg.smoothing) for r, h in zip(ref_labels, hyp_labels)],
+            f"{NAME}_f1": [
+                report_f1(r, h, self.cfg.smoothing, label_weights((rr, hr), self.cfg.significance, mapping))
+                for r, h, (rr, _), (hr, _) in zip(ref_labels, hyp_labels, ref_rows, hyp_rows)
+            ],
             f"{NAME}_ref_labels": ["; ".join(sorted(r, key=order.__getitem__)) for r in ref_labels],
             f"{NAME}_hyp_labels": ["; ".join(sorted(h, key=order.__getitem__)) for h in hyp_labels],
             f"{NAME}_status": [_status(r[1], h[1]) for r, h in zip(ref_rows, hyp_rows)],
