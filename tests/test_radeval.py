@@ -21,6 +21,12 @@ from srrg.metrics.cli import run_score
 CX = rv.CHEXBERT_14
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default per-report cache (.cache/srrg/radeval) lands in each test's own folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 def vector(*names: str) -> list[int]:
     return [1 if n in names else 0 for n in CX]
 
@@ -199,3 +205,38 @@ def test_real_radeval_rouge_and_bleu() -> None:
     assert result.summary["radeval_rouge1"] == pytest.approx(0.75)
     assert result.per_report["radeval_bleu"][0] == pytest.approx(1.0)  # identical 4-token texts
     assert result.per_report["radeval_rouge_status"] == ["ok", "ok"]
+
+
+class Counting(FakeMetric):
+    """A fake that records how many pairs each call scored."""
+
+    def __init__(self, raw: dict[str, dict[str, Any]]) -> None:
+        super().__init__(raw)
+        self.calls: list[int] = []
+
+    def _compute_raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
+        self.calls.append(len(refs))
+        values = {("a", "a"): 0.5, ("b", "b"): None, ("c", "c"): 1.0}
+        return {"green": {"per_sample": [values[(r, h)] for r, h in zip(refs, hyps)], "aggregate": math.nan}}
+
+
+def test_per_report_cache_scores_only_unseen_pairs_and_never_stores_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = Counting({})
+    fake_boundary(monkeypatch, green=fake)
+    first = score_all(["a", "b"], ["a", "b"], ["green_model"])
+    again = score_all(["a", "b", "c", "c"], ["a", "b", "c", "c"], ["green_model"])
+    assert fake.calls == [2, 2]  # second run: b (not stored: no score) and c (once for two rows)
+    assert again.per_report["green_model"][0] == first.per_report["green_model"][0] == 0.5
+    assert again.per_report["green_model_status"] == ["ok", "no_score", "ok", "ok"]
+    assert again.summary["green_model"] == pytest.approx((0.5 + 1.0 + 1.0) / 3)
+    score_all(["a"], ["a"], ["green_model"], {"green_model": {"cache_dir": None}})
+    assert fake.calls == [2, 2, 1]  # without the cache RadEval is asked again
+    assert get_metric("green_model", cache_dir="elsewhere").signature("green_model") == get_metric("green_model").signature("green_model")
+
+
+def test_chexbert_labels_are_cached_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    labeler = FakeLabeler({"edema.": vector("Edema"), "clear.": vector("No Finding")})
+    fake_boundary(monkeypatch, f1chexbert=_Scorer(labeler))
+    score_all(["edema."], ["clear."], ["chexbert"])
+    result = score_all(["clear."], ["edema."], ["chexbert"])
+    assert labeler.seen == ["edema.", "clear."] and result.per_report["chexbert_hyp_labels"] == ["Edema"]

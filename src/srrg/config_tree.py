@@ -59,6 +59,10 @@ class ScoreSection:
     options: dict[str, Any] = field(
         default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per metric (docs/metrics.md)."}
     )
+    section: Literal["findings", "impression", "both"] = field(
+        default="both",
+        metadata=doc("Report section scored, for references and hypotheses alike; both = the whole text (docs/metrics.md)."),
+    )
 
 
 @dataclass(frozen=True)

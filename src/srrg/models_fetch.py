@@ -1,7 +1,7 @@
 """Weights for clusters whose compute nodes have no internet (docs/metrics.md, "Weights for offline
 clusters"): `srrg models fetch` downloads every hub model the configured metrics, judges and
 training runs need into one folder (a Hugging Face hub cache under `<dir>/hub`), at the revisions
-pinned in the packaged srrg/data/models.yaml, and records each file's sha256 in `<dir>/manifest.json`.
+pinned in the packaged srrg/metrics/models.yaml, and records each file's sha256 in `<dir>/manifest.json`.
 A later run with HF_HUB_OFFLINE=1 reads that folder only; a model missing there is one line naming
 it and the fetch command.
 """
@@ -43,7 +43,7 @@ class Need:
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, Any]:
     """The packaged repositories and metric -> repositories table."""
-    return yaml.safe_load(resources.files("srrg").joinpath("data/models.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(resources.files("srrg.metrics").joinpath("models.yaml").read_text(encoding="utf-8"))
 
 
 def models_dir() -> Path:

@@ -1,6 +1,7 @@
 rule score:
     """Every configured metric on one run's outputs as generated (`raw`): parse rates are those of
-    the predictions' parse_status; NLG metrics read sentence renderings of what parses.
+    the predictions' parse_status; NLG metrics read sentence renderings of what parses. score.section
+    cuts references and hypotheses alike; signatures.csv says what produced each number.
     """
     input:
         pairs=rules.infer.output.pairs,
@@ -8,6 +9,7 @@ rule score:
     output:
         summary=results("runs", "{run}", "score", "summary.csv"),
         per_report=results("runs", "{run}", "score", "per_report.parquet"),
+        signatures=results("runs", "{run}", "score", "signatures.csv"),
     log:
         logs("score", "{run}.log"),
     wildcard_constraints:
@@ -17,7 +19,9 @@ rule score:
     params:
         metrics=lambda wc: run_metrics(wc.run),
         options=as_json(config["score"]["options"]),
+        section=config["score"]["section"],
         out_dir=lambda wc: results("runs", wc.run, "score"),
     shell:
         "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw"
-        " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
+        " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} --section {params.section}"
+        " > {log:q} 2>&1"

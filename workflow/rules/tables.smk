@@ -2,6 +2,7 @@ rule tables:
     """S-RRG Table 1 (methods) and Table 2 (Structured-First vs Sentence-Direct) with parse rates."""
     input:
         summaries=[results("runs", r, "score", "summary.csv") for r in RUNS],
+        signatures=[results("runs", r, "score", "signatures.csv") for r in RUNS],
         predictions=[results("runs", r, "predictions.parquet") for r in RUNS],
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
@@ -48,9 +49,10 @@ rule tables:
         dataset=lambda w, input: Path(input.manifest).parent,
         metrics=",".join(config["score"]["metrics"]),
         options=as_json(config["score"]["options"]),
+        section=config["score"]["section"],
     shell:
         "python -m srrg tables --runs {params.runs:q} --out-dir {params.out_dir:q} --dataset {params.dataset:q}"
-        " --metrics {params.metrics} --config {params.options:q} > {log:q} 2>&1"
+        " --metrics {params.metrics} --config {params.options:q} --section {params.section} > {log:q} 2>&1"
 
 
 add_targets(*rules.tables.output)

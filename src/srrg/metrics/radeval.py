@@ -17,17 +17,22 @@ columns and `srrg compare` can resample them.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
 
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, register
 from srrg.metrics.ce import prf
+from srrg.metrics.radeval_cache import ScoreCache, cache_key
 from srrg.metrics.signature import compose
 from srrg.report import text_for_nlg
 
 RADEVAL_VERSION = "2.2.1"  # the version the mapping below was written and tested against
-INSTALL = "pip install 'srrg[radeval]'"
+# on Python 3.11 RadEval's medspacy pin (spacy<3.8) clashes with srrg's spaCy 3.8: RadEval goes in
+# without its dependencies after the extra has brought the ones the wrapped scorers import
+INSTALL = ("pip install 'srrg[radeval]'" if sys.version_info >= (3, 12)
+           else "pip install 'srrg[radeval]' && pip install --no-deps RadEval==2.2.1")
 HIGHER, LOWER = "higher", "lower"
 OK, NO_SCORE, EMPTY_HYP = "ok", "no_score", "empty_hyp"
 # CheXbert's 14 targets in RadEval's order (13 conditions, then No Finding) and the 5 of most tables
@@ -101,9 +106,19 @@ def mean(values: Sequence[float]) -> float:
     return sum(kept) / len(kept) if kept else math.nan
 
 
+@dataclass(frozen=True)
+class RadEvalConfig:
+    """cache_dir: folder of the per-report cache of the model-backed metrics (srrg.metrics.radeval_cache);
+    null = no cache. Where values are cached does not change them: it is not in the signature."""
+
+    cache_dir: str | None = ".cache/srrg/radeval"
+
+
 class RadEvalMetric(Metric):
     """A RadEval metric whose `_compute_raw` returns {radeval key: {aggregate, per_sample}}: per
-    report, srrg's keys and `<name>_status`; summary, the corpus values and `<name>_failures`."""
+    report, srrg's keys and `<name>_status`; summary, the corpus values and `<name>_failures`.
+    A metric with config_class RadEvalConfig caches per report: each pair's value depends on that
+    pair alone, and every corpus value is the mean of the per-report values."""
 
     radeval_name: ClassVar[str]
     columns: ClassVar[tuple[Column, ...]]
@@ -119,21 +134,52 @@ class RadEvalMetric(Metric):
     def raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
         return radeval_metric(self.radeval_name, self.name)._compute_raw(refs, hyps)
 
-    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        raw = self.raw(texts(refs), texts(hyps))
-        per: dict[str, list[Any]] = {}
-        summary: dict[str, float] = {}
-        status = [OK] * len(refs)
+    def scored(self, refs: list[str], hyps: list[str]) -> tuple[dict[str, list[float]], dict[str, float]]:
+        """One RadEval pass: per column its per-report values (NaN where RadEval gave no number) and
+        RadEval's corpus aggregate."""
+        raw = self.raw(refs, hyps)
+        per, aggregate = {}, {}
         for col in self.columns:
             values = list(raw[col.radeval_key]["per_sample"])
             if len(values) != len(refs):
                 raise ValueError(f"RadEval {self.radeval_name}: {len(values)} values for {len(refs)} pairs")
             per[col.key] = [as_float(v) for v in values]
-            status = [s if s != OK else t for s, t in zip(status, statuses(values))]
-            summary[col.key] = mean(per[col.key]) if col.corpus_is_mean else as_float(raw[col.radeval_key]["aggregate"])
-        per[f"{self.name}_status"] = status
+            aggregate[col.key] = as_float(raw[col.radeval_key]["aggregate"])
+        return per, aggregate
+
+    def cached(self, refs: list[str], hyps: list[str], folder: str) -> dict[str, list[float]]:
+        """Per-report values, RadEval asked only for the pairs the cache does not hold."""
+        signature = self.signature(self.columns[0].key)
+        keys = [cache_key(signature, r, h) for r, h in zip(refs, hyps)]
+        cache = ScoreCache(folder)
+        try:
+            found = cache.get_many(keys)
+            first: dict[str, int] = {}  # a pair given twice is scored once
+            for i, k in enumerate(keys):
+                if k not in found:
+                    first.setdefault(k, i)
+            todo = list(first.values())
+            if todo:
+                per, _ = self.scored([refs[i] for i in todo], [hyps[i] for i in todo])
+                rows = [(keys[i], [per[c.key][j] for c in self.columns]) for j, i in enumerate(todo)]
+                cache.put_many(rows)
+                found.update(rows)
+        finally:
+            cache.close()
+        return {c.key: [found[k][j] for k in keys] for j, c in enumerate(self.columns)}
+
+    def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        ref_texts, hyp_texts = texts(refs), texts(hyps)
+        folder = getattr(getattr(self, "cfg", None), "cache_dir", None)
+        if folder:
+            per, aggregate = self.cached(ref_texts, hyp_texts, folder), {}
+        else:
+            per, aggregate = self.scored(ref_texts, hyp_texts)
+        summary = {c.key: mean(per[c.key]) if c.corpus_is_mean else aggregate[c.key] for c in self.columns}
+        status = [OK if all(s == OK for s in row) else NO_SCORE for row in zip(*(statuses(per[c.key]) for c in self.columns))]
+        out: dict[str, list[Any]] = {**per, f"{self.name}_status": status}
         summary[f"{self.name}_failures"] = float(sum(s != OK for s in status))
-        return MetricResult(per, summary)
+        return MetricResult(out, summary)
 
 
 @register
@@ -162,6 +208,7 @@ class RadEvalRouge(RadEvalMetric):
 class BertScore(RadEvalMetric):
     """BERTScore F1 of RadEval's default: distilbert-base-uncased, layer 5, baseline-rescaled, no idf."""
 
+    config_class = RadEvalConfig
     name = "bertscore"
     radeval_name = "bertscore"
     columns = (Column("bertscore", "bertscore"),)
@@ -204,6 +251,7 @@ class RadCliQ(RadEvalMetric):
 class RaTEScore(RadEvalMetric):
     """RaTEScore (entity-level, RaTE-NER + BioLORD synonym embeddings); corpus = mean over reports."""
 
+    config_class = RadEvalConfig
     name = "ratescore"
     radeval_name = "ratescore"
     columns = (Column("ratescore", "ratescore"),)
@@ -230,6 +278,7 @@ class GreenModel(RadEvalMetric):
     srrg's own `green` judge with llm.model set to that name is the other path, docs/judges.md).
     A report RadEval could not score is NaN with status no_score; the summary is the mean of the rest."""
 
+    config_class = RadEvalConfig
     name = "green_model"
     radeval_name = "green"
     columns = (Column("green", "green_model"),)
@@ -243,6 +292,7 @@ class RadGraph(RadEvalMetric):
     (entities and relation existence) and complete (entities and relations with their labels); per
     report RadEval's per-sample rewards, corpus = their mean (RadEval's aggregate)."""
 
+    config_class = RadEvalConfig
     name = "radgraph"
     radeval_name = "radgraph"
     columns = tuple(Column(f"radgraph_{level}", f"radgraph_{level}") for level in ("simple", "partial", "complete"))
@@ -288,6 +338,7 @@ class CheXbert(Metric):
     sets and a status."""
 
     name = "chexbert"
+    config_class = RadEvalConfig
     keys = ("chexbert_tp_14", "chexbert_fp_14", "chexbert_fn_14", "chexbert_tp_5", "chexbert_fp_5", "chexbert_fn_5",
             "chexbert_f1_14", "chexbert_f1_5", "chexbert_ref_labels", "chexbert_hyp_labels", "chexbert_status")
 
@@ -297,11 +348,30 @@ class CheXbert(Metric):
         return compose(self.name, [("radeval", RADEVAL_VERSION), ("labels", n), ("avg", avg), ("uncertain", "positive")])
 
     def labels(self, reports: list[str]) -> list[list[int]]:
-        """14 labels per report (1 = positive or uncertain, RadEval's 'rrg' mode)."""
-        scorer = radeval_metric("f1chexbert", self.name)._scorer
-        rows = scorer.get_labels(reports) if reports else []
-        if any(len(r) != len(CHEXBERT_14) for r in rows):
-            raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels per report")
+        """14 labels per report (1 = positive or uncertain, RadEval's 'rrg' mode), from the
+        per-report cache where it holds them."""
+        if not self.cfg.cache_dir:
+            return self.labeled(reports)
+        signature = compose("chexbert-labels", [("radeval", RADEVAL_VERSION), ("uncertain", "positive")])
+        keys = [cache_key(signature, r) for r in reports]
+        cache = ScoreCache(self.cfg.cache_dir)
+        try:
+            found = cache.get_many(keys)
+            todo = [i for i, k in enumerate(keys) if k not in found]
+            rows = [(keys[i], [float(v) for v in row]) for i, row in zip(todo, self.labeled([reports[i] for i in todo]))]
+            cache.put_many(rows)
+            found.update(rows)
+        finally:
+            cache.close()
+        return [[int(v) for v in found[k]] for k in keys]
+
+    def labeled(self, reports: list[str]) -> list[list[int]]:
+        """RadEval's labeler on the given reports."""
+        if not reports:
+            return []
+        rows = radeval_metric("f1chexbert", self.name)._scorer.get_labels(reports)
+        if len(rows) != len(reports) or any(len(r) != len(CHEXBERT_14) for r in rows):
+            raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels for each of {len(reports)} reports")
         return [list(r) for r in rows]
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
