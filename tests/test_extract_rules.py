@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from srrg.extract import extract, extract_detailed, extract_many
+from srrg.extract import ExtractConfig, extract, extract_detailed, extract_many
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -115,7 +115,6 @@ def test_double_negation_becomes_uncertain() -> None:
         ("Possible small right pleural effusion.", "pleural effusion", 2),
         ("Questionable minimal atelectasis.", "atelectasis", 1),
         ("This might represent edema.", "edema", 1),
-        ("Atelectasis versus pneumonia.", "pneumonia", 1),
         ("Mild cardiomegaly.", "cardiomegaly", 3),
     ],
 )
@@ -126,8 +125,44 @@ def test_hedges(text: str, name: str, probability: int) -> None:
 def test_hedge_does_not_reach_backwards_over_its_clause() -> None:
     p = pos(extract("Left basilar opacity, likely atelectasis."))
     assert p["lung opacity"]["probability"] == 3
-    p = pos(extract("Atelectasis versus pneumonia."))
-    assert p["atelectasis"]["probability"] == 1  # "versus" reaches both ways
+    p = pos(extract("Atelectasis versus pneumonia.", ExtractConfig(versus_probability=1)))
+    assert p["atelectasis"]["probability"] == p["pneumonia"]["probability"] == 1  # "versus" reaches both ways
+
+
+def test_versus_probability_is_an_option() -> None:
+    # docs/extraction.md, "Conventions": both alternatives stated by default (NIH labels, IU MeSH codes)
+    text = "Right basilar atelectasis versus consolidation. No effusion."
+    p = pos(extract(text))
+    assert p["atelectasis"]["probability"] == p["consolidation"]["probability"] == 3
+    p = pos(extract(text, ExtractConfig(versus_probability=2)))
+    assert p["atelectasis"]["probability"] == p["consolidation"]["probability"] == 2
+    assert extract(text, ExtractConfig(versus_probability=1))["negative"] == ["pleural effusion"]
+    assert pos(extract("Possible atelectasis versus pneumonia."))["atelectasis"]["probability"] == 2  # nearest wins
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("Minimal apical capping, slightly greater at the left.", "pleural thickening"),
+        ("Mildly increased interstitial markings and fissural thickening.", "pleural thickening"),
+        ("There is thickening of the minor fissure.", "pleural thickening"),
+        ("Stable right upper lobe cavity related to prior tuberculous infection.", "tuberculosis"),
+    ],
+)
+def test_paraphrases(text: str, name: str) -> None:
+    assert name in pos(extract(text))
+    assert "pneumonia" not in pos(extract(text))
+
+
+def test_a_calcified_nodule_is_a_nodule_and_a_calcification() -> None:
+    # NIH labels (Nodule) and the IU MeSH codes (Nodule, Calcinosis) agree; a calcified granuloma stays a granuloma
+    assert set(pos(extract("There is an 8 mm calcified nodule in the left midlung."))) == {"nodule", "calcification"}
+    assert set(pos(extract("Calcified granuloma in the right upper lobe."))) == {"granuloma"}
+
+
+@pytest.mark.parametrize("text", ["Small bilateral pleural effusions suspected.", "A small effusion is a possibility."])
+def test_post_hedges_of_suspicion(text: str) -> None:
+    assert pos(extract(text))["pleural effusion"]["probability"] == 2
 
 
 def test_termination_stops_negation() -> None:

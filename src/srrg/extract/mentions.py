@@ -94,10 +94,11 @@ def _add(table: dict[str, Entry], phrase: str, entry: Entry) -> None:
 
 
 @lru_cache(maxsize=4)
-def phrase_table(nodular_opacity: str = NODULAR_READINGS[0]) -> Mapping[str, Entry]:
+def phrase_table(nodular_opacity: str = NODULAR_READINGS[0], versus_probability: int = 3) -> Mapping[str, Entry]:
     """Every vocabulary phrase -> its meaning; raises VocabularyConflict on an ambiguous phrase.
-    `nodular_opacity` says which finding the nodular-opacity forms report (docs/extraction.md,
-    "Conventions"): `lung opacity` or `nodule`."""
+    The conventions (docs/extraction.md, "Conventions"): `nodular_opacity` is the finding the
+    nodular-opacity forms report (`lung opacity` or `nodule`), `versus_probability` the
+    probability of the findings a "versus" alternative names (1 to 3)."""
     if nodular_opacity not in NODULAR_READINGS:
         raise ValueError(f"nodular_opacity {nodular_opacity!r} is not one of {', '.join(NODULAR_READINGS)}")
     table: dict[str, Entry] = {}
@@ -128,6 +129,8 @@ def phrase_table(nodular_opacity: str = NODULAR_READINGS[0]) -> Mapping[str, Ent
     for hedges, pre in ((ctx.hedge_pre, True), (ctx.hedge_post, False)):
         for phrase, prob in hedges.items():
             _add(table, phrase, Entry(HEDGE, prob, pre=pre, post=not pre, negatable=phrase in ctx.negated_hedges))
+    for phrase in ctx.alternatives:
+        _add(table, phrase, Entry(HEDGE, versus_probability, pre=True, post=True))
     unknown = ctx.negated_hedges - set(ctx.hedge_pre)
     if unknown:
         raise VocabularyConflict(f"negated_hedges must be pre hedges: {sorted(unknown)}")

@@ -82,6 +82,15 @@ class ExtractConfig:
             maximum=3,
         ),
     )
+    versus_probability: int = field(
+        default=3,
+        metadata=doc(
+            "Probability of the findings a \"versus\" alternative names (\"atelectasis versus infiltrate\"): 3 = stated, "
+            "as NIH labels and the IU MeSH codes count them; 1 = uncertain, as the CheXpert labeler marks them.",
+            minimum=1,
+            maximum=3,
+        ),
+    )
     nodular_opacity: str = field(
         default=NODULAR_READINGS[0],
         metadata=doc(
@@ -202,8 +211,8 @@ def _sentence_ids(starts: Sequence[bool]) -> tuple[list[int], bool]:
 class MentionComponent:
     """Vocabulary phrases -> resolved items (longest match, unmentions, compositions)."""
 
-    def __init__(self, nlp: Language, nodular_opacity: str = NODULAR_READINGS[0]):
-        table = phrase_table(nodular_opacity)
+    def __init__(self, nlp: Language, nodular_opacity: str = NODULAR_READINGS[0], versus_probability: int = STATED):
+        table = phrase_table(nodular_opacity, versus_probability)
         self.matcher = PhraseMatcher(nlp.vocab, attr="LOWER")
         self.entries: dict[int, Entry] = {}
         phrases = list(table)
@@ -267,9 +276,9 @@ def _make_sentences(nlp: Language, name: str, use_model: bool) -> SentenceCompon
     return SentenceComponent(nlp, use_model)
 
 
-@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0]})
-def _make_mentions(nlp: Language, name: str, nodular_opacity: str) -> MentionComponent:
-    return MentionComponent(nlp, nodular_opacity)
+@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0], "versus_probability": STATED})
+def _make_mentions(nlp: Language, name: str, nodular_opacity: str, versus_probability: int) -> MentionComponent:
+    return MentionComponent(nlp, nodular_opacity, versus_probability)
 
 
 @Language.factory("srrg_context")
@@ -290,12 +299,15 @@ def _is_installed(package: str) -> bool:
 
 
 def build_nlp(
-    spacy_model: str | None = None, borderline_probability: int = STATED, nodular_opacity: str = NODULAR_READINGS[0]
+    spacy_model: str | None = None,
+    borderline_probability: int = STATED,
+    nodular_opacity: str = NODULAR_READINGS[0],
+    versus_probability: int = STATED,
 ) -> Language:
     """Blank English + the srrg sentence splitter and rule components; a configured model (an
     installed package name or a pipeline folder) supplies the tokenizer and, when it has a parser,
     senter or sentencizer, the sentence boundaries (its entity/lemma/text components are not loaded).
-    The two conventions are the ExtractConfig options of the same names."""
+    The conventions are the ExtractConfig options of the same names."""
     if spacy_model:
         if not Path(spacy_model).is_dir() and not _is_installed(spacy_model):
             raise ValueError(f"extract.spacy_model {spacy_model!r} is neither an installed package nor a folder (or set null)")
@@ -305,7 +317,7 @@ def build_nlp(
         nlp = spacy.blank("en")
         use_model = False
     nlp.add_pipe("srrg_sentences", config={"use_model": use_model})
-    nlp.add_pipe("srrg_mentions", config={"nodular_opacity": nodular_opacity})
+    nlp.add_pipe("srrg_mentions", config={"nodular_opacity": nodular_opacity, "versus_probability": versus_probability})
     nlp.add_pipe("srrg_context")
     nlp.add_pipe("srrg_linking", config={"borderline_probability": borderline_probability})
     return nlp
@@ -377,7 +389,7 @@ class Extractor:
     def __init__(self, config: ExtractConfig | None = None):
         self.config = config or ExtractConfig()
         cfg = self.config
-        self.nlp = build_nlp(cfg.spacy_model, cfg.borderline_probability, cfg.nodular_opacity)
+        self.nlp = build_nlp(cfg.spacy_model, cfg.borderline_probability, cfg.nodular_opacity, cfg.versus_probability)
 
     def _texts(self, sections: Sequence[Section]) -> list[tuple[str, int]]:
         """(text for spaCy, its offset in the section's source text) per section."""

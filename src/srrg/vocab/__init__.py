@@ -56,6 +56,7 @@ class ContextTriggers:
     links: frozenset[str]
     negated_hedges: frozenset[str]
     closing: tuple[str, ...] = ()  # end a trigger's scope only after a finding ("no effusion seen, ...")
+    alternatives: tuple[str, ...] = ()  # "versus": hedges with the configured versus probability
 
 
 @lru_cache(maxsize=None)
@@ -240,6 +241,7 @@ def context_triggers() -> ContextTriggers:
         pseudo=_phrases(raw["pseudo"], "context.yaml:pseudo"),
         termination=_phrases(raw["termination"], "context.yaml:termination"),
         closing=_phrases(raw.get("closing", []), "context.yaml:closing"),
+        alternatives=_phrases(raw.get("alternatives", []), "context.yaml:alternatives"),
         separators=_phrases(raw["separators"], "context.yaml:separators"),
         links=frozenset(_phrases(raw["links"], "context.yaml:links")),
         negated_hedges=frozenset(_phrases(raw["negated_hedges"], "context.yaml:negated_hedges")),
