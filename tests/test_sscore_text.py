@@ -172,6 +172,11 @@ def test_general_finding_folds_into_the_specific_one():
     ref = rep(Finding("lung opacity", 3), Finding("atelectasis", 2))
     assert list(fold_general({f.name: f for f in ref.positive})) == ["atelectasis"]
     assert list(fold_general({"mass": Finding("mass"), "nodule": Finding("nodule")})) == ["mass", "nodule"]  # siblings stay
+    apart = {"lung opacity": Finding("lung opacity", location="right lower lobe"), "nodule": Finding("nodule", location="left upper lobe")}
+    assert list(fold_general(apart)) == ["lung opacity", "nodule"]  # no shared anatomical word: two findings
+    chain = {"lung opacity": Finding("lung opacity", location="left lower lobe"), "consolidation": Finding("consolidation"),
+             "pneumonia": Finding("pneumonia", 2)}  # fmt: skip
+    assert fold_general(chain) == {"pneumonia": Finding("pneumonia", 2, location="left lower lobe")}  # takes the place
     out = score_pair_text(ref, rep(Finding("atelectasis", 3)))
     # atelectasis 2 vs 3: s_prob = 1 - (1/2)^2 = 0.75, d = (0.75 + 1 + 1) / 3; P = 1
     assert out["s_score"] == pytest.approx((1 + 11 / 12) / 2)

@@ -14,6 +14,7 @@ prediction, fenced or not) is parsed instead of extracted. Texts are extracted o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -242,17 +243,30 @@ def related_pairs(ref_only: Sequence[str], hyp_only: Sequence[str]) -> list[tupl
 
 def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
     """The findings without those a more specific finding of the same report explains: one whose
-    observations are all ancestors of another finding's ("opacity, likely atelectasis" is atelectasis)."""
+    observations are all ancestors of another finding's at the same place (locations sharing an
+    anatomical word, or one unstated): "left lower lobe opacity, likely pneumonia" is a pneumonia in
+    the left lower lobe (a specific finding without a location takes the general one's), but a right
+    lower lobe opacity next to a left upper lobe nodule stays a finding of its own."""
     tree, parents = _observation_tree()
 
-    def explained(name: str) -> bool:
-        own = tree.get(name, ())
-        return bool(own) and any(
-            all(o in _lineage(x, parents) and o not in tree[other] for o in own)
-            for other in findings if other != name and other in tree for x in tree[other]
-        )
+    def same_place(a: Finding, b: Finding) -> bool:
+        return a.location is None or b.location is None or location_agreement(a.location, b.location) > 0
 
-    return {n: f for n, f in findings.items() if not explained(n)}
+    def explainer(f: Finding) -> Finding | None:
+        own = tree.get(f.name, ())
+        return next((
+            g for g in findings.values() if g.name != f.name and g.name in tree and same_place(f, g)
+            and any(all(o in _lineage(x, parents) and o not in tree[g.name] for o in own) for x in tree[g.name])
+        ), None) if own else None  # fmt: skip
+
+    folded = {f.name: explainer(f) for f in findings.values()}
+    kept = {n: f for n, f in findings.items() if folded[n] is None}
+    for general, specific in folded.items():
+        while specific is not None and folded[specific.name] is not None:  # opacity -> consolidation -> pneumonia
+            specific = folded[specific.name]
+        if specific is not None and kept[specific.name].location is None:
+            kept[specific.name] = dataclasses.replace(kept[specific.name], location=findings[general].location)
+    return kept
 
 
 def weight(name: str, significance: str) -> float:
