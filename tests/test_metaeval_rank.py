@@ -36,14 +36,29 @@ def test_fixture_layout_and_case_checks_on_hand_scores():
     cases = read_cases(FIXTURE)
     assert [c.case_id for c in cases] == ["x1", "x2", "y1", "y2"]
     assert [c.has_context for c in cases] == [False, False, True, False]
-    assert cases[3].relations == (("C1", ">", "C2"), ("C2", ">", "C3")) and set(cases[3].candidates) == {"C1", "C2", "C3"}
-    scores = {"m": [{"C1": 1.0, "C2": 0.0}, {"C1": 0.2, "C2": 0.9}, {"C1": 0.3, "C2": 0.305}, {"C1": 0.9, "C2": 0.95, "C3": 0.1}]}
+    assert cases[3].relations == (("C1", ">", "C2"), ("C2", ">", "C3")) and set(cases[3].candidates) == {
+        "C1",
+        "C2",
+        "C3",
+    }
+    scores = {
+        "m": [
+            {"C1": 1.0, "C2": 0.0},
+            {"C1": 0.2, "C2": 0.9},
+            {"C1": 0.3, "C2": 0.305},
+            {"C1": 0.9, "C2": 0.95, "C3": 0.1},
+        ]
+    }
     checked = check_cases(cases, scores, {"m": "m"})
     assert checked["passed"].to_list() == [True, False, True, False]
     assert checked["failed"].to_list() == ["", "C1 > C2", "", "C1 > C2"]  # y2: one relation of the chain fails
     table = category_table(checked)
     assert table.rows() == [("Invented Exact Match", 2, 1), ("Invented Ties and Chains", 2, 1), ("Total", 4, 2)]
-    assert metric_keys(["bleu", "ce", "rouge_l"], {"bleu": "bleu_1"}) == {"bleu": "bleu_1", "ce": "ce_f1_micro", "rouge_l": "rouge_l"}
+    assert metric_keys(["bleu", "ce", "rouge_l"], {"bleu": "bleu_1"}) == {
+        "bleu": "bleu_1",
+        "ce": "ce_f1_micro",
+        "rouge_l": "rouge_l",
+    }
 
 
 def test_bad_case_files_are_one_line_errors(tmp_path):
@@ -59,7 +74,20 @@ def test_bad_case_files_are_one_line_errors(tmp_path):
 
 def test_rank_command_on_the_fixture(tmp_path, capsys):
     out = tmp_path / "rank"
-    assert srrg_main(["metaeval-rank", "--cases", str(FIXTURE / "ranking_tests.json"), "--metrics", "rouge_l,ce", "--out", str(out)]) == 0
+    assert (
+        srrg_main(
+            [
+                "metaeval-rank",
+                "--cases",
+                str(FIXTURE / "ranking_tests.json"),
+                "--metrics",
+                "rouge_l,ce",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "| Total | 4 |" in printed and "ce (ce_f1_micro)" in printed
     cases = pl.read_csv(out / "rank_cases.csv")
@@ -71,7 +99,22 @@ def test_rank_command_on_the_fixture(tmp_path, capsys):
     assert table.filter(pl.col("category") == "Total")["rouge_l"][0] == 3
     info = json.loads((out / "info.json").read_text())
     assert info["n_cases"] == 4 and info["n_cases_with_context"] == 1 and info["keys"]["ce"] == "ce_f1_micro"
-    assert srrg_main(["metaeval-rank", "--cases", str(FIXTURE), "--metrics", "rouge_l", "--keys", "rouge_l=nope", "--out", str(out)]) == 2
+    assert (
+        srrg_main(
+            [
+                "metaeval-rank",
+                "--cases",
+                str(FIXTURE),
+                "--metrics",
+                "rouge_l",
+                "--keys",
+                "rouge_l=nope",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
 
 
 @pytest.mark.skipif(not SHARED.is_file(), reason="../shared/data/radjudge is absent")

@@ -91,8 +91,11 @@ def test_holm_and_benjamini_hochberg_hand_computed():
 def test_compare_reports_adjusted_beside_raw_p_values():
     rng = np.random.default_rng(0)
     base = rng.random(12)
-    tables = {"a": {"m": list(base), "k": list(base)}, "b": {"m": list(base + 0.3), "k": list(base + 0.01 * rng.normal(size=12))},
-              "c": {"m": list(base + 0.1), "k": list(base)}}  # fmt: skip
+    tables = {
+        "a": {"m": list(base), "k": list(base)},
+        "b": {"m": list(base + 0.3), "k": list(base + 0.01 * rng.normal(size=12))},
+        "c": {"m": list(base + 0.1), "k": list(base)},
+    }
     cfg = CompareConfig(n_boot=200, n_rounds=200, seed=0)
     rows = compare_tables(tables, cfg)
     raw = [r.p_randomization for r in rows]
@@ -112,7 +115,10 @@ def test_system_ranking_agreement_hand_computed():
         "errors": {"s1": 4.0, "s2": 3.0, "s3": 1.0, "s4": 2.0},  # lower is better: s3 > s4 > s2 > s1
         "few": {"s1": 1.0, "s2": math.nan},
     }
-    t = {(r["metric_a"], r["metric_b"]): (r["kendall"], r["n_systems"]) for r in ranking_agreement(values, ["errors"]).iter_rows(named=True)}
+    t = {
+        (r["metric_a"], r["metric_b"]): (r["kendall"], r["n_systems"])
+        for r in ranking_agreement(values, ["errors"]).iter_rows(named=True)
+    }
     assert t[("bleu", "green")] == (pytest.approx(-1.0), 4)
     # bleu order s4 > s3 > s2 > s1 vs errors s3 > s4 > s2 > s1: 5 concordant, 1 discordant of 6 -> 4/6
     assert t[("bleu", "errors")][0] == pytest.approx(4 / 6)
@@ -128,8 +134,12 @@ def test_compare_writes_the_system_ranking_agreement(tmp_path):
 
     ids = [f"s{i}" for i in range(6)]
     for name, shift in (("a", 0.0), ("b", 0.2), ("c", 0.1)):
-        pl.DataFrame({"study_id": ids, "m": [0.1 * i + shift for i in range(6)], "k": [0.5 - shift] * 6}).write_parquet(tmp_path / f"{name}.parquet")
-    rows = run_compare_tables({n: str(tmp_path / f"{n}.parquet") for n in "abc"}, str(tmp_path / "out"), CompareConfig(n_boot=20, n_rounds=20))
+        pl.DataFrame({"study_id": ids, "m": [0.1 * i + shift for i in range(6)], "k": [0.5 - shift] * 6}).write_parquet(
+            tmp_path / f"{name}.parquet"
+        )
+    rows = run_compare_tables(
+        {n: str(tmp_path / f"{n}.parquet") for n in "abc"}, str(tmp_path / "out"), CompareConfig(n_boot=20, n_rounds=20)
+    )
     assert len(rows) == 4
     table = pl.read_csv(tmp_path / "out" / "ranking_agreement.csv")
     # m ranks b > c > a, k ranks a > c > b: tau -1 over 3 systems

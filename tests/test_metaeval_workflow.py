@@ -24,7 +24,11 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
         "metaeval": {
             "datasets": {
                 "rp": {"adapter": "radpref", "path": str(LAYOUTS / "radpref")},
-                "rj": {"adapter": "radjudge", "path": str(LAYOUTS / "radjudge" / "ranking_tests.json"), "options": {"keys": {"bleu": "bleu_1"}}},
+                "rj": {
+                    "adapter": "radjudge",
+                    "path": str(LAYOUTS / "radjudge" / "ranking_tests.json"),
+                    "options": {"keys": {"bleu": "bleu_1"}},
+                },
             },
             "metrics": ["bleu", "rouge_l"],
             "correlate": {"n_boot": 50},
@@ -44,4 +48,6 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
     assert (prepared["n_pairs"], prepared["n_raters"], prepared["n_rating_rows"]) == (8, 3, 202)
     ranking = (workdir / "results" / "metaeval" / "rj" / "ranking" / "rank_categories.md").read_text()
     assert "bleu (bleu_1)" in ranking and "| Total | 4 |" in ranking
-    assert not snakemake(workdir, "-n", *targets, "--configfile", str(config)).stdout.count("rule metaeval_")  # up to date
+    assert not snakemake(workdir, "-n", *targets, "--configfile", str(config)).stdout.count(
+        "rule metaeval_"
+    )  # up to date

@@ -117,7 +117,10 @@ def _rows_or_fail(ratings: list[dict[str, Any]], source: Path) -> None:
 
 
 def error_row(pair_id: str, rater: str, category: str, significance: str, count: float) -> dict[str, Any]:
-    return {"pair_id": pair_id, "rater": rater, "kind": ERRORS, "category": category, "significance": significance, "value": count}
+    return {
+        "pair_id": pair_id, "rater": rater, "kind": ERRORS, "category": category,
+        "significance": significance, "value": count,
+    }  # fmt: skip
 
 
 def rating_row(pair_id: str, rater: str, value: float) -> dict[str, Any]:
@@ -144,8 +147,8 @@ def read_rexval(root: str | Path, candidates: list[str] | None = None) -> Rating
     names = candidates or [c for c in reports.columns if c not in {"study_id", "gt_report"}]
     _require(reports, names, reports_path)
     pairs = [
-        {"pair_id": f"{n}:{cand}", "reference": row["gt_report"], "candidate": row[cand], "cluster": str(n), "system": cand,
-         "context": json.dumps({"study_id": str(row.get("study_id", ""))})}
+        {"pair_id": f"{n}:{cand}", "reference": row["gt_report"], "candidate": row[cand], "cluster": str(n),
+         "system": cand, "context": json.dumps({"study_id": str(row.get("study_id", ""))})}
         for n, row in enumerate(reports.iter_rows(named=True))
         for cand in names
     ]  # fmt: skip
@@ -198,7 +201,8 @@ def radpref_errors(entry: Mapping[str, Any], pid: str, rater: str, where: str) -
     """One rater's errors on one candidate: false and missing findings counted per significance
     level (zero counts included, so every rated candidate has a total), attribute errors counted
     per attribute and its significant/negligible level."""
-    counts: dict[tuple[str, str], float] = {(c, lvl): 0.0 for c in ("false_finding", "missing_finding") for lvl in RADPREF_LEVELS}
+    kinds = ("false_finding", "missing_finding")
+    counts: dict[tuple[str, str], float] = {(c, lvl): 0.0 for c in kinds for lvl in RADPREF_LEVELS}
     for item in _indexed(entry.get("finding_errors"), f"{where} finding_errors"):
         kind = item.get("error_type") if isinstance(item, Mapping) else None
         if kind == "false":
@@ -210,7 +214,8 @@ def radpref_errors(entry: Mapping[str, Any], pid: str, rater: str, where: str) -
                 raise UserError(f"{where}: an attribute error needs an attributes object, got {attributes!r}")
             for attribute, level in attributes.items():
                 if level not in ATTRIBUTE_LEVELS:
-                    raise UserError(f"{where}: attribute {attribute!r} level must be one of {list(ATTRIBUTE_LEVELS)}, got {level!r}")
+                    allowed = list(ATTRIBUTE_LEVELS)
+                    raise UserError(f"{where}: attribute {attribute!r} level must be one of {allowed}, got {level!r}")
                 key = (f"attribute_{attribute}", str(level))
                 counts[key] = counts.get(key, 0.0) + 1
         else:
@@ -282,7 +287,13 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
 
 
 def read_scored_csv(
-    path: Path, name: str, reference_col: str, candidate_col: str, score_col: str, rater_col: str | None = None, prefix: str = ""
+    path: Path,
+    name: str,
+    reference_col: str,
+    candidate_col: str,
+    score_col: str,
+    rater_col: str | None = None,
+    prefix: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """(pairs, ratings, rows without a score) of a CSV with one rated pair per row; pair ids are
     `<prefix><row>`, clusters the reference text (candidates judged against one report)."""
@@ -292,7 +303,9 @@ def read_scored_csv(
     for i, row in enumerate(df.iter_rows(named=True)):
         pid = f"{prefix}{i}"
         ref = row[reference_col] or ""
-        pairs.append({"pair_id": pid, "reference": ref, "candidate": row[candidate_col] or "", "cluster": ref, "system": "", "context": "{}"})
+        candidate = row[candidate_col] or ""
+        pair = {"pair_id": pid, "reference": ref, "candidate": candidate, "cluster": ref, "system": "", "context": "{}"}
+        pairs.append(pair)
         if row[score_col] is None:
             unscored += 1
             continue
@@ -320,14 +333,15 @@ def read_rate_eval(
     path = Path(path)
     files = sorted(path.glob("rate_*.csv")) if path.is_dir() else [path]
     if not files:
-        raise UserError(f"{path}: no rate_*.csv (the published Task2_paragraph_rate folder has rate_train.csv, rate_test.csv)")
+        raise UserError(f"{path}: no rate_*.csv (the published Task2_paragraph_rate folder has rate_test.csv)")
     pairs, ratings, unscored = [], [], 0
     for f in files:
         prefix = f"{f.stem}:" if path.is_dir() else ""
         p, r, u = read_scored_csv(f, "rate_eval", reference_col, candidate_col, score_col, prefix=prefix)
         pairs, ratings, unscored = pairs + p, ratings + r, unscored + u
     _rows_or_fail(ratings, path)
-    return RatingsDataset("rate_eval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), {"pairs_without_rating": unscored})
+    notes = {"pairs_without_rating": unscored}
+    return RatingsDataset("rate_eval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
 
 
 RADEVALX_COUNTS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
@@ -380,7 +394,8 @@ def read_radevalx(path: str | Path, reports: str | None = None) -> RatingsDatase
 
 
 RADEVAL_FILE = "reader_study_final_with_annotationsv3.csv"
-RADEVAL_COLUMNS = ("annotator", "type", "ground_truth", "images_path", *(f"{k}{i}" for k in ("prediction", "annotation") for i in (1, 2, 3)))
+RADEVAL_SLOTS = tuple(f"{k}{i}" for k in ("prediction", "annotation") for i in (1, 2, 3))
+RADEVAL_COLUMNS = ("annotator", "type", "ground_truth", "images_path", *RADEVAL_SLOTS)
 RADEVAL_CATEGORIES = (*CATEGORIES, "g")  # 1-6 as GREEN a..f; 7: inarticulate report (grammar, readability)
 _SEVERITY_LINE = re.compile(r"[^A-Za-z0-9]*(significant|insignificant)[^A-Za-z0-9]*", re.I)
 _COUNT_LINE = re.compile(r"\s*([1-7])[.)]\s+[^:]*:\s*([0-9]+)\s*[.;]?\s*")
@@ -431,8 +446,10 @@ def read_radeval_expert(path: str | Path) -> RatingsDataset:
         context = json.dumps({"type": row["type"], "images_path": row["images_path"]})
         for slot in (1, 2, 3):
             pid = f"{i}:{slot}"
-            pairs.append({"pair_id": pid, "reference": row["ground_truth"] or "", "candidate": row[f"prediction{slot}"] or "",
-                          "cluster": str(row["images_path"]), "system": f"prediction{slot}", "context": context})  # fmt: skip
+            pairs.append({
+                "pair_id": pid, "reference": row["ground_truth"] or "", "candidate": row[f"prediction{slot}"] or "",
+                "cluster": str(row["images_path"]), "system": f"prediction{slot}", "context": context,
+            })  # fmt: skip
             counts = radeval_counts(row[f"annotation{slot}"])
             if counts is None:
                 unreadable += 1
@@ -471,7 +488,8 @@ def human_scores(ratings: pl.DataFrame, target: str) -> tuple[pl.DataFrame, bool
     kind, levels, lower = TARGETS[target]
     rows = ratings.filter(pl.col("kind") == kind)
     if levels is not None:
-        rows = rows.with_columns(pl.when(pl.col("significance").is_in(list(levels))).then(pl.col("value")).otherwise(0.0))
+        counted = pl.col("significance").is_in(list(levels))
+        rows = rows.with_columns(pl.when(counted).then(pl.col("value")).otherwise(0.0))
     per_rater = rows.group_by("pair_id", "rater").agg(pl.col("value").sum())
     return per_rater.group_by("pair_id").agg(pl.col("value").mean().alias("human")).sort("pair_id"), lower
 

@@ -39,7 +39,9 @@ def _share(num: int, den: int) -> float:
     return num / den if den else math.nan
 
 
-def preference_agreement(metric: Sequence[float], human: Sequence[float], clusters: Sequence[str], tol: float = 1e-12) -> Agreement:
+def preference_agreement(
+    metric: Sequence[float], human: Sequence[float], clusters: Sequence[str], tol: float = 1e-12
+) -> Agreement:
     """Agreement of the metric's within-case order with the human order (inputs one per pair)."""
     m, h = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
     if not len(m) == len(h) == len(clusters):

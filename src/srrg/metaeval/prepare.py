@@ -21,9 +21,10 @@ def prepare_from_dataset(adapter: str, data: str, options: dict, out_dir: Path) 
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
     for column, dtype in PAIR_INFO_SCHEMA.items():
         if column not in pairs.columns:
-            pairs = pairs.with_columns((pl.col("pair_id") if column == "cluster" else pl.lit("")).cast(dtype).alias(column))
-    write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out_dir / "refs.parquet")
-    write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out_dir / "hyps.parquet")
+            default = pl.col("pair_id") if column == "cluster" else pl.lit("")
+            pairs = pairs.with_columns(default.cast(dtype).alias(column))
+    for name, text in (("refs", "reference"), ("hyps", "candidate")):
+        write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report")), out_dir / f"{name}.parquet")
     write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)), out_dir / "pairs.parquet")
     write_parquet(ds.ratings, out_dir / "ratings.parquet")
     rated = set(ds.ratings["pair_id"])

@@ -73,7 +73,9 @@ def read_cases(path: str | Path) -> list[RankingCase]:
         for test in cat["tests"]:
             where = f"{path} case {test.get('id')!r}"
             cands = test.get("candidates")
-            if not isinstance(cands, Mapping) or not all(isinstance(c, Mapping) and isinstance(c.get("text"), str) for c in cands.values()):
+            if not isinstance(cands, Mapping) or not all(
+                isinstance(c, Mapping) and isinstance(c.get("text"), str) for c in cands.values()
+            ):
                 raise UserError(f"{where}: candidates must map C1, C2, ... to objects with a text")
             if not isinstance(test.get("ground_truth"), str) or test.get("id") is None:
                 raise UserError(f"{where}: a case needs an id and a ground_truth text")
@@ -84,10 +86,10 @@ def read_cases(path: str | Path) -> list[RankingCase]:
             if str(test["id"]) in seen:
                 raise UserError(f"{where}: duplicate case id")
             seen.add(str(test["id"]))
-            cases.append(RankingCase(
-                str(test["id"]), str(cat.get("category", "")), test["ground_truth"], {k: v["text"] for k, v in cands.items()},
-                relations, any("context" in v for v in cands.values()),
-            ))  # fmt: skip
+            texts = {k: v["text"] for k, v in cands.items()}
+            has_context = any("context" in v for v in cands.values())
+            category = str(cat.get("category", ""))
+            cases.append(RankingCase(str(test["id"]), category, test["ground_truth"], texts, relations, has_context))
     if not cases:
         raise UserError(f"{path}: no ranking case; nothing to check")
     return cases
@@ -117,10 +119,14 @@ def candidate_scores(
     out = {}
     for metric, key in metric_keys(metrics, keys).items():
         table = score_all(refs, hyps, [metric], options).per_report
-        numeric = [c for c, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)]
+        numeric = [
+            c for c, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+        ]
         stats = {s.key: s for s in statistics(numeric)}
         if key not in stats:
-            raise UserError(f"metaeval-rank: {metric} has no statistic {key!r}; choose one of {sorted(stats)} with --keys")
+            raise UserError(
+                f"metaeval-rank: {metric} has no statistic {key!r}; choose one of {sorted(stats)} with --keys"
+            )
         stat = stats[key]
         per_case: list[dict[str, float]] = [{} for _ in cases]
         for row, (i, name) in enumerate(slots):
@@ -129,7 +135,9 @@ def candidate_scores(
     return out
 
 
-def check_cases(cases: Sequence[RankingCase], scores: Mapping[str, list[dict[str, float]]], keys: Mapping[str, str]) -> pl.DataFrame:
+def check_cases(
+    cases: Sequence[RankingCase], scores: Mapping[str, list[dict[str, float]]], keys: Mapping[str, str]
+) -> pl.DataFrame:
     """One row per case and metric: the scores, whether every relation holds, and the ones that do not."""
     rows = []
     for metric, per_case in scores.items():
@@ -163,5 +171,7 @@ def category_markdown(table: pl.DataFrame, keys: Mapping[str, str], caption: str
     header = ["Category", "cases", *(f"{m} ({keys[m]})" for m in metrics)]
     lines = [caption, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in table.iter_rows(named=True):
-        lines.append(f"| {r['category']} | {r['n_cases']} | " + " | ".join(f"{r[m]}/{r['n_cases']}" for m in metrics) + " |")
+        lines.append(
+            f"| {r['category']} | {r['n_cases']} | " + " | ".join(f"{r[m]}/{r['n_cases']}" for m in metrics) + " |"
+        )
     return "\n".join(lines) + "\n"

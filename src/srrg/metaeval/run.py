@@ -114,7 +114,9 @@ def measured_metrics(joined: pl.DataFrame, metrics: Sequence[str]) -> None:
         )
     for m in metrics:
         if not rated[m].cast(pl.Float64).fill_null(math.nan).is_finite().any():
-            raise UserError(f"metric column {m!r} has no finite value on the {rated.height} rated pairs (failed or unscored metric)")
+            raise UserError(
+                f"metric column {m!r} has no finite value on the {rated.height} rated pairs (failed or unscored metric)"
+            )
 
 
 def cluster_ids(ids: Sequence[str], pairs: pl.DataFrame | None) -> list[str] | None:
@@ -124,7 +126,10 @@ def cluster_ids(ids: Sequence[str], pairs: pl.DataFrame | None) -> list[str] | N
     mapping = pair_clusters(pairs)
     missing = [i for i in ids if i not in mapping]
     if missing:
-        raise UserError(f"{len(missing)} scored pair(s) (e.g. {missing[0]!r}) are not in the pairs table; pass the pairs.parquet of the same dataset")
+        raise UserError(
+            f"{len(missing)} scored pair(s) (e.g. {missing[0]!r}) are not in the pairs table; "
+            "pass the pairs.parquet of the same dataset"
+        )
     return [mapping[i] for i in ids]
 
 
@@ -166,7 +171,9 @@ def run_metaeval(
     y = orient(joined["human"].to_list(), human_lower)
     xs = {m: orient(joined[m].cast(pl.Float64).to_list(), m in cfg.lower_is_better) for m in metrics}
     rows: list[tuple[str, Correlation]] = [
-        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)) for m in metrics for method in METHODS
+        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters))
+        for m in metrics
+        for method in METHODS
     ]
     corr = tables.correlation_frame(rows)
 
@@ -179,7 +186,9 @@ def run_metaeval(
         for m in metrics:
             if m != reference:
                 for method in METHODS:
-                    test = paired_test(xs[reference], xs[m], y, method, (reference, m), cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)
+                    names = (reference, m)
+                    boot = (cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)
+                    test = paired_test(xs[reference], xs[m], y, method, names, *boot)
                     paired_rows.append(asdict(test))
     paired = pl.DataFrame(paired_rows) if paired_rows else pl.DataFrame()
 
@@ -228,7 +237,8 @@ def run_metaeval(
         "seed": cfg.seed,
         "caveat": cfg.caveat,
     }
-    return MetaevalResult(corr, paired, prf_frame, ens, info, preference_frame(xs, y, clusters), systems_frame(xs, y, ids, pairs))
+    preference, systems = preference_frame(xs, y, clusters), systems_frame(xs, y, ids, pairs)
+    return MetaevalResult(corr, paired, prf_frame, ens, info, preference, systems)
 
 
 def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
@@ -238,7 +248,8 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     info = result.info
     note = f"{info['caveat']}\n\n" if info["caveat"] else ""
     what = (
-        f"Correlation with human {info['human_target']} ({info['sign_convention']}); n = {info['n_with_human']} rated pairs "
+        f"Correlation with human {info['human_target']} ({info['sign_convention']}); "
+        f"n = {info['n_with_human']} rated pairs "
         f"({info['n_without_human']} scored pairs without rating left out), {info['n_boot']} bootstrap resamples of "
         f"{info['resampling']} (seed {info['seed']})."
     )
@@ -258,11 +269,11 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
         write_text(out / f"{name}.csv", frame.write_csv())
     if not result.preference.is_empty():
         caption = (
-            "Within-case preference agreement: share of within-case candidate pairs the metric orders as the mean human "
-            f"{info['human_target']} does (a metric tie counts as disagreement; human ties left out)."
+            "Within-case preference agreement: share of within-case candidate pairs the metric orders as the mean "
+            f"human {info['human_target']} does (a metric tie counts as disagreement; human ties left out)."
         )
         write_text(out / "preference_agreement.md", note + tables.preference_markdown(result.preference, caption))
     if not result.systems.is_empty():
-        caption = "System-ranking agreement: Kendall tau-b between the system rankings (per-system means over rated pairs)."
+        caption = "System-ranking agreement: Kendall tau-b between the system rankings (per-system means, rated pairs)."
         write_text(out / "system_agreement.md", note + agreement_markdown(result.systems, caption))
     write_text(out / "info.json", json.dumps(info, indent=2) + "\n")

@@ -22,7 +22,9 @@ def ranking_agreement(values: Mapping[str, Mapping[str, float]], lower_is_better
     constant metric); lower-is-better metrics are negated first."""
     rows = []
     for a, b in itertools.combinations(values, 2):
-        systems = [s for s in values[a] if s in values[b] and math.isfinite(values[a][s]) and math.isfinite(values[b][s])]
+        systems = [
+            s for s in values[a] if s in values[b] and math.isfinite(values[a][s]) and math.isfinite(values[b][s])
+        ]
         x = orient([values[a][s] for s in systems], a in lower_is_better)
         y = orient([values[b][s] for s in systems], b in lower_is_better)
         tau = coefficient("kendall", np.asarray(x), np.asarray(y))[0]
@@ -35,7 +37,9 @@ def system_means(frame: pl.DataFrame, system_col: str, columns: Sequence[str]) -
     out: dict[str, dict[str, float]] = {}
     for column in columns:
         grouped = frame.group_by(system_col).agg(pl.col(column).cast(pl.Float64).fill_nan(None).mean())
-        out[column] = {str(s): (math.nan if v is None else float(v)) for s, v in zip(grouped[system_col], grouped[column])}
+        out[column] = {
+            str(s): (math.nan if v is None else float(v)) for s, v in zip(grouped[system_col], grouped[column])
+        }
     return out
 
 

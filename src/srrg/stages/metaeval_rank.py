@@ -14,13 +14,19 @@ HELP = "RadJudge ranking cases: do the metrics rank candidate reports as radiolo
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", required=True, help="RadJudge ranking_tests.json, or the folder holding it")
-    parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. bleu,rouge_l,s_score_text,ce")
+    parser.add_argument(
+        "--metrics", required=True, help="comma-separated metric names, e.g. bleu,rouge_l,s_score_text,ce"
+    )
     parser.add_argument(
         "--keys", default="", metavar="METRIC=KEY,...",
         help="statistic checked per metric (defaults: bleu=bleu_4, ce=ce_f1_micro, else the metric name)",
     )  # fmt: skip
     parser.add_argument("--out", required=True, help="output folder")
-    _args.config(parser, "score", 'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}')
+    _args.config(
+        parser,
+        "score",
+        'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}',
+    )
 
 
 def parse_keys(value: str) -> dict[str, str]:
@@ -58,8 +64,15 @@ def run(args: argparse.Namespace) -> None:
     write_text(out / "rank_cases.csv", checked.write_csv())
     write_text(out / "rank_categories.csv", table.write_csv())
     write_text(out / "rank_categories.md", markdown)
-    info = {"cases": args.cases, "n_cases": len(cases), "n_categories": table.height - 1, "metrics": metrics, "keys": keys,
-            "n_cases_with_context": sum(c.has_context for c in cases), "equal_tolerance": radjudge.EQUAL_TOLERANCE}  # fmt: skip
+    info = {
+        "cases": args.cases,
+        "n_cases": len(cases),
+        "n_categories": table.height - 1,
+        "metrics": metrics,
+        "keys": keys,
+        "n_cases_with_context": sum(c.has_context for c in cases),
+        "equal_tolerance": radjudge.EQUAL_TOLERANCE,
+    }
     write_text(out / "info.json", json.dumps(info, indent=2) + "\n")
     print(markdown, end="")
     print(f"srrg metaeval-rank: {len(cases)} cases x {len(metrics)} metrics -> {out}")
