@@ -15,12 +15,22 @@ Prints, per family, the number of cases, how many ended badly and the wall time:
     past --timeout, `skipped` when the family's --budget was spent first (a loaded machine).
 (c) >= 30 mutations of config.yaml (typos in keys at every level, wrong value types, duplicate YAML
     keys) through `srrg.config.load_config`; a mutation that passes validation is a miss. A few also
-    go through `snakemake -n --configfile` in a temporary copy of the workflow.
+    go through `snakemake -n --configfile` in a temporary copy of the workflow. Then the mistakes of
+    issue 25 that the schema alone accepts (a remote endpoint without allow_remote, judges on the
+    rules backend, infer.max_new_tokens below a run's max_target_tokens, ...) through the workflow's
+    own check, `srrg.config_tree.check_workflow_config`; one it accepts is a miss.
+(d) hostile OpenAI-compatible endpoints on 127.0.0.1 (issue 25): a server trickling its answer, a
+    100 MB answer, a body nested 100,000 deep, a stage whose requests outlast llm.stage_timeout_s,
+    an endpoint that fails every request under `normalize.method: llm`. A case is bad when the
+    client raises, waits past its bound, caches the answer, or the stage exits 0 without opting in.
+
+The (b) family also holds issue 25's inputs: outputs that are or hold an input, JSON nested too deep,
+lone surrogate escapes, a FIFO as input, MIMIC CSVs without their columns.
 
 Every case that did not end well is listed with its command. Bounded (< 3 min on 2 cores) and
 runnable any time; nothing is written outside a temporary folder.
 
-    .venv/bin/python benchmarks/fuzz_replay.py [--families abc] [--jobs 2] [--seed 16]
+    .venv/bin/python benchmarks/fuzz_replay.py [--families abcd] [--jobs 2] [--seed 16]
 """
 
 from __future__ import annotations
@@ -291,6 +301,11 @@ def _fixtures(tmp: Path) -> dict[str, str]:
     f["wrong_cols.parquet"] = str(tmp / "wrong_cols.parquet")
     pl.DataFrame({"study_id": ["s1"], "report": [[1, 2]]}).write_parquet(tmp / "report_list.parquet")
     f["report_list.parquet"] = str(tmp / "report_list.parquet")
+    put("deep.jsonl", '{"study_id": "s1", "report": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    put("surrogate.jsonl", '{"study_id": "s1", "report": "a \\ud800 b"}\n')
+    put("split_nocols.csv", "a,b\n1,2\n")
+    os.mkfifo(tmp / "fifo.jsonl")
+    f["fifo.jsonl"] = str(tmp / "fifo.jsonl")
     (tmp / "adir").mkdir()
     (tmp / "empty_dir").mkdir()
     (tmp / "a_file_as_out").write_text("x")
@@ -383,6 +398,25 @@ def cli_cases(f: dict[str, str]) -> list[list[str]]:
         ["judge-train-fit", "--prepared", missing, "--out-dir", out + "/j", "--work-dir", out + "/w"],
         ["bogus-command"],
         [],
+        # issue 25: deep nesting, lone surrogates, a FIFO, MIMIC CSVs without their columns
+        score(refs=f["deep.jsonl"]),
+        score(hyps=f["surrogate.jsonl"]),
+        score(refs=f["fifo.jsonl"]),
+        ["extract", "--in", f["fifo.jsonl"], "--out", out + "/x.parquet"],
+        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"split_csv": f["split_nocols.csv"]}})],
+        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"metadata_csv": f["split_nocols.csv"]}})],
+        ["metaeval-correlate", "--scores", good, "--ratings", f["garbage.jsonl"], "--out", out + "/c"],
+        # issue 25 item 7: an output that is, or holds, an input (and two outputs on one path)
+        ["infer", "--model", f["model.pt"], "--dataset", f["empty_dir"], "--out", f["model.pt"]],
+        ["infer", "--model", f["model.pt"], "--dataset", f["empty_dir"], "--out", out + "/p.parquet", "--pairs", out + "/p.parquet"],
+        ["ingest", "--source", "iu_xray", "--out", f["text.tgz"], "--config", json.dumps({"iu_xray": {"archive": f["text.tgz"]}})],
+        ["extract", "--in", good, "--out", good],
+        ["normalize", "--in", f["wrong_cols.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/n.parquet"],
+        ["normalize", "--in", f["wrong_cols.parquet"], "--out", f["wrong_cols.parquet"], "--phrases", out + "/p.parquet"],
+        score(good, good, "bleu")[:-1] + [str(Path(good).parent)],
+        ["train", "--dataset", f["empty_dir"], "--out", f["empty_dir"]],
+        ["stats", "--dataset", f["empty_dir"], "--out-dir", f["empty_dir"]],
+        ["dataset", "--in", good, "--out-dir", str(Path(good).parent)],
     ]
     return cases
 
@@ -521,6 +555,115 @@ def family_c(seed: int, snakemake_cases: int, timeout: float) -> dict[str, Any]:
     return {"cases": len(cases), "bad": len(passed) + len(errors), "failures": passed + errors, "snakemake": snake}
 
 
+def semantic_mistakes() -> list[tuple[str, dict[str, Any]]]:
+    """(description, config overrides) that the schema accepts and the workflow check must refuse
+    (issue 25 items 4 and 5 and its config Lows)."""
+    openai = {"backend": "openai", "model": "m", "base_url": "https://api.example.com/v1"}
+    run = {"name": "r", "label": "R", "arch": "baseline", "target": "json", "overrides": {"model": {"max_target_tokens": 128}}}
+    return [
+        ("normalize on a remote endpoint without allow_remote", {"normalize": {"method": "llm"}, "llm": openai}),
+        ("judges on a remote endpoint without allow_remote", {"judge": {"llm": openai}}),
+        ("judges on the rules backend", {"judge": {"llm": {"backend": "rules"}}}),
+        ("openai backend without a model", {"llm": {"backend": "openai"}}),
+        ("malformed base_url", {"llm": {**openai, "base_url": "http//localhost:8000"}}),
+        ("base_url port out of range", {"llm": {**openai, "base_url": "http://localhost:99999/v1"}}),
+        ("normalize.method llm on llm.backend rules", {"normalize": {"method": "llm"}}),
+        ("uninstalled extract.spacy_model", {"extract": {"spacy_model": "en_core_no_such_model_sm"}}),
+        ("negative optim.lr", {"train": {"optim": {"lr": -1e-3}}}),
+        ("num_return_sequences > num_beams", {"infer": {"num_beams": 2, "num_return_sequences": 3}}),
+        ("empty score.metrics", {"score": {"metrics": []}}),
+        ("infer.max_new_tokens below a run's max_target_tokens", {"train": {"runs": [run]}, "infer": {"max_new_tokens": 64}}),
+        ("results_dir empty", {"results_dir": ""}),
+        ("results_dir an existing file", {"results_dir": str(ROOT / "config.yaml")}),
+        ("stats.dpi 100000", {"stats": {"dpi": 100000}}),
+    ]
+
+
+def family_c_semantic() -> dict[str, Any]:
+    from srrg.config import ConfigError
+    from srrg.config_tree import check_workflow_config
+
+    base = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    failures = []
+    check_workflow_config(base)  # the control: the embedded default passes
+    for desc, override in semantic_mistakes():
+        try:
+            check_workflow_config({**base, **override})
+            failures.append(f"workflow check accepts: {desc}")
+        except ConfigError:
+            pass
+        except Exception as err:  # noqa: BLE001
+            failures.append(f"{type(err).__name__} (not a config error): {desc}: {err}")
+    return {"cases": len(semantic_mistakes()), "bad": len(failures), "failures": failures}
+
+
+# --- (d) hostile endpoints ------------------------------------------------------------------------
+
+
+def family_d(tmp: Path) -> dict[str, Any]:
+    """Hostile loopback endpoints against the LLM client and the normalize stage (issue 25)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status
+    from test_llm_hostile import TricklingServer
+
+    from srrg.llm import LLMClient, LLMConfig, PromptTemplate
+
+    echo = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
+    failures: list[str] = []
+    cases = 0
+
+    def client(url: str, name: str, **over: Any) -> LLMClient:
+        cfg = {"backend": "openai", "model": "m", "base_url": url, "cache_dir": str(tmp / name), "timeout_s": 2.0,
+               "max_retries": 1, "retry_base_delay_s": 0.01, "retry_max_delay_s": 0.05, **over}
+        return LLMClient(LLMConfig.from_dict(cfg))
+
+    def case(name: str, make: Callable[[], Any], requests: int, bound_s: float, **over: Any) -> None:
+        nonlocal cases
+        cases += 1
+        with make() as server:
+            c = client(server.base_url, name, **over)
+            t0 = time.monotonic()
+            try:
+                answers = c.complete([echo.render("x", phrase=f"p{i}") for i in range(requests)], progress=False)
+            except Exception as err:  # noqa: BLE001
+                failures.append(f"{name}: the client raised {type(err).__name__}: {err}")
+                return
+            wall = time.monotonic() - t0
+        if wall > bound_s:
+            failures.append(f"{name}: {wall:.1f}s, bound {bound_s:.0f}s")
+        if any(a.ok for a in answers) or len(c.cache):
+            failures.append(f"{name}: {sum(a.ok for a in answers)} answers ok, {len(c.cache)} cached")
+
+    class _Trickle:
+        def __enter__(self) -> Any:
+            self.server = TricklingServer(every=0.2)
+            return self.server
+
+        def __exit__(self, *exc: object) -> None:
+            self.server.close()
+
+    case("trickling answer", _Trickle, 1, 5.0, max_retries=0)
+    case("100 MB answer", lambda: OpenAIStub(lambda body: Reply("x" * 100_000_000)), 1, 30.0, max_answer_bytes=1_000_000)
+    case("body nested 100,000 deep", lambda: OpenAIStub(lambda body: Malformed("[" * 100_000 + "]" * 100_000)), 1, 10.0)
+    case("stage outlasting stage_timeout_s", lambda: OpenAIStub(lambda body: Delay(5.0, Status(500))), 6, 6.0,
+         stage_timeout_s=1.0, concurrency=2)
+    cases += 1  # the normalize stage with every request failing: exit 1 unless allow_fallback
+    table = tmp / "extracted.parquet"
+    import polars as pl
+
+    loc = {"positive": [{"name": "opacity", "probability": 3, "level": None, "location": "left base"}], "negative": []}
+    pl.DataFrame({"study_id": ["s1"], "structured": [json.dumps(loc)]}).write_parquet(table)
+    with OpenAIStub(lambda body: Status(500)) as stub:
+        llm = {"backend": "openai", "model": "m", "base_url": stub.base_url, "cache_dir": str(tmp / "n"), "max_retries": 0}
+        for allow, want in ((False, 1), (True, 0)):
+            cfg = json.dumps({"method": "llm", "allow_fallback": allow, "llm": llm})
+            proc = subprocess.run([sys.executable, "-m", "srrg", "normalize", "--in", str(table), "--out", str(tmp / f"n{allow}.parquet"),
+                                   "--phrases", str(tmp / f"p{allow}.parquet"), "--config", cfg], capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode != want:
+                failures.append(f"normalize, endpoint down, allow_fallback {allow}: exit {proc.returncode}, expected {want}")
+    return {"cases": cases, "bad": len(failures), "failures": failures}
+
+
 def _snakemake_dry_runs(cases: list[tuple[str, str]], tmp: Path, n: int, timeout: float) -> dict[str, Any]:
     """The first n - 1 mutations (and a duplicated section) through `snakemake -n` in a temporary
     copy of the workflow, after a control run: the unmutated config.yaml must be accepted there,
@@ -558,7 +701,7 @@ def _snakemake_dry_runs(cases: list[tuple[str, str]], tmp: Path, n: int, timeout
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--families", default="abc", help="which families to run (a, b, c)")
+    parser.add_argument("--families", default="abcd", help="which families to run (a, b, c, d)")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--outputs", type=int, default=10_000, help="fuzzed model outputs in (a)")
     parser.add_argument("--jobs", type=int, default=2, help="concurrent CLI subprocesses in (b)")
@@ -582,6 +725,14 @@ def main() -> None:
         sn = res["snakemake"]
         rows.append(("c config mutations", res, time.perf_counter() - start, f"snakemake -n: {sn['cases']} run, {sn['bad']} accepted"))
         res["failures"] += sn["failures"]
+        start = time.perf_counter()
+        res = family_c_semantic()
+        rows.append(("c2 config mistakes", res, time.perf_counter() - start, "through check_workflow_config"))
+    if "d" in args.families:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="srrg-fuzz-llm-") as tmp:
+            res = family_d(Path(tmp))
+        rows.append(("d hostile endpoints", res, time.perf_counter() - start, "loopback servers"))
 
     print(f"{'family':<20} {'cases':>6} {'bad':>5} {'wall s':>7}  detail")
     for name, res, wall, detail in rows:
