@@ -88,6 +88,10 @@ def test_fetch_records_sha256_and_list_shows_present(tmp_path: Path, monkeypatch
     assert srrg_main(["models", "list", "--config", str(config), "--dir", str(root)]) == 0
     out = capsys.readouterr().out
     assert out.count("[present]") == 2 and "[missing]" not in out
+    refs_main = root / "hub" / "models--StanfordAIMI--RRG_scorers" / "refs" / "main"
+    assert refs_main.read_text() == entry["commit"]  # loading by name offline finds the pinned snapshot
+    monkeypatch.setenv(mf.MODELS_ENV, str(root))
+    assert "|weights:StanfordAIMI/RRG_scorers@6646433b|" in rv.CheXbert().signature("chexbert_14_micro_f1")
     (Path(entry["snapshot"]) / "chexbert.pth").unlink()
     assert not mf.present(mf.metric_needs("chexbert")[1], root)
 

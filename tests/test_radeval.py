@@ -93,7 +93,9 @@ def test_chexbert_counts_micro_macro_and_labels(monkeypatch: pytest.MonkeyPatch)
     assert summary["chexbert_5_micro_f1"] == pytest.approx(2 / 4)
     assert summary["chexbert_5_macro_f1"] == pytest.approx(1 / 5)
     assert sorted(labeler.seen) == sorted(set(refs + hyps))  # each distinct text labeled once
-    assert result.signatures["chexbert_5_micro_f1"] == "chexbert|radeval:2.2.1|labels:5|avg:micro|uncertain:positive|srrg:0.1.0"
+    assert result.signatures["chexbert_5_micro_f1"] == (
+        "chexbert|radeval:2.2.1|labels:5|avg:micro|uncertain:positive"
+        "|weights:bert-base-uncased@main|weights:StanfordAIMI/RRG_scorers@main|srrg:0.1.0")  # nothing fetched here
     assert "labels:14|avg:macro" in result.signatures["chexbert_14_macro_f1"]
 
 

@@ -154,10 +154,19 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
         folder = Path(snapshot_download(need.repo, revision=need.revision or "main", cache_dir=str(root / "hub"),
                                         allow_patterns=list(need.files) if need.files else None))
         files = sorted(p for p in folder.rglob("*") if p.is_file())
+        # RadEval and transformers load by name, i.e. the `main` ref: offline it must name this snapshot
+        write_text(folder.parent.parent / "refs" / "main", folder.name)
         manifest[need.repo] = {"requested": need.revision, "commit": folder.name, "snapshot": str(folder),
                                "files": {str(p.relative_to(folder)): sha256(p) for p in files}}
         write_text(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def revision_used(repo: str) -> str:
+    """What a scorer loading `repo` by name gets: the first 8 digits of the fetched commit when the
+    weights folder holds it (its `main` ref points there), else `main` (whatever the hub serves)."""
+    entry = read_manifest(models_dir()).get(repo)
+    return entry["commit"][:8] if entry else "main"
 
 
 def describe(need: Need, root: Path | None = None) -> str:

@@ -87,6 +87,14 @@ class Column:
     corpus_is_mean: bool = True
 
 
+def weights(metric: str) -> list[tuple[str, str]]:
+    """`weights:<repo>@<rev8>` parts: the hub repositories the metric loads and the revision it
+    gets (srrg.models_fetch.revision_used; `main` when they were not fetched)."""
+    from srrg.models_fetch import catalog, revision_used
+
+    return [("weights", f"{repo}@{revision_used(repo)}") for repo in catalog()["metrics"].get(metric, [])]
+
+
 def texts(reports: Sequence[str]) -> list[str]:
     """What RadEval reads: structured reports as their sentence rendering, free text as written."""
     return [text_for_nlg(r) for r in reports]
@@ -129,7 +137,7 @@ class RadEvalMetric(Metric):
         return {c.key: c.direction for c in cls.columns}
 
     def signature(self, key: str) -> str:
-        return compose(self.name, [("radeval", RADEVAL_VERSION), *self.parts])
+        return compose(self.name, [("radeval", RADEVAL_VERSION), *self.parts, *weights(self.name)])
 
     def raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
         return radeval_metric(self.radeval_name, self.name)._compute_raw(refs, hyps)
@@ -244,7 +252,7 @@ class RadCliQ(RadEvalMetric):
         direction = "higher" if key == "radcliq_v1_inverse" else "lower"
         value = "1/mean" if key == "radcliq_v1_inverse" else "mean"
         return compose(self.name, [("radeval", RADEVAL_VERSION), ("version", "1"), ("value", value),
-                                   ("direction", direction)])
+                                   ("direction", direction), *weights(self.name)])
 
 
 @register
@@ -304,7 +312,8 @@ class RadGraph(RadEvalMetric):
 
     def signature(self, key: str) -> str:
         level = key.removeprefix("radgraph_") if key != "radgraph_status" else "all"
-        return compose(self.name, [("radeval", RADEVAL_VERSION), ("model", "radgraph-xl"), ("reward", level)])
+        return compose(self.name, [("radeval", RADEVAL_VERSION), ("model", "radgraph-xl"), ("reward", level),
+                                   *weights(self.name)])
 
 
 def label_counts(ref: Sequence[int], hyp: Sequence[int], idx: Sequence[int]) -> tuple[int, int, int]:
@@ -345,14 +354,15 @@ class CheXbert(Metric):
     def signature(self, key: str) -> str:
         n = "5" if "_5" in key else "14"
         avg = "micro" if "micro" in key else "macro" if "macro" in key else "report"
-        return compose(self.name, [("radeval", RADEVAL_VERSION), ("labels", n), ("avg", avg), ("uncertain", "positive")])
+        return compose(self.name, [("radeval", RADEVAL_VERSION), ("labels", n), ("avg", avg), ("uncertain", "positive"),
+                                   *weights(self.name)])
 
     def labels(self, reports: list[str]) -> list[list[int]]:
         """14 labels per report (1 = positive or uncertain, RadEval's 'rrg' mode), from the
         per-report cache where it holds them."""
         if not self.cfg.cache_dir:
             return self.labeled(reports)
-        signature = compose("chexbert-labels", [("radeval", RADEVAL_VERSION), ("uncertain", "positive")])
+        signature = compose("chexbert-labels", [("radeval", RADEVAL_VERSION), ("uncertain", "positive"), *weights(self.name)])
         keys = [cache_key(signature, r) for r in reports]
         cache = ScoreCache(self.cfg.cache_dir)
         try:
