@@ -288,3 +288,28 @@ def test_metaeval_correlate_reads_its_tables_by_extension(tmp_path, capsys):
     capsys.readouterr()
     assert main([*common, "--ratings", str(tmp_path / "bad.jsonl"), "--out", str(tmp_path / "c")]) == 2
     assert "bad.jsonl" in capsys.readouterr().err
+
+
+def test_full_disk_is_one_line_naming_the_output_and_keeps_the_old_one(tmp_path, monkeypatch):
+    """issue 25 (Low): a full disk gave a polars ComputeError traceback. (Simulated: the tests
+    cannot mount a small file system; the messages are those polars and Python give for ENOSPC.)"""
+    import errno
+
+    out = tmp_path / "t.parquet"
+    write_parquet(pl.DataFrame({"a": [1]}), out)
+    before = out.read_bytes()
+
+    def full(self, *args, **kwargs):
+        raise pl.exceptions.ComputeError("parquet: underlying IO error: No space left on device (os error 28)")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", full)
+    with pytest.raises(UserError, match=rf"{out}: cannot be written .*No space left on device"):
+        write_parquet(pl.DataFrame({"a": [2]}), out)
+    assert out.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["t.parquet"]  # no temp file left
+
+    def full_text(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(type(tmp_path), "write_text", full_text)
+    with pytest.raises(UserError, match=r"s\.json: cannot be written \(No space left on device\)"):
+        write_text(tmp_path / "s.json", "{}")

@@ -65,14 +65,34 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+def _unwritable(path: str | os.PathLike[str], err: BaseException) -> NoReturn:
+    """A full disk or a folder that turned read-only while writing: one line naming the output (the
+    temporary file is removed; the previous output, if any, is kept)."""
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else _first_line(err)
+    raise UserError(f"{path}: cannot be written ({reason}); check the free space and permissions of its folder") from None
+
+
+def _io_failure(err: BaseException) -> bool:
+    """An error of the file system, also when polars wraps it (its message then ends in 'os error N')."""
+    return isinstance(err, OSError) or "os error" in str(err)
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    try:
+        with atomic_path(path) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    except OSError as err:
+        _unwritable(path, err)
 
 
 def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str], **kwargs: Any) -> None:
-    with atomic_path(path) as tmp:
-        df.write_parquet(tmp, compression="zstd", **kwargs)
+    try:
+        with atomic_path(path) as tmp:
+            df.write_parquet(tmp, compression="zstd", **kwargs)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        if not _io_failure(err):
+            raise
+        _unwritable(path, err)
 
 
 def is_id_column(name: str) -> bool:
