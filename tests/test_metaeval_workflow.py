@@ -1,6 +1,7 @@
 """The meta-evaluation workflow end to end (workflow/rules/metaeval.smk): a metaeval.datasets entry
 pointing at the RadPref layout fixture goes through metaeval_prepare -> metaeval_score ->
-metaeval_correlate to tables with finite values, and a radjudge entry runs metaeval_rank."""
+metaeval_correlate to tables with finite values, a radjudge entry runs metaeval_rank, and both tables
+are in `snakemake --report`."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
     assert (prepared["n_pairs"], prepared["n_raters"], prepared["n_rating_rows"]) == (8, 3, 202)
     ranking = (workdir / "results" / "metaeval" / "rj" / "ranking" / "rank_categories.md").read_text()
     assert "bleu (bleu_1)" in ranking and "| Total | 4 |" in ranking
-    assert not snakemake(workdir, "-n", *targets, "--configfile", str(config)).stdout.count(
-        "rule metaeval_"
-    )  # up to date
+    rerun = snakemake(workdir, "-n", *targets, "--configfile", str(config))
+    assert "rule metaeval_" not in rerun.stdout  # up to date
+    snakemake(workdir, "--report", "report.html", *targets, "--configfile", str(config))
+    html = (workdir / "report.html").read_text(errors="replace")
+    assert "Meta-evaluation" in html and "table_gema.md" in html and "rank_categories.md" in html
