@@ -63,26 +63,31 @@ def write_dataset(root: Path) -> Path:
     return root / "dataset"
 
 
-def write_run(root: Path, name: str, hyps: dict[str, str], metrics=("s_score", "rouge_l")) -> tuple[Path, Path]:
-    """predictions.parquet (every reference study; s6 view_filtered) and the score stage's outputs."""
+def write_run(
+    root: Path, name: str, hyps: dict[str, str], metrics=("s_score", "rouge_l"), target: str = "json"
+) -> tuple[Path, Path]:
+    """predictions.parquet (every reference study; s6 view_filtered) and the score stage's outputs.
+    A run whose predictions are sentences has infer's Sentence-Direct columns: the reference as its
+    sentence rendering, no parse status, no structured prediction."""
     folder = root / "runs" / name
     folder.mkdir(parents=True)
     records = []
     for sid, ref in REFERENCES.items():
         raw = hyps.get(sid)
-        report, status = parse_report(raw) if raw is not None else (None, None)
+        json_target = target == "json"
+        report, status = parse_report(raw) if raw is not None and json_target else (None, None)
         records.append(
             {
                 "study_id": sid,
-                "target": "json",
+                "target": target,
                 "infer_status": "ok" if raw is not None else "view_filtered",
                 "images": "phantom",
-                "reference": ref,
+                "reference": ref if json_target else render_sentences(parse_report(ref)[0]),
                 "raw": raw,
                 "parse_status": status,
                 "structured": report.to_json() if report else None,
-                "sentences": render_sentences(report) if report else None,
-                "report": report.to_json() if report else None,
+                "sentences": render_sentences(report) if report else raw,
+                "report": report.to_json() if report else raw,
             }
         )
     preds = pl.DataFrame(records, schema_overrides={"raw": pl.String, "parse_status": pl.String})

@@ -173,6 +173,26 @@ def test_phantom_thumbnails_are_small_jpeg_pictures(files):
     assert len(uri) < 2000
 
 
+def test_a_sentence_direct_run_lists_the_reference_findings_as_not_compared(tmp_path):
+    from cases_fixtures import write_dataset, write_run
+
+    dataset = write_dataset(tmp_path)
+    hyps = {"s1": "there is small pleural effusion left.", "s2": "no evidence of edema.", "s3": "normal."}
+    preds, scores = write_run(tmp_path, "sent", hyps, metrics=("rouge_l",), target="sentences")
+    data = case_list(RunTables("sent", preds, scores), dataset, "test")
+    assert not data["structured"] and data["target"] == "sentences" and data["scores"] == ["rouge_l"]
+    assert data["unscored"] == {"view_filtered": 3}
+    s1 = data["studies"][0]
+    assert s1["ref"] == "there is small pleural effusion left. no evidence of pneumothorax."
+    assert s1["hyp"] == "there is small pleural effusion left."
+    # from the dataset's structured reference; -1 = not compared (no structured prediction)
+    assert s1["f"] == [
+        ["pleural effusion", 1, -1, [3, "small", "left"], None, None],
+        ["pneumothorax", 0, -1, None, None, None],
+    ]
+    assert s1["st"] == [None, "ok"]
+
+
 def test_comparison_is_keyed_by_study(files):
     other = comparison(RunTables("other", files["other_predictions"], files["other_scores"]))
     assert set(other["studies"]) == {"s1", "s2", "s3", "s4", "s5"}
