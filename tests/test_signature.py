@@ -30,6 +30,9 @@ def test_signature_names_the_options_and_version() -> None:
     assert ce.startswith("ce|definite_only:false|smoothing:1|significance:weighted|extract:") and ce.endswith("|srrg:0.1.0")
     assert len(ce.split("extract:")[1].split("|")[0]) == 8
     assert hash8("abc") == "ba7816bf"  # sha256("abc") starts ba7816bf
+    judge = get_metric("green", llm={"backend": "local", "model": "StanfordAIMI/GREEN-radllama2-7b"}).signature("green")
+    assert judge.startswith("green|model:StanfordAIMI/GREEN-radllama2-7b|llm:") and "|max_tokens:1024|" in judge
+    assert get_metric("green", llm={"concurrency": 2}).signature("green") == get_metric("green").signature("green")
 
 
 def test_section_goes_before_the_version() -> None:

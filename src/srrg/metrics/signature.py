@@ -62,13 +62,12 @@ def config_parts(cfg: Any) -> list[tuple[str, str]]:
         if f.name in RUNTIME_FIELDS:
             continue
         value = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(value):
-            inner = {k: v for k, v in dataclasses.asdict(value).items() if k not in RUNTIME_FIELDS}
+        if dataclasses.is_dataclass(value) or isinstance(value, dict):
+            inner = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else dict(value)
+            inner = {k: v for k, v in inner.items() if k not in RUNTIME_FIELDS}
             if inner.get("model"):
                 parts.append(("model", value_text(inner["model"])))
             parts.append((f.name, hash8(inner)))
-        elif isinstance(value, dict):
-            parts.append((f.name, hash8(value)))
         else:
             parts.append((SHORT.get(f.name, f.name), value_text(value)))
     return parts
