@@ -54,3 +54,13 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
     snakemake(workdir, "--report", "report.html", *targets, "--configfile", str(config))
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Meta-evaluation" in html and "table_gema.md" in html and "rank_categories.md" in html
+
+
+def test_judge_training_refuses_ranking_cases(tmp_path):
+    workdir = copy_workflow(tmp_path / "repo")
+    config = write_config(workdir, {
+        "metaeval": {"datasets": {"rj": {"adapter": "radjudge", "path": str(LAYOUTS / "radjudge")}}},
+        "judge_train": {"datasets": ["rj"]},
+    })  # fmt: skip
+    proc = snakemake(workdir, "-n", "--configfile", str(config), check=False)
+    assert proc.returncode != 0 and "are RadJudge ranking cases" in proc.stdout + proc.stderr

@@ -249,6 +249,11 @@ if _unknown:
     raise WorkflowError(
         f"judge_train.datasets {_unknown} are not in metaeval.datasets {sorted(METAEVAL_DATASETS)}"
     )
+_ranking = [d for d in JT_DATASETS if METAEVAL_DATASETS[d]["adapter"] == "radjudge"]
+if _ranking:
+    raise WorkflowError(
+        f"judge_train.datasets {_ranking} are RadJudge ranking cases (adapter radjudge), not rating sets to train on"
+    )
 JT_NAMES = wildcard_choice(JT_DATASETS)
 
 
