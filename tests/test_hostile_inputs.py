@@ -313,3 +313,19 @@ def test_full_disk_is_one_line_naming_the_output_and_keeps_the_old_one(tmp_path,
     monkeypatch.setattr(type(tmp_path), "write_text", full_text)
     with pytest.raises(UserError, match=r"s\.json: cannot be written \(No space left on device\)"):
         write_text(tmp_path / "s.json", "{}")
+
+
+def test_truncated_archive_is_one_line_naming_it(tmp_path, capsys):
+    """issue 25 (Low): a cut-off NLMCXR_reports.tgz raised EOFError out of ingest."""
+    from srrg.cli import main
+    from srrg.ingest import packaged_file
+
+    try:
+        archive = packaged_file("torchxrayvision", "data/NLMCXR_reports.tgz")
+    except FileNotFoundError:
+        pytest.skip("torchxrayvision is not installed")
+    cut = tmp_path / "NLMCXR_reports.tgz"
+    cut.write_bytes(archive.read_bytes()[:200_000])
+    rc = main(["ingest", "--config", json.dumps({"iu_xray": {"archive": str(cut)}}), "--out", str(tmp_path / "s.parquet"), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and f"{cut}: the archive is truncated or damaged" in err[-1] and not (tmp_path / "s.parquet").exists()

@@ -180,7 +180,9 @@ def check_installed(name: str | None, key: str) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise ConfigError(f"{key} {name!r} is neither an installed package nor a folder (pip install it, or give its path)")
+        raise ConfigError(
+            f"{key} {name!r} is neither an installed package nor a folder (pip install it, or give its path)"
+        )
 
 
 def check_results_dir(value: str, key: str = "results_dir") -> None:

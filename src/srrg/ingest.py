@@ -10,9 +10,12 @@ official split, and only a patient missing from it altogether gets the seeded on
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import importlib.util
 import re
+import tarfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,31 +198,36 @@ def iu_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
     views = read_iu_views(cfg.metadata or default_iu_metadata())
     root = Path(cfg.image_root) if cfg.image_root else None
     rows = []
-    for rec in iu_xray.read_reports(cfg.archive, progress=progress):
-        ids = sorted(rec.image_ids, key=lambda i: (mimic_cxr.view_rank(views.get(iu_metadata_key(i))), natural_key(i)))
-        if root:
-            paths = [str(resolve_iu_image(root, i, cfg.image_ext)) for i in ids]
-            missing = sum(not Path(p).is_file() for p in paths)
-        else:
-            paths, missing = list(ids), 0
-        status = (
-            (rec.status if rec.status != iu_xray.OK else None)
-            or report_status(rec.findings, rec.impression, True)
-            or image_status(len(paths), missing)
-            or OK
-        )
-        rows.append(
-            {
-                "study_id": rec.study_id,
-                "subject_id": rec.study_id,
-                "split": None,
-                "image_paths": paths,
-                "image_views": [views.get(iu_metadata_key(i)) for i in ids],
-                "findings": rec.findings or None,
-                "impression": rec.impression or None,
-                "ingest_status": status,
-            }
-        )
+    try:  # the archive is read as the loop runs: a cut-off or damaged one fails here
+        for rec in iu_xray.read_reports(cfg.archive, progress=progress):
+            ids = sorted(rec.image_ids,
+                         key=lambda i: (mimic_cxr.view_rank(views.get(iu_metadata_key(i))), natural_key(i)))
+            if root:
+                paths = [str(resolve_iu_image(root, i, cfg.image_ext)) for i in ids]
+                missing = sum(not Path(p).is_file() for p in paths)
+            else:
+                paths, missing = list(ids), 0
+            status = (
+                (rec.status if rec.status != iu_xray.OK else None)
+                or report_status(rec.findings, rec.impression, True)
+                or image_status(len(paths), missing)
+                or OK
+            )
+            rows.append(
+                {
+                    "study_id": rec.study_id,
+                    "subject_id": rec.study_id,
+                    "split": None,
+                    "image_paths": paths,
+                    "image_views": [views.get(iu_metadata_key(i)) for i in ids],
+                    "findings": rec.findings or None,
+                    "impression": rec.impression or None,
+                    "ingest_status": status,
+                }
+            )
+    except (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile) as err:
+        where = cfg.archive or "the torchxrayvision copy of NLMCXR_reports.tgz"
+        raise UserError(f"{where}: the archive is truncated or damaged ({err}); download it again") from None
     return rows
 
 

@@ -145,7 +145,8 @@ def _unicode(value: Any, where: str) -> None:
     if isinstance(value, str):
         bad = _SURROGATE.search(value)
         if bad:
-            raise UserError(f"{where} holds a lone surrogate escape (\\u{ord(bad.group()):04x}), which is not Unicode text")
+            code = f"\\u{ord(bad.group()):04x}"
+            raise UserError(f"{where} holds a lone surrogate escape ({code}), which is not Unicode text")
     elif isinstance(value, Mapping):
         for k, v in value.items():
             _unicode(k, where)

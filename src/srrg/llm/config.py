@@ -74,7 +74,8 @@ class LLMConfig:
         if self.schema_format not in SCHEMA_FORMATS:
             raise ValueError(f"llm.schema_format must be one of {SCHEMA_FORMATS}, got {self.schema_format!r}")
         positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens,
-                    "batch_size": self.batch_size, "stage_timeout_s": self.stage_timeout_s, "max_answer_bytes": self.max_answer_bytes}
+                    "batch_size": self.batch_size, "stage_timeout_s": self.stage_timeout_s,
+                    "max_answer_bytes": self.max_answer_bytes}
         for name, value in positive.items():
             if value <= 0:
                 raise ValueError(f"llm.{name} must be > 0, got {value!r}")

@@ -66,8 +66,10 @@ class _BoundedStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None, timeout: float | None = None) -> httpcore.NetworkStream:
-        return _BoundedStream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, self._clock)), self._clock)
+    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, self._clock))
+        return _BoundedStream(inner, self._clock)
 
     def get_extra_info(self, info: str) -> typing.Any:
         return self._inner.get_extra_info(info)
@@ -100,7 +102,8 @@ class _PinnedBackend(httpcore.SyncBackend):
 class _CappedBody(httpx.SyncByteStream):
     """The response body, refused once it passes max_bytes or the request deadline."""
 
-    def __init__(self, inner: httpx.SyncByteStream, max_bytes: int, deadline: float, clock: Callable[[], float]) -> None:
+    def __init__(self, inner: httpx.SyncByteStream, max_bytes: int, deadline: float,
+                 clock: Callable[[], float]) -> None:
         self._inner = inner
         self._max = max_bytes
         self._deadline = deadline

@@ -22,7 +22,9 @@ class NormalizeConfig:
     )
     allow_fallback: bool = field(
         default=False,
-        metadata=doc("With method llm: a failed LLM request keeps the rules phrase (exit 0) instead of failing the stage (exit 1)."),
+        metadata=doc(
+            "With method llm: a failed LLM request keeps the rules phrase (exit 0) instead of failing the stage (exit 1)."
+        ),
     )
     max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))
     max_tokens: int = field(default=24, metadata=doc("Decoding budget per phrase.", minimum=1))
@@ -34,7 +36,9 @@ class NormalizeConfig:
         if self.max_words < 1 or self.max_tokens < 1:
             raise UserError("normalize.max_words and normalize.max_tokens must be >= 1")
         if self.method == "llm" and self.llm.backend == "rules":
-            raise UserError("normalize.method: llm needs an LLM: set llm.backend to openai or local (or normalize.method: rules)")
+            raise UserError(
+                "normalize.method: llm needs an LLM: set llm.backend to openai or local (or normalize.method: rules)"
+            )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> NormalizeConfig:

@@ -99,10 +99,13 @@ def _read_ids_csv(path: str | Path, columns: Mapping[str, str]) -> pl.DataFrame:
         header = pl.read_csv(p, n_rows=0).columns
         missing = [c for c in columns if c not in header]
         if missing:
-            raise UserError(f"{p}: missing column(s) {missing}; found {header[:12]} (is this the published MIMIC-CXR file?)")
+            raise UserError(
+                f"{p}: missing column(s) {missing}; found {header[:12]} (is this the published MIMIC-CXR file?)"
+            )
         df = pl.read_csv(p, columns=list(columns), schema_overrides={c: pl.Utf8 for c in columns})
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as err:
-        raise UserError(f"{p}: not a readable CSV ({str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__})") from None
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(f"{p}: not a readable CSV ({first})") from None
     return df.rename(dict(columns))
 
 

@@ -61,7 +61,8 @@ def check_outputs(
         return os.path.realpath(os.path.expanduser(path))
 
     given = {opt: real(p) for opt, p in inputs.items() if p}
-    outs = [(opt, p, "file") for opt, p in (files or {}).items() if p] + [(opt, p, "folder") for opt, p in (folders or {}).items() if p]
+    outs = [(opt, p, "file") for opt, p in (files or {}).items() if p]
+    outs += [(opt, p, "folder") for opt, p in (folders or {}).items() if p]
     seen: dict[str, str] = {}
     for option, path, kind in outs:
         target = real(path)
@@ -72,7 +73,9 @@ def check_outputs(
             if source == target:
                 raise UserError(f"{option} {path}: is also the input {in_option}; an output must not replace an input")
             if os.path.commonpath([source, target]) == target:
-                raise UserError(f"{option} {path}: holds the input {in_option} {inputs[in_option]}; choose an output outside the inputs")
+                raise UserError(
+                    f"{option} {path}: holds the input {in_option} {inputs[in_option]}; choose an output outside the inputs"
+                )
         if kind == "file" and os.path.isdir(target):
             raise UserError(f"{option} {path}: is a folder, expected a file to write")
         if kind == "folder" and os.path.exists(target) and not os.path.isdir(target):
