@@ -32,7 +32,8 @@ PAPER = {
 
 def test_packaged_catalog_lists_every_metric_repo() -> None:
     cat = mf.catalog()
-    assert set(cat["metrics"]) == {"chexbert", "radgraph", "bertscore", "radcliq", "ratescore", "srrbert", "green_model"}
+    model_backed = {"chexbert", "radgraph", "bertscore", "radcliq", "ratescore", "srrbert", "green_model"}
+    assert set(cat["metrics"]) == model_backed
     for repos in cat["metrics"].values():
         assert all(r in cat["repos"] for r in repos)
     for entry in cat["repos"].values():  # a pin is a full commit id or explicitly none
@@ -61,9 +62,10 @@ def test_dry_run_of_a_paper_sized_config_lists_every_model_with_its_revision(tmp
     assert "would fetch 11 repositories" in out
 
 
-def _fake_snapshot(tmp: Path):
+def _fake_snapshot():
     def snapshot_download(repo: str, revision: str, cache_dir: str, allow_patterns=None) -> str:
-        folder = Path(cache_dir) / f"models--{repo.replace('/', '--')}" / "snapshots" / (revision if revision != "main" else "f" * 40)
+        commit = revision if revision != "main" else "f" * 40
+        folder = Path(cache_dir) / f"models--{repo.replace('/', '--')}" / "snapshots" / commit
         folder.mkdir(parents=True, exist_ok=True)
         for name in allow_patterns or ["weights.bin"]:
             (folder / name).write_bytes(b"abc")
@@ -75,7 +77,7 @@ def _fake_snapshot(tmp: Path):
 def test_fetch_records_sha256_and_list_shows_present(tmp_path: Path, monkeypatch, capsys) -> None:
     import huggingface_hub
 
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot(tmp_path))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot())
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({"score": {"metrics": ["chexbert"]}}))
     root = tmp_path / "models"

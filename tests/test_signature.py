@@ -27,7 +27,8 @@ def test_signature_names_the_options_and_version() -> None:
     assert get_metric("bleu", tokenization="none").signature("bleu_1") == "bleu|tok:none|srrg:0.1.0"
     assert get_metric("rouge_l", max_tokens=50).signature("rouge_l") == "rouge_l|tok:r2gen|max_tokens:50|srrg:0.1.0"
     ce = get_metric("ce").signature("ce_f1_micro")
-    assert ce.startswith("ce|definite_only:false|smoothing:1|significance:weighted|extract:") and ce.endswith("|srrg:0.1.0")
+    assert ce.startswith("ce|definite_only:false|smoothing:1|significance:weighted|extract:")
+    assert ce.endswith("|srrg:0.1.0")
     assert len(ce.split("extract:")[1].split("|")[0]) == 8
     assert hash8("abc") == "ba7816bf"  # sha256("abc") starts ba7816bf
     judge = get_metric("green", llm={"backend": "local", "model": "StanfordAIMI/GREEN-radllama2-7b"}).signature("green")
@@ -45,16 +46,18 @@ def test_column_signatures_refuse_mixed_unless_allowed() -> None:
     with pytest.raises(UserError, match=r"bleu_4 was computed differently \(a: bleu\|tok:r2gen; b: bleu\|tok:ptb\)"):
         column_signatures(sigs, ["bleu_4"], False, "compare")
     assert column_signatures(sigs, ["bleu_4"], True, "compare") == {"bleu_4": "bleu|tok:r2gen vs bleu|tok:ptb"}
-    assert column_signatures({"a": sigs["a"], "old": {}}, ["bleu_4"], False, "x") == {"bleu_4": "bleu|tok:r2gen+unknown"}
+    unsigned = column_signatures({"a": sigs["a"], "old": {}}, ["bleu_4"], False, "x")
+    assert unsigned == {"bleu_4": "bleu|tok:r2gen+unknown"}
 
 
 def _score(tmp: Path, name: str, tokenization: str, hyps: list[str], section: str = "both") -> Path:
     refs = ["FINDINGS: Small left pleural effusion. IMPRESSION: Effusion.", "Heart size is normal, lungs clear."]
     for side, texts in (("refs", refs), ("hyps", hyps)):
-        (tmp / f"{name}_{side}.jsonl").write_text("".join(json.dumps({"study_id": f"s{i}", "report": t}) + "\n" for i, t in enumerate(texts)))
+        rows = [json.dumps({"study_id": f"s{i}", "report": t}) for i, t in enumerate(texts)]
+        (tmp / f"{name}_{side}.jsonl").write_text("\n".join(rows) + "\n")
     out = tmp / name
-    run_score(tmp / f"{name}_refs.jsonl", tmp / f"{name}_hyps.jsonl", ["bleu"], out, {"bleu": {"tokenization": tokenization}},
-              section=section)
+    options = {"bleu": {"tokenization": tokenization}}
+    run_score(tmp / f"{name}_refs.jsonl", tmp / f"{name}_hyps.jsonl", ["bleu"], out, options, section=section)
     return out
 
 
@@ -71,13 +74,14 @@ def test_compare_refuses_runs_scored_with_different_tokenizations(tmp_path: Path
     paths = {"a": str(a / "per_report.parquet"), "b": str(b / "per_report.parquet")}
     with pytest.raises(UserError, match=r"a: bleu\|tok:r2gen\|srrg:0.1.0; b: bleu\|tok:none\|srrg:0.1.0"):
         run_compare_tables(paths, str(tmp_path / "cmp"), CFG)
-    args = ["compare", "--per-report", f"a={paths['a']}", "--per-report", f"b={paths['b']}", "--out", str(tmp_path / "cmp"),
-            "--n-boot", "20", "--n-rounds", "20"]
+    args = ["compare", "--per-report", f"a={paths['a']}", "--per-report", f"b={paths['b']}",
+            "--out", str(tmp_path / "cmp"), "--n-boot", "20", "--n-rounds", "20"]
     assert srrg_main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "tok:r2gen" in err and "tok:none" in err and "--allow-mixed" in err
     assert srrg_main([*args, "--allow-mixed"]) == 0
-    assert "mixed signatures in bleu_1: bleu|tok:r2gen|srrg:0.1.0 vs bleu|tok:none|srrg:0.1.0" in capsys.readouterr().out
+    mixed = "mixed signatures in bleu_1: bleu|tok:r2gen|srrg:0.1.0 vs bleu|tok:none|srrg:0.1.0"
+    assert mixed in capsys.readouterr().out
     rows = pl.read_csv(tmp_path / "cmp" / "compare.csv")
     assert set(rows["signature"]) == {"bleu|tok:r2gen|srrg:0.1.0 vs bleu|tok:none|srrg:0.1.0"}
     assert "Signatures:" in (tmp_path / "cmp" / "compare.md").read_text()
@@ -86,7 +90,8 @@ def test_compare_refuses_runs_scored_with_different_tokenizations(tmp_path: Path
 def test_compare_of_alike_runs_prints_the_one_signature(tmp_path: Path) -> None:
     a = _score(tmp_path, "a", "none", ["small effusion", "heart normal"])
     b = _score(tmp_path, "b", "none", ["left pleural effusion", "lungs clear"])
-    rows = run_compare_tables({"a": str(a / "per_report.parquet"), "b": str(b / "per_report.parquet")}, str(tmp_path / "c"), CFG)
+    paths = {"a": str(a / "per_report.parquet"), "b": str(b / "per_report.parquet")}
+    rows = run_compare_tables(paths, str(tmp_path / "c"), CFG)
     assert {r.signature for r in rows} == {"bleu|tok:none|srrg:0.1.0"}
     assert "- bleu_4: `bleu|tok:none|srrg:0.1.0`" in (tmp_path / "c" / "compare.md").read_text()
 
@@ -121,7 +126,8 @@ def test_select_section_cuts_headers_and_keeps_headerless_text() -> None:
 
 
 def test_score_section_applies_to_both_sides_and_is_named(tmp_path: Path) -> None:
-    out = _score(tmp_path, "f", "none", ["IMPRESSION: effusion.", "Heart size is normal, lungs clear."], section="findings")
+    hyps = ["IMPRESSION: effusion.", "Heart size is normal, lungs clear."]
+    out = _score(tmp_path, "f", "none", hyps, section="findings")
     per = pl.read_parquet(out / "per_report.parquet")
     assert per["section_ref_status"].to_list() == ["cut", "whole"]
     assert per["section_hyp_status"].to_list() == ["missing", "whole"]

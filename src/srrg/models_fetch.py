@@ -98,9 +98,12 @@ def config_needs(cfg: Mapping[str, Any]) -> list[Need]:
     merged: dict[str, Need] = {}
     for need in found:
         old = merged.get(need.repo)
-        merged[need.repo] = need if old is None else Need(
-            old.repo, old.revision, None if old.files is None or need.files is None else
-            tuple(dict.fromkeys([*old.files, *need.files])), tuple(dict.fromkeys([*old.used_by, *need.used_by])), old.source)
+        if old is None:
+            merged[need.repo] = need
+            continue
+        files = None if old.files is None or need.files is None else tuple(dict.fromkeys([*old.files, *need.files]))
+        merged[need.repo] = Need(old.repo, old.revision, files, tuple(dict.fromkeys([*old.used_by, *need.used_by])),
+                                 old.source)
     return list(merged.values())
 
 

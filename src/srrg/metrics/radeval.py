@@ -184,7 +184,8 @@ class RadEvalMetric(Metric):
         else:
             per, aggregate = self.scored(ref_texts, hyp_texts)
         summary = {c.key: mean(per[c.key]) if c.corpus_is_mean else aggregate[c.key] for c in self.columns}
-        status = [OK if all(s == OK for s in row) else NO_SCORE for row in zip(*(statuses(per[c.key]) for c in self.columns))]
+        by_column = zip(*(statuses(per[c.key]) for c in self.columns))
+        status = [OK if all(s == OK for s in row) else NO_SCORE for row in by_column]
         out: dict[str, list[Any]] = {**per, f"{self.name}_status": status}
         summary[f"{self.name}_failures"] = float(sum(s != OK for s in status))
         return MetricResult(out, summary)
@@ -362,13 +363,15 @@ class CheXbert(Metric):
         per-report cache where it holds them."""
         if not self.cfg.cache_dir:
             return self.labeled(reports)
-        signature = compose("chexbert-labels", [("radeval", RADEVAL_VERSION), ("uncertain", "positive"), *weights(self.name)])
+        signature = compose("chexbert-labels",
+                            [("radeval", RADEVAL_VERSION), ("uncertain", "positive"), *weights(self.name)])
         keys = [cache_key(signature, r) for r in reports]
         cache = ScoreCache(self.cfg.cache_dir)
         try:
             found = cache.get_many(keys)
             todo = [i for i, k in enumerate(keys) if k not in found]
-            rows = [(keys[i], [float(v) for v in row]) for i, row in zip(todo, self.labeled([reports[i] for i in todo]))]
+            new = self.labeled([reports[i] for i in todo])
+            rows = [(keys[i], [float(v) for v in row]) for i, row in zip(todo, new)]
             cache.put_many(rows)
             found.update(rows)
         finally:
@@ -381,7 +384,8 @@ class CheXbert(Metric):
             return []
         rows = radeval_metric("f1chexbert", self.name)._scorer.get_labels(reports)
         if len(rows) != len(reports) or any(len(r) != len(CHEXBERT_14) for r in rows):
-            raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels for each of {len(reports)} reports")
+            raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels for each of "
+                             f"{len(reports)} reports")
         return [list(r) for r in rows]
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
@@ -408,5 +412,6 @@ class CheXbert(Metric):
 
 
 RADEVAL_METRICS: dict[str, type[Metric]] = {
-    c.name: c for c in (CheXbert, RadGraph, BertScore, RadCliQ, RaTEScore, SRRBert, GreenModel, RadEvalBleu, RadEvalRouge)
+    c.name: c
+    for c in (CheXbert, RadGraph, BertScore, RadCliQ, RaTEScore, SRRBert, GreenModel, RadEvalBleu, RadEvalRouge)
 }

@@ -10,11 +10,13 @@ HELP = "fetch (or list) every hub model the config needs into one folder, for of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("fetch", "list"), help="fetch: download what is missing; list: what is needed and present")
+    parser.add_argument("action", choices=("fetch", "list"),
+                        help="fetch: download what is missing; list: what is needed and present")
     parser.add_argument("--config", default="config.yaml", metavar="FILE",
                         help="the workflow config whose metrics, judges and runs are read (default: config.yaml)")
     parser.add_argument("--dir", help="weights folder (default: $SRRG_MODELS_DIR, else .cache/srrg/models)")
-    parser.add_argument("--dry-run", action="store_true", help="fetch: print every model with its pinned revision, download nothing")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="fetch: print every model with its pinned revision, download nothing")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -38,7 +40,8 @@ def run(args: argparse.Namespace) -> None:
         return
     todo = [n for n in needs if not present(n, root)]
     if todo and offline():
-        raise UserError(f"HF_HUB_OFFLINE=1: cannot fetch {len(todo)} repositories; run `srrg models fetch` where the hub is reachable")
+        raise UserError(f"HF_HUB_OFFLINE=1: cannot fetch {len(todo)} repositories; "
+                        "run `srrg models fetch` where the hub is reachable")
     fetch(todo, root)
     print(f"srrg models fetch: {len(todo)} fetched, {len(needs) - len(todo)} already present in {root}; "
           f"sha256 per file in {root / 'manifest.json'}")

@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--section", choices=("findings", "impression", "both"), default="both",
                         help="the score.section the runs were scored with (named in the reference rows' signatures)")
     parser.add_argument("--allow-mixed", action="store_true",
-                        help="put numbers made differently (different signatures, all named in the caption) in one column; "
-                        "default: refuse (docs/metrics.md, 'Signatures')")
+                        help="put numbers made differently (different signatures, all named in the caption) "
+                        "in one column; default: refuse (docs/metrics.md, 'Signatures')")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -45,5 +45,6 @@ def run(args: argparse.Namespace) -> None:
     _args.check_outputs({**inputs, "--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
-    for name, df in run_tables(runs, args.out_dir, args.dataset, metrics, options, args.allow_mixed, args.section).items():
+    tables = run_tables(runs, args.out_dir, args.dataset, metrics, options, args.allow_mixed, args.section)
+    for name, df in tables.items():
         print(f"{name}:\n{to_markdown(df)}")
