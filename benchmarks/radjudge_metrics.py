@@ -23,7 +23,9 @@ from srrg.metrics.sscore_text import SScoreTextConfig
 DEFAULT_CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "radjudge" / "ranking_tests.json"
 KEYS = {"s_score_text": "s_score_text", "ce": "ce_f1"}  # ce: the per-report F1 (docs/metrics.md)
 # the s_score_text options whose S-Score value differs from the default
-PARITY = {name: value for name, value in vars(SScoreTextConfig.s_rrg()).items() if getattr(SScoreTextConfig(), name) != value}
+PARITY = {
+    name: value for name, value in vars(SScoreTextConfig.s_rrg()).items() if getattr(SScoreTextConfig(), name) != value
+}
 
 
 def pass_count(cases: Sequence[radjudge.RankingCase], metric: str, options: Mapping[str, Any] | None = None) -> int:
@@ -38,11 +40,15 @@ def main() -> None:
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     args = parser.parse_args()
     cases = radjudge.read_cases(args.cases)
-    variants = {"defaults": {}, **{f"{k}={v}": {k: v} for k, v in PARITY.items()}, "all S-Score values (s_rrg)": PARITY}
+    variants = {"defaults": {}, **{f"{k}={v}": {k: v} for k, v in PARITY.items()}}
+    variants["all S-Score values (s_rrg)"] = PARITY
     for label, options in variants.items():
         print(f"s_score_text {label:<32} {pass_count(cases, 's_score_text', options):>2} / {len(cases)}")
-    for label, options in {"defaults": {}, "smoothing=0.0": {"smoothing": 0.0}, "significance=uniform": {"significance": "uniform"},
-                           "both (plain per-report F1)": {"smoothing": 0.0, "significance": "uniform"}}.items():
+    ce_variants = {
+        "defaults": {}, "smoothing=0.0": {"smoothing": 0.0}, "significance=uniform": {"significance": "uniform"},
+        "both (plain per-report F1)": {"smoothing": 0.0, "significance": "uniform"},
+    }  # fmt: skip
+    for label, options in ce_variants.items():
         print(f"ce (ce_f1)   {label:<32} {pass_count(cases, 'ce', options):>2} / {len(cases)}")
 
 

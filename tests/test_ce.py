@@ -136,8 +136,10 @@ def test_observation_weights_follow_the_most_significant_finding():
     weights = label_weights((ref, hyp), "weighted", mapping)
     assert weights == {"Pneumothorax": 2.0, "Cardiomegaly": 1.0, "Pleural Effusion": 2.0, "Lung Opacity": 0.5}
     assert set(label_weights((ref, hyp), "uniform", mapping).values()) == {1.0}
-    out = evaluate([ref.to_json()] * 2, [rep(Finding("cardiomegaly")).to_json(), rep(Finding("pneumothorax")).to_json()], ["ce"], per_report=True)
-    # a missed pneumothorax (2) costs more than a missed cardiomegaly (1): (2 + 1) / (2 + 2 + 1) vs (4 + 1) / (4 + 1 + 1)
+    hyps = [rep(Finding("cardiomegaly")).to_json(), rep(Finding("pneumothorax")).to_json()]
+    out = evaluate([ref.to_json()] * 2, hyps, ["ce"], per_report=True)
+    # a missed pneumothorax (2) costs more than a missed cardiomegaly (1):
+    # (2 + 1) / (2 + 2 + 1) vs (4 + 1) / (4 + 1 + 1)
     assert out["ce_f1"] == [pytest.approx(3 / 5), pytest.approx(5 / 6)]
 
 

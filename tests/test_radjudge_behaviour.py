@@ -14,7 +14,8 @@ import pytest
 
 from srrg.metaeval import radjudge
 
-_SPEC = importlib.util.spec_from_file_location("radjudge_metrics", Path(__file__).parents[1] / "benchmarks" / "radjudge_metrics.py")
+_BENCH = Path(__file__).parents[1] / "benchmarks" / "radjudge_metrics.py"
+_SPEC = importlib.util.spec_from_file_location("radjudge_metrics", _BENCH)
 bench = importlib.util.module_from_spec(_SPEC)
 sys.modules[_SPEC.name] = bench
 _SPEC.loader.exec_module(bench)

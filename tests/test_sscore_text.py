@@ -36,7 +36,8 @@ def rep(*findings: Finding, negative: tuple[str, ...] = ()) -> StructuredReport:
 
 
 def s_text(ref: str, hyp: str, **options) -> float:
-    return evaluate([ref], [hyp], ["s_score_text"], per_report=True, options={"s_score_text": options})["s_score_text"][0]
+    out = evaluate([ref], [hyp], ["s_score_text"], per_report=True, options={"s_score_text": options})
+    return out["s_score_text"][0]
 
 
 def test_free_text_pair_hand_computed():
@@ -92,7 +93,8 @@ def test_hypothesis_parse_rates_count_free_text_apart():
 
 
 def _random_report(rng: random.Random) -> StructuredReport:
-    names = rng.sample(["pleural effusion", "atelectasis", "lung opacity", "pneumonia", "nodule", "mass", "cardiomegaly"], rng.randint(0, 4))
+    vocabulary = ["pleural effusion", "atelectasis", "lung opacity", "pneumonia", "nodule", "mass", "cardiomegaly"]
+    names = rng.sample(vocabulary, rng.randint(0, 4))
     positive = tuple(
         Finding(n, rng.choice([1, 2, 3, None]), rng.choice([None, "small", "moderate", "large"]),
                 rng.choice([None, "left", "right lower lobe", "bilateral", "both"]), rng.choice([None, "2 cm", "3 cm"]))
@@ -105,7 +107,9 @@ def _random_report(rng: random.Random) -> StructuredReport:
 @pytest.mark.parametrize("sscore_cfg", [SScoreConfig(), SScoreConfig(0.5, 0.25, 0.25, "reference")])
 def test_s_rrg_settings_are_exactly_the_structured_s_score(sscore_cfg):
     rng = random.Random(7)
-    cfg = SScoreTextConfig.s_rrg(w_prob=sscore_cfg.w_prob, w_level=sscore_cfg.w_level, w_loc=sscore_cfg.w_loc, d_over=sscore_cfg.d_over)
+    cfg = SScoreTextConfig.s_rrg(
+        w_prob=sscore_cfg.w_prob, w_level=sscore_cfg.w_level, w_loc=sscore_cfg.w_loc, d_over=sscore_cfg.d_over
+    )
     for _ in range(300):
         ref, hyp = _random_report(rng), _random_report(rng)
         want, got = score_pair(ref, hyp, sscore_cfg), score_pair_text(ref, hyp, cfg)
@@ -130,7 +134,8 @@ def test_significance_weights_hand_computed():
     heart, lung = score_pair_text(ref, rep(Finding("cardiomegaly"))), score_pair_text(ref, rep(Finding("pneumothorax")))
     # weights: pneumothorax 2, cardiomegaly 1. Heart only: tp 1, fn 2 -> P = 3/5, D = 1/3; pneumothorax only:
     # tp 2, fn 1 -> P = 5/6, D = 2/3
-    assert heart["s_score"] == pytest.approx((3 / 5 + 1 / 3) / 2) and lung["s_score"] == pytest.approx((5 / 6 + 2 / 3) / 2)
+    assert heart["s_score"] == pytest.approx((3 / 5 + 1 / 3) / 2)
+    assert lung["s_score"] == pytest.approx((5 / 6 + 2 / 3) / 2)
     uniform = SScoreTextConfig(significance="uniform")
     assert score_pair_text(ref, rep(Finding("cardiomegaly")), uniform)["s_score"] == pytest.approx((3 / 4 + 1 / 2) / 2)
     # a missed incidental granuloma (0.5) costs less than a missed nodule (1): P = 1 / 1.5 vs 1 / 2
@@ -149,7 +154,8 @@ def test_stated_negatives_neither_earn_nor_cost():
     ref = "Left upper lobe opacity."
     assert s_text(ref, "Left upper lobe opacity. No pleural effusion. No pneumothorax.") == 1.0
     # P_neg: reference without negatives vs two -> 0; with negatives: f1, P = (1 + 0) / 2, S = (0.5 + 1) / 2
-    assert s_text(ref, "Left upper lobe opacity. No pleural effusion. No pneumothorax.", negatives="f1") == pytest.approx(0.75)
+    with_negatives = "Left upper lobe opacity. No pleural effusion. No pneumothorax."
+    assert s_text(ref, with_negatives, negatives="f1") == pytest.approx(0.75)
     # two normal reports in different words agree fully; a missed finding costs the same either way
     assert s_text("No pleural effusion. Normal heart size.", "No pneumothorax. The lungs are clear.") == 1.0
     missed = "Consolidation. No pleural effusion."
@@ -159,7 +165,8 @@ def test_stated_negatives_neither_earn_nor_cost():
 def test_related_findings_earn_part_credit_hand_computed():
     assert related("nodule", "mass") and related("lung opacity", "pneumonia") and related("consolidation", "pneumonia")
     assert related("pulmonary vascular congestion", "edema")
-    assert not related("cardiomegaly", "pneumothorax") and not related("mass", "mass") and not related("granuloma", "nodule")
+    assert not related("cardiomegaly", "pneumothorax") and not related("mass", "mass")
+    assert not related("granuloma", "nodule")
     out = score_pair_text(rep(Finding("mass")), rep(Finding("nodule")))
     # tp 0.5, the other half a false and a missed finding: P = (1 + 1) / (1 + 1 + 1); D = 0.5 * d(=1) over 1
     assert out["p_score"] == pytest.approx(2 / 3) and out["d_score"] == pytest.approx(0.5)
@@ -171,10 +178,13 @@ def test_related_findings_earn_part_credit_hand_computed():
 def test_general_finding_folds_into_the_specific_one():
     ref = rep(Finding("lung opacity", 3), Finding("atelectasis", 2))
     assert list(fold_general({f.name: f for f in ref.positive})) == ["atelectasis"]
-    assert list(fold_general({"mass": Finding("mass"), "nodule": Finding("nodule")})) == ["mass", "nodule"]  # siblings stay
-    apart = {"lung opacity": Finding("lung opacity", location="right lower lobe"), "nodule": Finding("nodule", location="left upper lobe")}
+    siblings = {"mass": Finding("mass"), "nodule": Finding("nodule")}
+    assert list(fold_general(siblings)) == ["mass", "nodule"]  # siblings stay
+    apart = {"lung opacity": Finding("lung opacity", location="right lower lobe"),
+             "nodule": Finding("nodule", location="left upper lobe")}  # fmt: skip
     assert list(fold_general(apart)) == ["lung opacity", "nodule"]  # no shared anatomical word: two findings
-    chain = {"lung opacity": Finding("lung opacity", location="left lower lobe"), "consolidation": Finding("consolidation"),
+    chain = {"lung opacity": Finding("lung opacity", location="left lower lobe"),
+             "consolidation": Finding("consolidation"),
              "pneumonia": Finding("pneumonia", 2)}  # fmt: skip
     assert fold_general(chain) == {"pneumonia": Finding("pneumonia", 2, location="left lower lobe")}  # takes the place
     out = score_pair_text(ref, rep(Finding("atelectasis", 3)))
@@ -193,7 +203,8 @@ def test_locations_compare_normalized_anatomy():
     # only the reference gives a location: omitted_detail 0.5 -> d = (1 + 1 + 0.5) / 3; only the hypothesis: free
     assert s_text("Small left pleural effusion.", "Small pleural effusion.") == pytest.approx((1 + 5 / 6) / 2)
     assert s_text("Small pleural effusion.", "Small left pleural effusion.") == 1.0
-    assert s_text("Small pleural effusion.", "Small left pleural effusion.", extra_detail=0.0) == pytest.approx((1 + 2 / 3) / 2)
+    extra = s_text("Small pleural effusion.", "Small left pleural effusion.", extra_detail=0.0)
+    assert extra == pytest.approx((1 + 2 / 3) / 2)
 
 
 def test_ordinal_levels_hand_computed():
@@ -209,18 +220,22 @@ def test_sizes_hand_computed():
     assert size_mm("3 x 4 cm") == 40.0 and size_mm("12 mm") == 12.0 and size_mm("2 centimeters") == 20.0
     assert size_mm("large") is None
     assert size_agreement("2 cm", "1.5 cm") == pytest.approx(0.75) and size_agreement("12 mm", "1.2 cm") == 1.0
-    d, *_, s_size = finding_agreement(Finding("pneumothorax", size="2 cm"), Finding("pneumothorax", size="5 cm"), DEFAULT)
+    two, five = Finding("pneumothorax", size="2 cm"), Finding("pneumothorax", size="5 cm")
+    d, *_, s_size = finding_agreement(two, five, DEFAULT)
     assert s_size == pytest.approx(0.4) and d == pytest.approx(0.75 * 1 + 0.25 * 0.4)
     d, *_, s_size = finding_agreement(Finding("pneumothorax"), Finding("pneumothorax", size="5 cm"), DEFAULT)
     assert d == 1.0 and math.isnan(s_size)  # a size only the hypothesis gives is not scored
     d, *_ = finding_agreement(Finding("pneumothorax", size="2 cm"), Finding("pneumothorax"), DEFAULT)
     assert d == pytest.approx(0.75 + 0.25 * 0.5)
-    near, far = s_text("2 cm right apical pneumothorax.", "1.5 cm right apical pneumothorax."), s_text("2 cm right apical pneumothorax.", "5 cm right apical pneumothorax.")
+    ref = "2 cm right apical pneumothorax."
+    near, far = s_text(ref, "1.5 cm right apical pneumothorax."), s_text(ref, "5 cm right apical pneumothorax.")
     assert near == pytest.approx((1 + 0.75 + 0.25 * 0.75) / 2) and far == pytest.approx((1 + 0.85) / 2)
 
 
-@pytest.mark.parametrize("options", [{"negatives": "both"}, {"levels": "fuzzy"}, {"significance": "clinical"}, {"smoothing": -1}, {"related_credit": 2},
-                                     {"w_size": -0.1}, {"w_prob": 0.9}, {"d_over": "hyp"}, {"nope": 1}])
+@pytest.mark.parametrize("options", [
+    {"negatives": "both"}, {"levels": "fuzzy"}, {"significance": "clinical"}, {"smoothing": -1}, {"related_credit": 2},
+    {"w_size": -0.1}, {"w_prob": 0.9}, {"d_over": "hyp"}, {"nope": 1},
+])
 def test_invalid_options_are_user_errors(options):
     with pytest.raises(UserError):
         evaluate(["Pleural effusion."], ["Pleural effusion."], ["s_score_text"], options={"s_score_text": options})
@@ -233,9 +248,11 @@ def test_every_vocabulary_level_is_on_the_ordinal_scale():
 
     from srrg.metrics.sscore_text import LEVEL_RANK
 
-    levels = set(yaml.safe_load(resources.files("srrg.vocab").joinpath("attributes.yaml").read_text(encoding="utf-8"))["severity"].values())
+    text = resources.files("srrg.vocab").joinpath("attributes.yaml").read_text(encoding="utf-8")
+    levels = set(yaml.safe_load(text)["severity"].values())
     assert levels <= set(LEVEL_RANK), sorted(levels - set(LEVEL_RANK))
-    assert all(LEVEL_RANK[a] <= LEVEL_RANK[b] for a, b in itertools.pairwise(["trace", "small", "moderate", "large", "massive"]))
+    ladder = ["trace", "small", "moderate", "large", "massive"]
+    assert all(LEVEL_RANK[a] < LEVEL_RANK[b] for a, b in itertools.pairwise(ladder))
 
 
 def test_a_sign_explained_by_its_finding_is_a_paraphrase_not_a_false_finding():
@@ -252,5 +269,6 @@ def test_long_location_phrases_are_not_cached():
     size = sscore_text._location_words.cache_info().currsize
     assert location_words(long_phrase) == "left lower"
     assert sscore_text._location_words.cache_info().currsize == size
-    assert location_words("right upper lobe, cache probe") == sscore_text._location_words("right upper lobe, cache probe")
+    probe = "right upper lobe, cache probe"
+    assert location_words(probe) == sscore_text._location_words(probe)
     assert sscore_text._location_words.cache_info().currsize == size + 1

@@ -125,7 +125,9 @@ def label_weights(reports: Sequence[StructuredReport], significance: str, mappin
     return out
 
 
-def report_f1(ref: frozenset[str], hyp: frozenset[str], smoothing: float, weights: Mapping[str, float] | None = None) -> float:
+def report_f1(
+    ref: frozenset[str], hyp: frozenset[str], smoothing: float, weights: Mapping[str, float] | None = None
+) -> float:
     """Per-report F1 of two observation sets, (2 tp + a) / (2 tp + fp + fn + a) with a = smoothing
     and each observation counted with its weight (default 1); no label on either side -> 1
     (docs/metrics.md)."""
@@ -156,7 +158,8 @@ class CEConfig:
         if self.smoothing < 0:
             raise UserError(f"ce option smoothing must be >= 0, got {self.smoothing}")
         if self.significance not in SIGNIFICANCE:
-            raise UserError(f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}")
+            raise UserError(f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, "
+                            f"got {self.significance!r}")
 
 
 def _status(ref: str, hyp: str) -> str:
@@ -172,7 +175,10 @@ class CE(Metric):
     per observation, hypothesis parse rates."""
 
     name = NAME
-    keys = (f"{NAME}_tp", f"{NAME}_fp", f"{NAME}_fn", f"{NAME}_f1", f"{NAME}_ref_labels", f"{NAME}_hyp_labels", f"{NAME}_status")
+    keys = (
+        f"{NAME}_tp", f"{NAME}_fp", f"{NAME}_fn", f"{NAME}_f1",
+        f"{NAME}_ref_labels", f"{NAME}_hyp_labels", f"{NAME}_status",
+    )  # fmt: skip
     config_class = CEConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:

@@ -51,7 +51,9 @@ LEVEL_RANK: dict[str, float] = {
 }  # fmt: skip
 # Clinical significance of findings (docs/metrics.md, "Free-text S-Score"): urgent findings that a
 # radiologist communicates at once, and incidental or chronic ones that rarely change management.
-URGENT = frozenset({"pneumothorax", "hydropneumothorax", "hemothorax", "pneumomediastinum", "pneumoperitoneum", "aortic aneurysm"})
+URGENT = frozenset({
+    "pneumothorax", "hydropneumothorax", "hemothorax", "pneumomediastinum", "pneumoperitoneum", "aortic aneurysm",
+})  # fmt: skip
 INCIDENTAL = frozenset({
     "granuloma", "calcification", "scoliosis", "kyphosis", "tortuous aorta", "degenerative changes", "atherosclerosis",
     "osteopenia", "pectus excavatum", "pectus carinatum", "scarring", "pleural plaque", "eventration",
@@ -83,7 +85,8 @@ class SScoreTextConfig:
         "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
         "it ('opacity, likely atelectasis' is atelectasis), before matching."))
     normalize_locations: bool = field(default=True, metadata=doc(
-        "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw phrases."))
+        "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw "
+        "phrases."))
     levels: str = field(default="ordinal", metadata=doc(
         "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
         enum=list(LEVELS)))
@@ -92,19 +95,23 @@ class SScoreTextConfig:
     extra_detail: float = field(default=1.0, metadata=doc(
         "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1))
     w_size: float = field(default=0.25, metadata=doc(
-        "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.", minimum=0, maximum=1))
+        "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.",
+        minimum=0, maximum=1))
     w_prob: float = field(default=1 / 3, metadata=doc("S-Score weight of s_prob in d."))
     w_level: float = field(default=1 / 3, metadata=doc("S-Score weight of s_level in d."))
     w_loc: float = field(default=1 / 3, metadata=doc("S-Score weight of s_loc in d."))
     d_over: str = field(default="union", metadata=doc("S-Score: D averages over the union or the reference's names.",
                                                       enum=["union", "reference"]))
-    extract: ExtractConfig = field(default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text."))
+    extract: ExtractConfig = field(
+        default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text."))
 
     def __post_init__(self) -> None:
         if self.negatives not in NEGATIVES:
-            raise UserError(f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, got {self.negatives!r}")
+            raise UserError(f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, "
+                            f"got {self.negatives!r}")
         if self.significance not in SIGNIFICANCE:
-            raise UserError(f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}")
+            raise UserError(f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, "
+                            f"got {self.significance!r}")
         if self.levels not in LEVELS:
             raise UserError(f"s_score_text option levels must be one of {', '.join(LEVELS)}, got {self.levels!r}")
         if self.smoothing < 0:
@@ -276,7 +283,9 @@ def weight(name: str, significance: str) -> float:
     return 2.0 if name in URGENT else 0.5 if name in INCIDENTAL else 1.0
 
 
-def score_pair_text(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()) -> dict[str, float]:
+def score_pair_text(
+    ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()
+) -> dict[str, float]:
     """All free-text S-Score values of one pair of structured reports (keys without the suffix):
     the S-Score's P and D over finding weights (a related pair weighs as its reference finding)."""
     r_pos = {f.name: f for f in ref.positive}
@@ -331,7 +340,9 @@ def hypothesis_kinds(hyps: Sequence[str | None], hyp_statuses: Sequence[str]) ->
     return [s if looks_structured(h) else FREE_TEXT for h, s in zip(hyps, hyp_statuses)]
 
 
-def score_texts(refs: Sequence[str | None], hyps: Sequence[str | None], cfg: SScoreTextConfig = SScoreTextConfig()) -> MetricResult:
+def score_texts(
+    refs: Sequence[str | None], hyps: Sequence[str | None], cfg: SScoreTextConfig = SScoreTextConfig()
+) -> MetricResult:
     """Per-pair free-text S-Score values (keys suffixed `_text`) and a status naming the side that
     had no usable text; such a side counts as the empty report, as in the S-Score of structured outputs."""
     table = structure([*refs, *hyps], cfg.extract)
