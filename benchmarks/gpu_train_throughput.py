@@ -162,7 +162,8 @@ def learn(args: argparse.Namespace, device: torch.device, budget: Budget) -> dic
         step += 1
         if step % args.eval_every == 0 or step == args.max_steps:
             last = evaluate_reader(net, test, constant, size, device, args.eval_batch_size, args.max_new_tokens)
-            emit({"part": "learn", "step": step, "loss": round(loss, 4), "elapsed_s": round(time.monotonic() - start, 1),
+            elapsed = round(time.monotonic() - start, 1)
+            emit({"part": "learn", "step": step, "loss": round(loss, 4), "elapsed_s": elapsed,
                   **{k: round(v, 4) if isinstance(v, float) else v for k, v in last.items()}})
             if last["parse_rate"] >= args.target_parse_rate:
                 break

@@ -62,7 +62,8 @@ def main() -> int:
         for structured in (False, True):
             for metric in args.metrics.split(","):
                 llm = {"backend": "openai", "model": server.model, "base_url": server.base_url, "timeout_s": 600.0,
-                       "cache_dir": str(Path(tmp) / "cache"), "structured": structured, "concurrency": 2}
+                       "cache_dir": str(Path(tmp) / "cache"), "structured": structured, "concurrency": 2,
+                       "schema_format": "json_object"}  # the shape llama-cpp-python's server reads
                 client = LLMClient(LLMConfig.from_dict(llm))
                 start = time.perf_counter()
                 result = get_metric(metric, client=client, llm=llm, max_tokens=args.max_tokens,

@@ -3,6 +3,8 @@
 # of the slow tests (tests/test_llm_server.py) and of benchmarks/judge_server_parse_rates.py.
 # PyPI ships it as source only, so pip builds llama.cpp here: CPU only, no multimodal library, no
 # tests/examples/tools (minutes on 2 cores; pip keeps the built wheel in its cache for the next run).
+# GGML_NATIVE=OFF builds the portable AVX2 kernels: a native build on this machine's CPU (AVX-512,
+# AMX) crashed (SIGSEGV) on every prompt longer than one token with llama-cpp-python 0.3.36.
 # Needs .venv (scripts/setup.sh) and a C++ compiler with CMake (build-essential, cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ for tool in cmake c++; do
 done
 echo "setup: building llama-cpp-python[server] from source (CPU only; several minutes)"
 start=$(date +%s)
-CMAKE_ARGS="-DGGML_CUDA=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF" \
+CMAKE_ARGS="-DGGML_CUDA=OFF -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
   .venv/bin/pip install -q -c constraints.txt 'llama-cpp-python[server]'
 .venv/bin/python -c "$probe"

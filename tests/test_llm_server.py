@@ -54,7 +54,9 @@ def server(tmp_path_factory):
 
 
 def llm_slice(server, cache_dir, **extra):
+    # llama-cpp-python's server takes a schema inside response_format json_object (docs/judges.md)
     return {"backend": "openai", "model": server.model, "base_url": server.base_url, "cache_dir": str(cache_dir),
+            "schema_format": "json_object",
             "timeout_s": 300.0, "max_retries": 1, "retry_base_delay_s": 0.1, "retry_max_delay_s": 0.5, **extra}
 
 

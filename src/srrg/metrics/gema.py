@@ -73,9 +73,11 @@ _UNCERTAINTY = {
 
 Entity = tuple[str, str | None, str | None, str | None]
 _TEXT_OR_NULL = {"type": ["string", "null"]}
-ENTITY_SCHEMA = object_schema("gema_entities", {"entities": {"type": "array", "maxItems": MAX_ITEMS, "items": object_schema(
-    "entity", {"disease": {"type": "string", "minLength": 1}, "location": _TEXT_OR_NULL, "severity": _TEXT_OR_NULL,
-               "uncertainty": {"enum": ["certain", "probable", "uncertain"]}})}})
+_ENTITY = object_schema("entity", {
+    "disease": {"type": "string", "minLength": 1}, "location": _TEXT_OR_NULL, "severity": _TEXT_OR_NULL,
+    "uncertainty": {"enum": ["certain", "probable", "uncertain"]},
+})
+ENTITY_SCHEMA = object_schema("gema_entities", {"entities": {"type": "array", "maxItems": MAX_ITEMS, "items": _ENTITY}})
 SUBJECTIVE_SCHEMA = object_schema("gema_subjective", {
     **{f"{a}_errors": {"type": "integer", "minimum": 0} for a in ASPECTS}, "explanation": {"type": "string"}})
 
@@ -289,7 +291,9 @@ def gema_requests(
         entity_prompt.render(purpose=NAME, max_tokens=cfg.max_tokens, json_mode=True, json_schema=schema, report=t)
         for t in texts
     ]
-    subjective = pair_requests("gema_subjective", refs, hyps, cfg, json_mode=True, schema=SUBJECTIVE_SCHEMA if structured else None)
+    subjective = pair_requests(
+        "gema_subjective", refs, hyps, cfg, json_mode=True, schema=SUBJECTIVE_SCHEMA if structured else None
+    )
     return entity, texts, subjective
 
 

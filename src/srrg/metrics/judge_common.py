@@ -46,7 +46,9 @@ CATEGORY_NAMES = {
     "f": "Omitting a comparison detailing a change from a prior study",
 }
 # JSON field of each category (a)..(f) in a structured answer
-CATEGORY_FIELDS = ("false_finding", "missing_finding", "wrong_location", "wrong_severity", "false_comparison", "missing_comparison")
+CATEGORY_FIELDS = (
+    "false_finding", "missing_finding", "wrong_location", "wrong_severity", "false_comparison", "missing_comparison",
+)
 SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
 MATCHED = "Matched Findings"
@@ -282,7 +284,9 @@ def strict_object(reply: Reply, schema: Mapping[str, Any]) -> tuple[dict[str, An
     return obj, OK
 
 
-def structured_error_report(answer: str | Reply | None, schema: Mapping[str, Any]) -> tuple[ErrorReport, dict[str, Any]]:
+def structured_error_report(
+    answer: str | Reply | None, schema: Mapping[str, Any]
+) -> tuple[ErrorReport, dict[str, Any]]:
     """(ErrorReport, the answer object) of a structured GREEN-format answer: the same counts the
     text parser reads from the same answer written as text; status ok or a failure, never partial
     (the schema makes every count present)."""
@@ -411,7 +415,9 @@ def structured_mode(client: Any, text_model: re.Pattern[str] | None = None) -> b
     backend = getattr(client, "backend", None)
     supports = bool(getattr(backend, "supports_schema", False))
     if wanted and not supports:
-        raise ValueError(f"llm.structured: true needs a backend with schema-constrained decoding (openai); {describe(client)} has none")
+        raise ValueError(
+            f"llm.structured: true needs a backend with schema-constrained decoding (openai); {describe(client)} has none"
+        )
     if wanted is None:
         return supports and not (text_model is not None and text_model.search(str(getattr(backend, "model", ""))))
     return wanted

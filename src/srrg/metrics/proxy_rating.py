@@ -96,7 +96,9 @@ def score_responses(
     return MetricResult(per, summary)
 
 
-def proxy_requests(refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingConfig, structured: bool = False) -> list[Any]:
+def proxy_requests(
+    refs: Sequence[str], hyps: Sequence[str], cfg: ProxyRatingConfig, structured: bool = False
+) -> list[Any]:
     schema = rating_schema(cfg.scale_max) if structured else None
     return pair_requests(NAME, refs, hyps, cfg, json_mode=True, schema=schema, scale_max=str(cfg.scale_max))
 

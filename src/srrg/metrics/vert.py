@@ -106,7 +106,9 @@ def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig, str
     name = VARIANTS[cfg.variant]
     if not structured:
         return pair_requests(name, refs, hyps, cfg)
-    prompt = structured_template(name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"))
+    prompt = structured_template(
+        name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate")
+    )
     return pair_requests(name, refs, hyps, cfg, schema=SCHEMA, prompt=prompt)
 
 
