@@ -5,7 +5,9 @@ faults (429, 408/409, 5xx, timeouts, connection errors, malformed bodies) are re
 exponential backoff and jitter, waiting at least what Retry-After / retry-after-ms asks for but never
 longer than retry_max_delay_s (a non-finite value is ignored: issue 16 case 4); other client errors
 (400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool. An answer with
-finish_reason "length" was cut off by max_tokens and comes back with status truncated.
+finish_reason "length" was cut off by max_tokens and comes back with status truncated. A request
+with a JSON schema asks for schema-constrained decoding through `response_format`, in the shape
+that llm.schema_format names (docs/judges.md "Structured answers").
 
 HTTP goes through our own httpx client (srrg.llm.transport): for a loopback endpoint it ignores every
 proxy variable (HTTP_PROXY, ALL_PROXY, ...), follows no redirect and connects only to the addresses the
