@@ -24,6 +24,8 @@ STATUSES = (VALID, REPAIRED, UNPARSEABLE)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "structured_report.schema.json"  # package data
 
 _FINDING_KEYS = frozenset({"name", "probability", "level", "location", "size"})
+_REPORT_KEYS = frozenset({"positive", "negative"})
+_TO_DICT_KEYS = (frozenset({"name", "probability", "level", "location"}), _FINDING_KEYS)  # what Finding.to_dict writes
 _PROB_WORD = {3: "there is", 2: "there may be", 1: "there might be"}
 
 # Caches keyed by model output are bounded in entries and in the length of what they keep
@@ -179,6 +181,91 @@ def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
     return StructuredReport(tuple(positive), tuple(negative)), exact
 
 
+def _canonical_finding(name: Any, probability: int, level: Any, location: Any, size: Any) -> Finding | None:
+    """The Finding when every field is already canonical (see _canonical_report), else None."""
+    if type(name) is not str or len(name) > PHRASE_CACHE_MAX_CHARS or not name.strip():
+        return None
+    if normalize_text(name) != name or _default_canonical(name) != name:
+        return None
+    for text in (level, location, size):
+        if text is not None and (type(text) is not str or len(text) > PHRASE_CACHE_MAX_CHARS):
+            return None
+        if text is not None and (text in {"", "null", "none"} or normalize_text(text) != text):
+            return None
+    return Finding(name, probability, level, location, size)
+
+
+def _canonical_negatives(names: tuple[Any, ...]) -> frozenset[str] | None:
+    """The names as a set when each is a canonical name and none repeats, else None."""
+    for name in names:
+        if type(name) is not str or len(name) > PHRASE_CACHE_MAX_CHARS or not name.strip():
+            return None
+        if normalize_text(name) != name or _default_canonical(name) != name:
+            return None
+    unique = frozenset(names)
+    return unique if len(unique) == len(names) else None
+
+
+# Per-finding and per-negative-list results of the canonical fast path, keyed by the decoded
+# values (strings of at most PHRASE_CACHE_MAX_CHARS, an int probability 1..3): corpora repeat
+# the same findings and lists. Only canonical entries are kept, at most CANONICAL_CACHE_SIZE each.
+CANONICAL_CACHE_SIZE = 1 << 16
+_FINDINGS: dict[tuple[Any, ...], Finding] = {}
+_NEGATIVES: dict[tuple[Any, ...], frozenset[str]] = {}
+
+
+def _canonical_report(obj: Any) -> StructuredReport | None:
+    """The report of decoded JSON that is already canonical, as the extractor and to_json() write it
+    (exactly the two lists, findings with to_dict()'s keys, an int probability 1..3, canonical
+    names once each, normalized or null attributes); None for anything else, which the general
+    path (from_obj + canonicalize) then reads. Where it returns a report, that report is the one the
+    general path builds, with nothing coerced or changed (status valid): the same conditions,
+    checked once per distinct finding and negative list instead of field by field."""
+    if type(obj) is not dict or obj.keys() != _REPORT_KEYS:
+        return None
+    pos, neg = obj["positive"], obj["negative"]
+    if type(pos) is not list or type(neg) is not list:
+        return None
+    try:
+        findings = []
+        for item in pos:
+            if type(item) is not dict or item.keys() not in _TO_DICT_KEYS:
+                return None
+            probability = item["probability"]
+            if type(probability) is not int or not 1 <= probability <= 3:
+                return None  # checked before the lookup: 3.0 and True would equal 3 as keys
+            key = (item["name"], probability, item["level"], item["location"], item.get("size"))
+            finding = _FINDINGS.get(key)
+            if finding is None:
+                finding = _canonical_finding(*key)
+                if finding is None:
+                    return None
+                if len(_FINDINGS) < CANONICAL_CACHE_SIZE:
+                    _FINDINGS[key] = finding
+            findings.append(finding)
+        names = tuple(neg)
+        negatives = _NEGATIVES.get(names)
+        if negatives is None:
+            negatives = _canonical_negatives(names)
+            if negatives is None:
+                return None
+            if len(_NEGATIVES) < CANONICAL_CACHE_SIZE:
+                _NEGATIVES[names] = negatives
+    except TypeError:  # an unhashable value (a list or an object) is not canonical
+        return None
+    positive = {f.name for f in findings}
+    if len(positive) != len(findings) or not negatives.isdisjoint(positive):
+        return None
+    return StructuredReport(tuple(findings), names)
+
+
+def clear_parse_caches() -> None:
+    """Empty the parse caches (benchmarks time cold runs)."""
+    _parse_default.cache_clear()
+    _FINDINGS.clear()
+    _NEGATIVES.clear()
+
+
 def _certainty(f: Finding) -> tuple[int, int]:
     """Which mention of a finding wins: the most certain; among equally certain ones, the one that
     says more (a level or a location), since sections often repeat a finding without attributes."""
@@ -253,6 +340,26 @@ def parse_report(
     return _parse(text, synonyms)
 
 
+def parse_reports(texts: Iterable[Any], synonyms: Mapping[str, str] | None = None) -> list[tuple[StructuredReport, str]]:
+    """parse_report of every text, each distinct text parsed once per call. A corpus with more
+    distinct texts than the shared cache holds (PARSE_CACHE_SIZE) bypasses that cache: it would
+    only evict its own entries before they are asked for again."""
+    texts = list(texts)
+    seen: dict[str, tuple[StructuredReport, str]] = {}
+    distinct = len({t for t in texts if isinstance(t, str)})
+    parse = parse_report if distinct <= PARSE_CACHE_SIZE else _parse
+    out = []
+    for text in texts:
+        if not isinstance(text, str):
+            out.append(parse_report(text, synonyms))
+            continue
+        got = seen.get(text)
+        if got is None:
+            got = seen[text] = parse(text, synonyms)
+        out.append(got)
+    return out
+
+
 @lru_cache(maxsize=PARSE_CACHE_SIZE)
 def _parse_default(text: str) -> tuple[StructuredReport, str]:
     return _parse(text, None)
@@ -264,6 +371,10 @@ def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tupl
     if not isinstance(text, str) or not text.strip():
         return EMPTY, UNPARSEABLE
     obj, strict = decode_json(text)
+    if strict and synonyms is None:
+        fast = _canonical_report(obj)
+        if fast is not None:
+            return fast, VALID
     try:
         report, exact = from_obj(obj)
     except (ValueError, TypeError, AttributeError):

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
-from srrg.report import UNPARSEABLE, Finding, StructuredReport, parse_report
+from srrg.report import UNPARSEABLE, Finding, StructuredReport, parse_reports
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -174,7 +174,7 @@ def score_reports(
 def structured_references(refs: Sequence[str | None]) -> list[StructuredReport]:
     """The references as structured reports; free text or broken JSON is a user error (docs/metrics.md:
     two empty reports would agree and score 1), naming s_score_text, which extracts free text first."""
-    parsed = [parse_report(r) for r in refs]
+    parsed = parse_reports(refs)
     bad = [i for i, (_, status) in enumerate(parsed) if status == UNPARSEABLE]
     if bad:
         first = refs[bad[0]]
@@ -198,7 +198,7 @@ class SScore(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         references = structured_references(refs)
-        parsed = [parse_report(h) for h in hyps]
+        parsed = parse_reports(hyps)
         result = score_reports(references, [r for r, _ in parsed], self.cfg)
         statuses = [s for _, s in parsed]
         result.per_report["s_score_hyp_status"] = statuses
