@@ -329,3 +329,52 @@ def test_truncated_archive_is_one_line_naming_it(tmp_path, capsys):
     rc = main(["ingest", "--config", json.dumps({"iu_xray": {"archive": str(cut)}}), "--out", str(tmp_path / "s.parquet"), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and f"{cut}: the archive is truncated or damaged" in err[-1] and not (tmp_path / "s.parquet").exists()
+
+
+def test_results_dir_lock_keeps_two_working_directories_apart(tmp_path):
+    """issue 25 (Low): two working directories sharing one results_dir were not locked against each
+    other (Snakemake locks its working directory only)."""
+    import socket
+
+    from srrg.io import RESULTS_LOCK, lock_results, unlock_results
+
+    results = tmp_path / "results"
+    lock = lock_results(results, "/work/a")
+    assert json.loads(lock.read_text())["workdir"] == "/work/a"
+    with pytest.raises(UserError, match=r"in use by the workflow in /work/a .*delete .*\.srrg-workflow\.lock"):
+        lock_results(results, "/work/b")
+    assert lock_results(results, "/work/a") == lock  # the same working directory: Snakemake orders its runs
+    unlock_results(results, "/work/b")  # not the holder: kept
+    assert lock.exists()
+    unlock_results(results, "/work/a")
+    assert not lock.exists()
+    # a holder that no longer runs on this host (a killed run) is taken over
+    dead = subprocess_pid_that_exited()
+    (results / RESULTS_LOCK).write_text(json.dumps({"workdir": "/work/a", "host": socket.gethostname(), "pid": dead}))
+    assert json.loads(lock_results(results, "/work/b").read_text())["workdir"] == "/work/b"
+
+
+def subprocess_pid_that_exited() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    return int(proc.stdout)
+
+
+@pytest.mark.slow
+def test_workflow_refuses_a_results_dir_another_working_directory_holds(tmp_path):
+    from workflow_helpers import copy_workflow, snakemake, write_config
+
+    from srrg.io import RESULTS_LOCK
+
+    work = copy_workflow(tmp_path / "wf")
+    results = tmp_path / "shared-results"
+    results.mkdir()
+    (results / RESULTS_LOCK).write_text(json.dumps({"workdir": "/another/workdir", "host": "another-host", "pid": 1}))
+    cfg = write_config(work, {"results_dir": str(results), "ingest": {"limit": 3}})
+    target = str(results / "ingest" / "studies.parquet")
+    assert snakemake(work, "-n", target, "--configfile", str(cfg)).returncode == 0  # a dry run takes no lock
+    proc = snakemake(work, target, "--configfile", str(cfg), check=False, timeout=600)
+    assert proc.returncode != 0 and "is in use by the workflow in /another/workdir" in proc.stderr + proc.stdout
+    assert not (results / "ingest").exists()

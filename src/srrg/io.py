@@ -338,3 +338,68 @@ def load_config_arg(value: str | None) -> dict[str, Any]:
     from srrg.text.decode import config_value
 
     return config_value(value)
+
+
+RESULTS_LOCK = ".srrg-workflow.lock"
+
+
+def _lock_holder(path: Path) -> dict[str, Any] | None:
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
+def _alive(held: Mapping[str, Any]) -> bool:
+    """Whether the process that holds a lock may still run: on another host we cannot tell (yes)."""
+    import socket
+
+    if held.get("host") != socket.gethostname() or not isinstance(held.get("pid"), int):
+        return True
+    try:
+        os.kill(held["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def lock_results(results_dir: str | os.PathLike[str], workdir: str) -> Path:
+    """Claim a results folder for the workflow run in `workdir` (docs/workflow.md). Snakemake locks
+    only its working directory, so two working directories sharing one results_dir would write the
+    same outputs at once; the second is refused with one line. A lock of the same working directory
+    (Snakemake's own lock already orders those runs) or of a process that no longer runs on this
+    host is taken over."""
+    import socket
+
+    root = Path(results_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / RESULTS_LOCK
+    me = {"workdir": workdir, "host": socket.gethostname(), "pid": os.getpid()}
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            held = _lock_holder(path)
+            if held is not None and held.get("workdir") != workdir and _alive(held):
+                raise UserError(
+                    f"results_dir {results_dir} is in use by the workflow in {held.get('workdir')} "
+                    f"(host {held.get('host')}, pid {held.get('pid')}); wait for it, give this run another "
+                    f"results_dir, or delete {path} if that run is gone"
+                ) from None
+            path.unlink(missing_ok=True)  # ours, stale or unreadable: take it over
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(me, fh)
+        return path
+    raise UserError(f"results_dir {results_dir}: could not take {path} (another run keeps taking it)")
+
+
+def unlock_results(results_dir: str | os.PathLike[str], workdir: str) -> None:
+    """Release the lock of lock_results when this working directory holds it."""
+    path = Path(results_dir) / RESULTS_LOCK
+    held = _lock_holder(path)
+    if held is not None and held.get("workdir") == workdir:
+        path.unlink(missing_ok=True)

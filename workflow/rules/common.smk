@@ -29,6 +29,31 @@ except UserError as err:
 config.clear()
 config.update(_checked)
 
+# Snakemake locks its working directory only: two working directories sharing one results_dir are
+# kept apart by a lock in results_dir (srrg.io.lock_results), taken when jobs are about to run.
+_WORKDIR = str(Path.cwd().resolve())
+
+
+onstart:
+    from srrg.io import lock_results
+
+    try:
+        lock_results(config["results_dir"], _WORKDIR)
+    except UserError as err:
+        raise WorkflowError(str(err)) from None
+
+
+onsuccess:
+    from srrg.io import unlock_results
+
+    unlock_results(config["results_dir"], _WORKDIR)
+
+
+onerror:
+    from srrg.io import unlock_results
+
+    unlock_results(config["results_dir"], _WORKDIR)
+
 # Jobs run `python -m srrg` from this source tree (PYTHONPATH), so the code a rule declares as
 # input is the code it runs. Without conda, `python` is the interpreter running Snakemake (its
 # bin folder goes first on PATH); with --software-deployment-method conda it is the rule's env's.
@@ -83,6 +108,11 @@ def as_json(data):
 
 def section(name):
     return as_json(config[name])
+
+
+def extraction_table():
+    """The extractor's per-label table (rule eval_extraction) when stats.extraction_gold is set, else nothing."""
+    return [results("stats", "extraction_accuracy.csv")] if config["stats"].get("extraction_gold") else []
 
 
 def wildcard_choice(names):
