@@ -66,11 +66,16 @@ def matched_f1(matches: Sequence[tuple[str, bool, bool]]) -> float:
     """F1 of the two sides of match_names' result; both empty -> 1.0, exactly one empty -> 0.0."""
     n_ref = sum(in_ref for _, in_ref, _ in matches)
     n_hyp = sum(in_hyp for _, _, in_hyp in matches)
+    return count_f1(n_ref, n_hyp, sum(in_ref and in_hyp for _, in_ref, in_hyp in matches))
+
+
+def count_f1(n_ref: int, n_hyp: int, n_both: int) -> float:
+    """F1 from the sizes of the reference and hypothesis name sets and of their intersection."""
     if not n_ref and not n_hyp:
         return 1.0
     if not n_ref or not n_hyp:
         return 0.0
-    return 2 * sum(in_ref and in_hyp for _, in_ref, in_hyp in matches) / (n_ref + n_hyp)
+    return 2 * n_both / (n_ref + n_hyp)
 
 
 def prob_score(ref: int | None, hyp: int | None) -> float:
@@ -124,25 +129,35 @@ def attribute_scores(ref: Finding, hyp: Finding) -> tuple[float, float, float]:
     return prob_score(ref.probability, hyp.probability), level, location_score(ref.location, hyp.location)
 
 
+Side = tuple[dict[str, Finding], frozenset[str]]  # a report's positives by name and its negative names
+
+
+def report_side(report: StructuredReport) -> Side:
+    return {f.name: f for f in report.positive}, frozenset(report.negative)
+
+
 def score_pair(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreConfig = SScoreConfig()) -> dict[str, float]:
     """All S-Score values of one reference/hypothesis pair of canonical reports."""
-    r_pos = {f.name: f for f in ref.positive}
-    h_pos = {f.name: f for f in hyp.positive}
-    positive = match_names(r_pos, h_pos)
-    p_pos = matched_f1(positive)
-    p_neg = matched_f1(match_names(ref.negative, hyp.negative))
+    return score_sides(report_side(ref), report_side(hyp), cfg)
+
+
+def score_sides(ref: Side, hyp: Side, cfg: SScoreConfig = SScoreConfig()) -> dict[str, float]:
+    """score_pair of two prepared reports: match_names' matching, computed from set sizes (the
+    matched positives in reference order, as D sums them)."""
+    (r_pos, r_neg), (h_pos, h_neg) = ref, hyp
+    both = [name for name in r_pos if name in h_pos]
+    p_pos = count_f1(len(r_pos), len(h_pos), len(both))
+    p_neg = count_f1(len(r_neg), len(h_neg), len(r_neg & h_neg))
     p = (p_pos + p_neg) / 2
 
     probs, levels, locs, ds = [], [], [], []
-    for name, in_ref, in_hyp in positive:
-        if not (in_ref and in_hyp):
-            continue
+    for name in both:
         sp, sl, sc = attribute_scores(r_pos[name], h_pos[name])
         probs.append(sp)
         levels.append(sl)
         locs.append(sc)
         ds.append(cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
-    denominator = len(positive) if cfg.d_over == "union" else len(r_pos)
+    denominator = len(r_pos) + len(h_pos) - len(both) if cfg.d_over == "union" else len(r_pos)
     d = sum(ds) / denominator if denominator else 1.0
 
     def mean(values: list[float]) -> float:
@@ -163,11 +178,22 @@ def score_pair(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreConfig =
 def score_reports(
     refs: Sequence[StructuredReport], hyps: Sequence[StructuredReport], cfg: SScoreConfig = SScoreConfig()
 ) -> MetricResult:
-    """Per-report S-Score values and corpus means (sub-scores average the non-NaN reports)."""
-    per_report: dict[str, list[Any]] = {k: [] for k in KEYS}
+    """Per-report S-Score values and corpus means (sub-scores average the non-NaN reports). A
+    report object that recurs (parse_reports shares one per distinct text) is prepared once and a
+    recurring pair is scored once per call."""
+    sides: dict[int, Side] = {}
+    pairs: dict[tuple[int, int], dict[str, float]] = {}
+    columns: list[list[float]] = [[] for _ in KEYS]
     for ref, hyp in zip(refs, hyps, strict=True):
-        for key, value in score_pair(ref, hyp, cfg).items():
-            per_report[key].append(value)
+        key = (id(ref), id(hyp))
+        values = pairs.get(key)
+        if values is None:
+            r = sides.get(key[0]) or sides.setdefault(key[0], report_side(ref))
+            h = sides.get(key[1]) or sides.setdefault(key[1], report_side(hyp))
+            values = pairs[key] = score_sides(r, h, cfg)
+        for column, name in zip(columns, KEYS):
+            column.append(values[name])
+    per_report: dict[str, list[Any]] = dict(zip(KEYS, columns))
     return MetricResult(per_report, {k: nanmean(v) for k, v in per_report.items()})
 
 
