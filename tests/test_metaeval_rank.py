@@ -56,7 +56,7 @@ def test_fixture_layout_and_case_checks_on_hand_scores():
     assert table.rows() == [("Invented Exact Match", 2, 1), ("Invented Ties and Chains", 2, 1), ("Total", 4, 2)]
     assert metric_keys(["bleu", "ce", "rouge_l"], {"bleu": "bleu_1"}) == {
         "bleu": "bleu_1",
-        "ce": "ce_f1_micro",
+        "ce": "ce_f1",
         "rouge_l": "rouge_l",
     }
 
@@ -89,7 +89,7 @@ def test_rank_command_on_the_fixture(tmp_path, capsys):
         == 0
     )
     printed = capsys.readouterr().out
-    assert "| Total | 4 |" in printed and "ce (ce_f1_micro)" in printed
+    assert "| Total | 4 |" in printed and "ce (ce_f1)" in printed
     cases = pl.read_csv(out / "rank_cases.csv")
     rouge = cases.filter(pl.col("metric") == "rouge_l")
     # x2 puts the unrelated report first; the exact copy scores 1.0, ties hold, the chain is monotone
@@ -98,7 +98,7 @@ def test_rank_command_on_the_fixture(tmp_path, capsys):
     table = pl.read_csv(out / "rank_categories.csv")
     assert table.filter(pl.col("category") == "Total")["rouge_l"][0] == 3
     info = json.loads((out / "info.json").read_text())
-    assert info["n_cases"] == 4 and info["n_cases_with_context"] == 1 and info["keys"]["ce"] == "ce_f1_micro"
+    assert info["n_cases"] == 4 and info["n_cases_with_context"] == 1 and info["keys"]["ce"] == "ce_f1"
     assert (
         srrg_main(
             [

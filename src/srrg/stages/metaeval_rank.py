@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--keys", default="", metavar="METRIC=KEY,...",
-        help="statistic checked per metric (defaults: bleu=bleu_4, ce=ce_f1_micro, else the metric name)",
+        help="statistic checked per metric (defaults: bleu=bleu_4, ce=ce_f1, else the metric name)",
     )  # fmt: skip
     parser.add_argument("--out", required=True, help="output folder")
     _args.config(
