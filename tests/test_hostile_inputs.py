@@ -378,3 +378,14 @@ def test_workflow_refuses_a_results_dir_another_working_directory_holds(tmp_path
     proc = snakemake(work, target, "--configfile", str(cfg), check=False, timeout=600)
     assert proc.returncode != 0 and "is in use by the workflow in /another/workdir" in proc.stderr + proc.stdout
     assert not (results / "ingest").exists()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_deeply_nested_config_file_is_one_line(tmp_path, suffix):
+    """issue 25 (Low): a --config file nested 100,000 deep raised RecursionError."""
+    from srrg.text.decode import config_value
+
+    path = tmp_path / f"deep{suffix}"
+    path.write_text('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(UserError, match=rf"deep\{suffix}: nested deeper than the .*reader allows"):
+        config_value(str(path))

@@ -43,6 +43,8 @@ def load_yaml(text: str, source: str = "<config>") -> Any:
         return loader.get_single_data()
     except yaml.YAMLError as err:
         raise UserError(f"{source}: not valid YAML/JSON ({' '.join(str(err).split())})") from None
+    except RecursionError:
+        raise UserError(f"{source}: nested deeper than the YAML/JSON reader allows") from None
     finally:
         loader.dispose()
 
@@ -60,6 +62,8 @@ def load_json(text: str, source: str = "<json>") -> Any:
         return json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
         raise UserError(f"{source}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise UserError(f"{source}: nested deeper than the JSON reader allows") from None
 
 
 def read_mapping_file(path: str | Path) -> dict[str, Any]:
