@@ -15,12 +15,15 @@ from srrg.extract.openi14 import (
     ANY,
     DEFINITE,
     SHARED_GOLD,
+    TABLE_COLUMNS,
     evaluate_labels,
     label_map,
+    label_table,
     read_gold,
     report_labels,
     run_openi14,
     unannotated,
+    write_label_table,
 )
 
 LABELS = label_map().labels
@@ -120,8 +123,9 @@ def test_cli_on_a_tiny_archive(tmp_path: Path, capsys: pytest.CaptureFixture[str
     gold = _gold(tmp_path, *rows)
     out = tmp_path / "o.json"
     args = ["eval-extraction", "--gold", "openi14", "--archive", str(archive), "--gold-file", str(gold)]
-    args += ["--out", str(out)]
+    args += ["--out", str(out), "--table", str(tmp_path / "table.csv")]
     assert srrg_main(args) == 0
+    assert (tmp_path / "table.csv").read_text().startswith("label,gold,scored,definite_found")
     data = json.loads(out.read_text())
     assert data["reports"] == 3 and data["not_in_archive"] == 1 and data["unannotated"] == ["Hernia"]
     assert data[DEFINITE]["per_label"]["Effusion"]["tp"] == 1
@@ -145,3 +149,18 @@ def test_real_dev_gold_reads_and_scores() -> None:
     result, _, n = run_openi14(half="dev")
     assert n == result.reports > 1000 and result.unannotated == {"Hernia"}
     assert result.micro(DEFINITE)[2] > 0.85
+
+
+def test_label_table_rows_and_csv(tmp_path: Path) -> None:
+    gold = [frozenset({"Nodule"}), frozenset()]
+    preds = [{"positive": [{"name": "nodule", "probability": 3}]}, {"positive": [{"name": "hernia", "probability": 3}]}]
+    result = evaluate_labels(gold, preds, not_annotated=frozenset({"Hernia"}))
+    rows = {r["label"]: r for r in label_table(result)}
+    assert list(rows)[-2:] == ["micro", "macro"] and len(rows) == 16
+    assert rows["Nodule"]["definite_f1"] == 1.0 and rows["Hernia"]["scored"] is False
+    assert rows["micro"]["gold"] == 1 and rows["micro"]["definite_found"] == 1 and rows["micro"]["definite_precision"] == 1.0
+    path = tmp_path / "t.csv"
+    write_label_table(result, path)
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",") == list(TABLE_COLUMNS) and len(lines) == 17
+

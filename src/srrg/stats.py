@@ -33,6 +33,13 @@ class StatsConfig:
     top_k: int = field(default=20, metadata=doc("Number of most frequent positive findings shown.", minimum=1))
     dpi: int = field(default=120, metadata=doc("Resolution of the PNG figures (600 is print quality; more only costs memory).",
                                                  minimum=50, maximum=600))
+    # read by the workflow: its eval_extraction rule writes the table beside the statistics
+    extraction_gold: str | None = field(default=None, metadata=doc(
+        "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); when set, the workflow measures the extractor "
+        "on it with the extract settings and extraction_accuracy.csv joins the statistics; null = not measured."))
+    extraction_half: str = field(default="heldout", metadata=doc(
+        "Half of the fixed IU split the extraction table is measured on (heldout: reports the rules were not tuned on).",
+        enum=["dev", "heldout", "all"]))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:

@@ -118,9 +118,33 @@ rule stats:
         " --config {params.cfg:q} > {log:q} 2>&1"
 
 
+rule eval_extraction:
+    """The extractor's per-label P/R/F1 against the NIH gold of Open-i reports (stats.extraction_gold),
+    with the workflow's extract settings, for the dataset statistics of the report."""
+    input:
+        gold=lambda w: config["stats"]["extraction_gold"],
+        code=stage_code("eval_extraction"),
+    output:
+        table=report(
+            results("stats", "extraction_accuracy.csv"),
+            caption="../report/extraction_accuracy.rst",
+            category="Dataset statistics",
+        ),
+    log:
+        logs("eval_extraction.log"),
+    conda:
+        "../../envs/data.yaml"
+    params:
+        cfg=section("extract"),
+        half=config["stats"].get("extraction_half", "heldout"),
+    shell:
+        "python -m srrg eval-extraction --gold openi14 --gold-file {input.gold:q} --half {params.half}"
+        " --examples 0 --table {output.table:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
 # The shards are targets themselves: Snakemake does not rebuild a missing intermediate file whose
 # downstream outputs exist, so a deleted shard is regenerated only when it is requested.
-add_targets(dataset_shards, rules.dataset_manifest.output.manifest, *rules.stats.output)
+add_targets(dataset_shards, rules.dataset_manifest.output.manifest, *rules.stats.output, *extraction_table())
 
 
 rule data:
@@ -129,3 +153,4 @@ rule data:
         dataset_shards,
         rules.dataset_manifest.output.manifest,
         rules.stats.output,
+        extraction_table(),

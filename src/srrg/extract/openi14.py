@@ -251,6 +251,44 @@ def format_labels(result: LabelResult) -> str:
     return "\n".join(lines)
 
 
+TABLE_COLUMNS = ("label", "gold", "scored", *(f"{m}_{k}" for m in MODES for k in ("found", "precision", "recall", "f1")))
+
+
+def label_table(result: LabelResult) -> list[dict[str, Any]]:
+    """One row per label, then `micro` and `macro` rows: the per-label table a user reads to see
+    how far to trust each finding (`scored` is false for a label the gold did not annotate)."""
+    rows: list[dict[str, Any]] = []
+    for label in result.labels:
+        row: dict[str, Any] = {"label": label, "gold": result.counts[DEFINITE][label].tp + result.counts[DEFINITE][label].fn}
+        row["scored"] = label not in result.unannotated
+        for mode in MODES:
+            c = result.counts[mode][label]
+            row[f"{mode}_found"] = c.tp + c.fp
+            row.update(zip((f"{mode}_{k}" for k in ("precision", "recall", "f1")), (round(v, 4) for v in c.prf())))
+        rows.append(row)
+    scored = [r for r in rows if r["scored"]]
+    for name, fn in (("micro", result.micro), ("macro", result.macro)):
+        row = {"label": name, "gold": sum(r["gold"] for r in scored), "scored": True}
+        for mode in MODES:
+            row[f"{mode}_found"] = sum(r[f"{mode}_found"] for r in scored)
+            row.update(zip((f"{mode}_{k}" for k in ("precision", "recall", "f1")), (round(v, 4) for v in fn(mode))))
+        rows.append(row)
+    return rows
+
+
+def write_label_table(result: LabelResult, path: str | Path) -> None:
+    """label_table as CSV (atomic write)."""
+    import io
+
+    from srrg.io import write_text
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=TABLE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(label_table(result))
+    write_text(path, buf.getvalue())
+
+
 def run_openi14(
     archive: str | Path | None = None,
     gold_path: str | Path | None = None,

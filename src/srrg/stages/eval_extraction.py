@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gold-file", help="with --gold openi14: the label CSV (default: ../shared/data/openi_nih14_dev/openi_nih14_dev.csv)"
     )
+    parser.add_argument("--table", help="with --gold openi14: also write the per-label table as CSV to this file")
     _args.config(parser, "extract")
     parser.add_argument("--out", help="also write the numbers as JSON to this file")
     parser.add_argument("--min-support", type=int, default=1, help="hide findings with fewer expert codes than this and no false positives")
@@ -34,15 +35,17 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.errors import UserError
     from srrg.extract.evaluation import format_result, run_iu
-    from srrg.extract.openi14 import format_labels, run_openi14
+    from srrg.extract.openi14 import format_labels, run_openi14, write_label_table
     from srrg.io import write_text
 
-    if args.gold_file and args.gold != "openi14":
-        raise UserError("--gold-file is the label CSV of --gold openi14; the MeSH codes are in the archive")
+    if (args.gold_file or args.table) and args.gold != "openi14":
+        raise UserError("--gold-file and --table belong to --gold openi14 (the MeSH codes are in the archive)")
     if args.gold == "openi14":
         gold = args.gold_file
         result, seconds, n = run_openi14(args.archive, gold, args.config, half=args.half, examples=args.examples)
         print(format_labels(result))
+        if args.table:
+            write_label_table(result, args.table)
     else:
         result, seconds, n = run_iu(args.archive, args.config, half=args.half, examples=args.examples)
         print(format_result(result, args.min_support))
