@@ -140,7 +140,7 @@ def study_texts(row: dict[str, Any], rows: dict[str, Any], structured: bool) -> 
             "f": [finding_row(f) for f in align(ref, hyp)],
             "hyp": render_sentences(hyp) if status != UNPARSEABLE else row["raw"] or "",
         }
-        if status != "valid":
+        if status != "valid" and out["hyp"] != (row["raw"] or ""):  # repaired: what was written, beside what was read
             out["raw"] = row["raw"] or ""
         return out
     ref, _ = parse_report(rows[row["study_id"]]["structured"])
