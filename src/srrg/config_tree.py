@@ -352,7 +352,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
 
 def _check_normalize(cfg: Mapping[str, Any]) -> None:
     """The normalize section as its stage gets it (the llm section only with method llm)."""
-    from srrg.llm.config import check_usable
+    from srrg.llm.guard import check_usable
     from srrg.normalize.config import NormalizeConfig
 
     llm = {"llm": cfg["llm"]} if cfg["normalize"]["method"] == "llm" else {}
@@ -364,7 +364,8 @@ def _check_normalize(cfg: Mapping[str, Any]) -> None:
 def _check_judges(cfg: Mapping[str, Any]) -> None:
     """The judges' llm (the llm section under judge.llm), usable when any LLM judge runs: in the
     judge stage or on a ratings dataset of metaeval."""
-    from srrg.llm.config import LLMConfig, check_usable
+    from srrg.llm.config import LLMConfig
+    from srrg.llm.guard import check_usable
 
     llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})
     judges = set(typing.get_args(typing.get_args(typing.get_type_hints(JudgeSection)["metrics"])[0]))

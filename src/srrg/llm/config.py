@@ -107,17 +107,3 @@ class LLMConfig:
     def cache_path(self) -> Path:
         return Path(self.cache_dir) / "responses.sqlite"
 
-
-def check_usable(cfg: LLMConfig, user: str) -> None:
-    """What `user` (e.g. "normalize.method llm") needs of its LLM, checked without loading a model:
-    a backend with a model, and for an endpoint one the privacy guard allows (llm.allow_remote for
-    a remote one). ValueError saying what to set."""
-    if cfg.backend == "rules":
-        raise ValueError(f"{user} needs an LLM, but its llm.backend is rules; set backend openai or local")
-    if cfg.backend == "openai":
-        from srrg.llm.guard import PrivacyError, check_endpoint
-
-        try:
-            check_endpoint(cfg)
-        except PrivacyError as err:
-            raise ValueError(f"{user}: {err}") from None

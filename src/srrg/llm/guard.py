@@ -101,3 +101,16 @@ def api_key(cfg: LLMConfig) -> str:
 def redact(text: str, secret: str) -> str:
     """Remove a secret from an error message before it is logged or stored."""
     return text.replace(secret, "***") if secret and len(secret) > 3 else text
+
+
+def check_usable(cfg: LLMConfig, user: str) -> None:
+    """What `user` (e.g. "normalize.method llm") needs of its LLM, checked without loading a model:
+    a backend with a model, and for an endpoint one the privacy guard allows (llm.allow_remote for
+    a remote one). ValueError saying what to set."""
+    if cfg.backend == "rules":
+        raise ValueError(f"{user} needs an LLM, but its llm.backend is rules; set backend openai or local")
+    if cfg.backend == "openai":
+        try:
+            check_endpoint(cfg)
+        except PrivacyError as err:
+            raise ValueError(f"{user}: {err}") from None
