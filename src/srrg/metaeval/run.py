@@ -26,7 +26,7 @@ from srrg.metrics.judge_common import CATEGORIES
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
 # headline score columns correlated by default (per-category counts and statuses are not)
 HEADLINE = (
-    "bleu_1", "bleu_4", "meteor", "rouge_l", "cider", "s_score", "s_score_text", "green", "vert",
+    "bleu_1", "bleu_4", "meteor", "rouge_l", "cider", "s_score", "s_score_text", "ce_f1", "green", "vert",
     "green_formula", "f1_formula", "weighted_formula", "gema", "proxy_rating",
 )  # fmt: skip
 
