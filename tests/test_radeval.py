@@ -245,3 +245,28 @@ def test_chexbert_labels_are_cached_per_text(monkeypatch: pytest.MonkeyPatch) ->
     score_all(["edema."], ["clear."], ["chexbert"])
     result = score_all(["clear."], ["edema."], ["chexbert"])
     assert labeler.seen == ["edema.", "clear."] and result.per_report["chexbert_hyp_labels"] == ["Edema"]
+
+
+def test_chexbert_micro_macro_equal_radeval_own_report_code() -> None:
+    """The same labels through RadEval's own evaluator (its forward, with the labeler's output
+    given instead of the model's) and through srrg: equal micro and macro F1 over 5 and 14 labels."""
+    pytest.importorskip("sklearn")
+    module = pytest.importorskip("radeval.metrics.f1chexbert.f1chexbert")
+    refs = [vector("Cardiomegaly", "Edema"), vector("No Finding"), vector("Pleural Effusion", "Atelectasis"), vector()]
+    hyps = [vector("Cardiomegaly"), vector("Pleural Effusion"), vector("Pleural Effusion"), vector("Fracture")]
+    import torch
+
+    scorer = object.__new__(module.F1CheXbert)  # no model: its labels are given below
+    torch.nn.Module.__init__(scorer)
+    scorer.refs_filename = scorer.hyps_filename = None
+    scorer.top5_idx = [CX.index(n) for n in rv.CHEXBERT_5]
+    table = {id(r): r for r in refs} | {id(h): h for h in hyps}
+    scorer.get_labels = lambda texts, on_batch_done=None: [table[t] for t in texts]
+    _, _, cr_all, cr_5, _, _ = scorer.forward([id(h) for h in hyps], [id(r) for r in refs])
+    idx14 = list(range(14))
+    idx5 = [CX.index(n) for n in rv.CHEXBERT_5]
+    ours = {**rv.chexbert_summary(refs, hyps, idx14, 14), **rv.chexbert_summary(refs, hyps, idx5, 5)}
+    assert ours["chexbert_14_micro_f1"] == pytest.approx(cr_all["micro avg"]["f1-score"])
+    assert ours["chexbert_14_macro_f1"] == pytest.approx(cr_all["macro avg"]["f1-score"])
+    assert ours["chexbert_5_micro_f1"] == pytest.approx(cr_5["micro avg"]["f1-score"])
+    assert ours["chexbert_5_macro_f1"] == pytest.approx(cr_5["macro avg"]["f1-score"])
