@@ -108,7 +108,8 @@ def test_single_shard_rewrite_is_byte_identical(tmp_path):
     path = tmp_path / "train" / "part-00001.parquet"
     before = path.read_bytes()
     path.unlink()
-    assert srrg_main(["dataset-shard", "--in", str(_save(df, tmp_path)), "--out-dir", str(tmp_path), "--config", '{"rows_per_shard": 2}', "train", "1"]) == 0
+    (tmp_path / "input").mkdir()  # an output folder may not hold its input (issue 25 item 7)
+    assert srrg_main(["dataset-shard", "--in", str(_save(df, tmp_path / "input")), "--out-dir", str(tmp_path), "--config", '{"rows_per_shard": 2}', "train", "1"]) == 0
     assert path.read_bytes() == before
 
 

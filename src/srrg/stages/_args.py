@@ -48,11 +48,13 @@ def check_outputs(
     inputs: dict[str, str | None], files: dict[str, str | None] | None = None, folders: dict[str, str | None] | None = None
 ) -> None:
     """Option -> path of a stage's inputs and outputs (None: not given), checked before any work:
-    an output that is one of the inputs, or a folder that holds one, would replace or mix with what
-    the stage reads (`infer --out model.pt`, `score --out` around its `--refs`); two outputs on one
-    path would overwrite each other; a file output on an existing folder (or the reverse) cannot be
-    written. Each is a UserError naming both options (docs/cli.md). Paths are compared resolved
-    (symbolic links followed), so another spelling of the same file is caught too."""
+    an output that is one of the inputs, or an output folder that holds one directly (where the
+    command writes its files), would replace or mix with what the stage reads (`infer --out
+    model.pt`, `score --out` around its `--refs`); inputs in sub-folders of an output folder are
+    other stages' files (the workflow's judge/<run>/subset/). Two outputs on one path would
+    overwrite each other; a file output on an existing folder (or the reverse) cannot be written.
+    Each is a UserError naming both options (docs/cli.md). Paths are compared resolved (symbolic
+    links followed), so another spelling of the same file is caught too."""
     import os
 
     from srrg.errors import UserError
@@ -72,7 +74,7 @@ def check_outputs(
         for in_option, source in given.items():
             if source == target:
                 raise UserError(f"{option} {path}: is also the input {in_option}; an output must not replace an input")
-            if os.path.commonpath([source, target]) == target:
+            if kind == "folder" and os.path.dirname(source) == target:
                 raise UserError(
                     f"{option} {path}: holds the input {in_option} {inputs[in_option]}; choose an output outside the inputs"
                 )

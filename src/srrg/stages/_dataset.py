@@ -14,10 +14,15 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     _args.config(parser, "dataset")
 
 
+def check_paths(args: argparse.Namespace) -> None:
+    """The dataset folder must not be, or hold, the input table (docs/cli.md)."""
+    _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir})
+
+
 def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
     """(config, normalized table) of a dataset command."""
     from srrg.dataset import DatasetConfig
     from srrg.io import read_table
 
-    _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir})
+    check_paths(args)
     return DatasetConfig.from_dict(args.config), read_table(args.inp)

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.io import load_config_arg
 
     start = time.perf_counter()
+    _dataset.check_paths(args)
     cfg = DatasetConfig.from_dict(args.config)
     rows_in = count_rows(args.inp)
     out_dir = Path(args.out_dir)

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.dataset import DatasetConfig, read_split_rows, shard_frame, shard_name, to_dataset_frame, write_shard
 
+    _dataset.check_paths(args)
     cfg = DatasetConfig.from_dict(args.config)
     rows = read_split_rows(args.inp, args.split)  # this split's rows only: the same order as the whole table's
     part = shard_frame(to_dataset_frame(rows, check_rows=False), args.split, args.index, cfg.rows_per_shard)

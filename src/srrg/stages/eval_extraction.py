@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> None:
     from srrg.extract.openi14 import format_labels, run_openi14, write_label_table
     from srrg.io import write_text
 
+    _args.check_outputs({"--archive": args.archive, "--gold-file": args.gold_file},
+                        files={"--out": args.out, "--table": args.table})
     if (args.gold_file or args.table) and args.gold != "openi14":
         raise UserError("--gold-file and --table belong to --gold openi14 (the MeSH codes are in the archive)")
     if args.gold == "openi14":

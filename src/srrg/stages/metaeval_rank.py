@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.metaeval import radjudge
     from srrg.stages.score import metric_options
 
+    _args.check_outputs({"--cases": args.cases}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, args.config)
     cases = radjudge.read_cases(args.cases)
