@@ -88,17 +88,18 @@ def test_hedges_lower_the_probability(text: str, name: str, probability: int) ->
     assert pos(extract(text))[name]["probability"] == probability
 
 
-@pytest.mark.parametrize("text", ["Borderline heart size.", "Borderline cardiomegaly.", "The heart is borderline enlarged."])
+@pytest.mark.parametrize("text", ["Borderline heart size.", "Borderline cardiomegaly.", "Heart borderline enlarged."])
 def test_borderline_probability_is_an_option(text: str) -> None:
     # docs/extraction.md, "Conventions": stated by default (NIH labels, IU MeSH codes), uncertain on request
     default = pos(extract(text))["cardiomegaly"]
     assert (default["probability"], default["level"]) == (3, "borderline")
     uncertain = pos(extract(text, ExtractConfig(borderline_probability=1)))["cardiomegaly"]
     assert (uncertain["probability"], uncertain["level"]) == (1, "borderline")
-    assert pos(extract("Mild cardiomegaly.", ExtractConfig(borderline_probability=1)))["cardiomegaly"]["probability"] == 3
+    mild = pos(extract("Mild cardiomegaly.", ExtractConfig(borderline_probability=1)))
+    assert mild["cardiomegaly"]["probability"] == 3
 
 
-@pytest.mark.parametrize("text", ["There is a 6 mm nodular opacity in the right upper lobe.", "Nodular densities at the bases."])
+@pytest.mark.parametrize("text", ["There is a 6 mm nodular opacity in the right upper lobe.", "Nodular densities."])
 def test_nodular_opacity_is_an_option(text: str) -> None:
     # docs/extraction.md, "Conventions": a lung opacity by default (NIH labels), a nodule on request
     assert set(pos(extract(text))) == {"lung opacity"}

@@ -146,9 +146,10 @@ def test_real_dev_gold_reads_and_scores() -> None:
         pytest.skip("../shared/data/openi_nih14_dev is absent")
     gold = read_gold(SHARED_GOLD)
     assert len(gold) == 3080 and sum("Cardiomegaly" in v for v in gold.values()) == 269
-    result, _, n = run_openi14(half="dev")
+    result, _, n = run_openi14(half="heldout")
     assert n == result.reports > 1000 and result.unannotated == {"Hernia"}
-    assert result.micro(DEFINITE)[2] > 0.85
+    # docs/extraction.md: the half the rules were not tuned on (0.931 when written)
+    assert result.micro(DEFINITE)[2] >= 0.90 and result.micro(DEFINITE, every_label=True)[2] >= 0.90
 
 
 def test_label_table_rows_and_csv(tmp_path: Path) -> None:
@@ -158,7 +159,8 @@ def test_label_table_rows_and_csv(tmp_path: Path) -> None:
     rows = {r["label"]: r for r in label_table(result)}
     assert list(rows)[-2:] == ["micro", "macro"] and len(rows) == 16
     assert rows["Nodule"]["definite_f1"] == 1.0 and rows["Hernia"]["scored"] is False
-    assert rows["micro"]["gold"] == 1 and rows["micro"]["definite_found"] == 1 and rows["micro"]["definite_precision"] == 1.0
+    micro = rows["micro"]
+    assert micro["gold"] == 1 and micro["definite_found"] == 1 and micro["definite_precision"] == 1.0
     path = tmp_path / "t.csv"
     write_label_table(result, path)
     lines = path.read_text().splitlines()

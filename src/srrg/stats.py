@@ -38,7 +38,8 @@ class StatsConfig:
         "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); when set, the workflow measures the extractor "
         "on it with the extract settings and extraction_accuracy.csv joins the statistics; null = not measured."))
     extraction_half: str = field(default="heldout", metadata=doc(
-        "Half of the fixed IU split the extraction table is measured on (heldout: reports the rules were not tuned on).",
+        "Half of the fixed IU split the extraction table is measured on (heldout: the reports the rules were not "
+        "tuned on).",
         enum=["dev", "heldout", "all"]))
 
     @classmethod

@@ -251,7 +251,8 @@ def format_labels(result: LabelResult) -> str:
     return "\n".join(lines)
 
 
-TABLE_COLUMNS = ("label", "gold", "scored", *(f"{m}_{k}" for m in MODES for k in ("found", "precision", "recall", "f1")))
+_MEASURES = ("found", "precision", "recall", "f1")
+TABLE_COLUMNS = ("label", "gold", "scored", *(f"{m}_{k}" for m in MODES for k in _MEASURES))
 
 
 def label_table(result: LabelResult) -> list[dict[str, Any]]:
@@ -259,7 +260,8 @@ def label_table(result: LabelResult) -> list[dict[str, Any]]:
     how far to trust each finding (`scored` is false for a label the gold did not annotate)."""
     rows: list[dict[str, Any]] = []
     for label in result.labels:
-        row: dict[str, Any] = {"label": label, "gold": result.counts[DEFINITE][label].tp + result.counts[DEFINITE][label].fn}
+        definite = result.counts[DEFINITE][label]
+        row: dict[str, Any] = {"label": label, "gold": definite.tp + definite.fn}
         row["scored"] = label not in result.unannotated
         for mode in MODES:
             c = result.counts[mode][label]

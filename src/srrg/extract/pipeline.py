@@ -85,8 +85,8 @@ class ExtractConfig:
     versus_probability: int = field(
         default=3,
         metadata=doc(
-            "Probability of the findings a \"versus\" alternative names (\"atelectasis versus infiltrate\"): 3 = stated, "
-            "as NIH labels and the IU MeSH codes count them; 1 = uncertain, as the CheXpert labeler marks them.",
+            "Probability of the findings a \"versus\" alternative names (\"atelectasis versus infiltrate\"): "
+            "3 = stated, as NIH labels and the IU MeSH codes count them; 1 = uncertain, as the CheXpert labeler marks them.",
             minimum=1,
             maximum=3,
         ),
@@ -276,7 +276,7 @@ def _make_sentences(nlp: Language, name: str, use_model: bool) -> SentenceCompon
     return SentenceComponent(nlp, use_model)
 
 
-@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0], "versus_probability": STATED})
+@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0], "versus_probability": 3})
 def _make_mentions(nlp: Language, name: str, nodular_opacity: str, versus_probability: int) -> MentionComponent:
     return MentionComponent(nlp, nodular_opacity, versus_probability)
 
