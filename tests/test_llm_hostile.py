@@ -374,3 +374,17 @@ def test_a_file_that_is_not_the_cache_is_one_line_naming_it(tmp_path, content, c
         path.write_bytes(content)
     with pytest.raises(UserError, match=rf"{path}: not an LLM answer cache .*delete it"):
         ResponseCache(path)
+
+
+def test_remote_endpoint_takes_the_environment_proxy_inside_the_same_bounds(monkeypatch):
+    """A remote endpoint (allowed by llm.allow_remote) goes through the environment's proxy, chosen
+    by srrg.llm.transport itself so that the request and answer bounds still apply."""
+    from srrg.llm.transport import environment_proxy
+
+    for var in PROXY_VARS + ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    assert environment_proxy("https://api.example.com/v1") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert environment_proxy("https://api.example.com/v1") == "http://proxy.example:3128"
+    monkeypatch.setenv("NO_PROXY", "example.com")
+    assert environment_proxy("https://api.example.com/v1") is None
