@@ -23,9 +23,11 @@ rule train:
         run=RUN_NAMES,
     conda:
         "../../envs/train.yaml"
-    # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads (1 when unset, which
-    # halves a CPU run on 2 cores); capped by --cores, and the SLURM profile's cpus_per_task matches
-    threads: 8
+    # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads. One: on a shared
+    # 2-core machine 2 threads made each step 4.7x slower (benchmarks/train_step_time.py: median
+    # 5.4 s vs 25.1 s under load 12) and serialized the demo's train jobs; the SLURM profile sets
+    # the train rule's threads to its cpus_per_task (set-threads)
+    threads: 1
     resources:
         mpi="",
         nodes=lambda wc: int(

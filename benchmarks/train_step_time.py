@@ -1,0 +1,123 @@
+"""Training step time of the demo's baseline run (transformer_json) by torch thread count.
+
+Builds a small dataset from the IU X-ray reports with the real stages (ingest --limit, extract,
+normalize, dataset; every study in train so that no validation pass lands between steps, phantom
+images as the demo draws them), then runs `python -m srrg train` with the run's own train slice
+from config.yaml for --steps optimizer steps under OMP_NUM_THREADS = 1 and 2 (what Snakemake sets
+from the rule's threads), one job alone and two jobs at once (the demo trains several runs side by
+side). Step times come from the run's metrics.csv (cumulative seconds per step); the script prints
+median and p90 over the last --last steps per setting and the steps per second of the machine.
+
+    .venv/bin/python benchmarks/train_step_time.py [--steps 40] [--last 30] [--studies 256]
+
+Numbers depend on what else the machine runs; print the load average with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from srrg.dataset import DatasetConfig, write_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def srrg(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "srrg", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait(proc: subprocess.Popen) -> None:
+    out, _ = proc.communicate()
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(proc.args)} failed (exit {proc.returncode}):\n{out[-3000:]}")
+
+
+def build_dataset(work: Path, studies: int) -> Path:
+    """IU studies through ingest, extract and normalize; all of them in the train split."""
+    ingest, extracted, normalized = work / "studies.parquet", work / "extracted.parquet", work / "normalized.parquet"
+    wait(srrg("ingest", "--config", json.dumps({"source": "iu_xray", "limit": studies}), "--out", str(ingest), "--no-progress"))
+    wait(srrg("extract", "--in", str(ingest), "--out", str(extracted), "--no-progress"))
+    wait(srrg("normalize", "--in", str(extracted), "--out", str(normalized), "--phrases", str(work / "phrases.parquet")))
+    df = pl.read_parquet(normalized).with_columns(pl.lit("train").alias("split"))
+    write_dataset(df, work / "dataset", DatasetConfig(), {}, progress=False)
+    return work / "dataset"
+
+
+def run_slice(name: str, steps: int) -> dict:
+    """The named run's train slice of config.yaml with its overrides, for `steps` steps, no checkpoints kept."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    train = dict(config["train"])
+    run = next(r for r in train.pop("runs") if r["name"] == name)
+    merged = {**train, "model": {**train.get("model", {}), "arch": run["arch"], "target": run["target"]}}
+    for key, value in run.get("overrides", {}).items():
+        merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
+    merged["trainer"] = {**merged.get("trainer", {}), "max_steps": steps, "log_every_n_steps": 10, "val_check_interval": None,
+                         "checkpoint_every_n_steps": steps}
+    return merged
+
+
+def step_times(metrics_csv: Path) -> list[float]:
+    rows = pl.read_csv(metrics_csv).filter(pl.col("train_loss").is_not_null()).sort("step")
+    seconds = rows["seconds"].to_list()
+    return [b - a for a, b in zip(seconds, seconds[1:])]
+
+
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+
+
+def measure(dataset: Path, work: Path, cfg: dict, threads: int, jobs: int, tag: str) -> tuple[list[list[float]], float]:
+    """Step times of `jobs` concurrent train jobs with OMP_NUM_THREADS=threads, and the wall time."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    procs, outs = [], []
+    start = time.perf_counter()
+    for j in range(jobs):
+        out = work / tag / f"job{j}" / "model.pt"
+        run_cfg = {**cfg, "checkpoint_dir": str(work / tag / f"job{j}" / "ckpt")}
+        procs.append(srrg("train", "--dataset", str(dataset), "--out", str(out), "--run", f"{tag}-{j}", "--config", json.dumps(run_cfg), env=env))
+        outs.append(out)
+    for proc in procs:
+        wait(proc)
+    wall = time.perf_counter() - start
+    return [step_times(out.parent / "metrics.csv") for out in outs], wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", default="transformer_json", help="a run of config.yaml's train.runs")
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--last", type=int, default=30, help="steps the statistics cover (the first ones warm up)")
+    parser.add_argument("--studies", type=int, default=256)
+    parser.add_argument("--dataset", type=Path, help="an existing dataset folder instead of building one")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="srrg-train-steps-") as tmp:
+        work = Path(tmp)
+        dataset = args.dataset or build_dataset(work, args.studies)
+        cfg = run_slice(args.run, args.steps)
+        print(f"{args.run}: {args.steps} steps, batch {cfg['data'].get('batch_size')}, statistics over the last {args.last} steps")
+        for threads, jobs in ((1, 1), (2, 1), (1, 2)):
+            times, wall = measure(dataset, work, cfg, threads, jobs, f"t{threads}j{jobs}")
+            tails = [t[-args.last :] for t in times]
+            flat = [x for t in tails for x in t]
+            rate = jobs * args.steps / wall
+            print(
+                f"threads={threads} jobs={jobs}: step median {statistics.median(flat):.2f} s, p90 {p90(flat):.2f} s "
+                f"({len(flat)} steps); {rate:.2f} steps/s for the machine; wall {wall:.0f} s; load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
