@@ -37,12 +37,14 @@ MUTMUT = Path(sys.executable).with_name("mutmut")
 
 @dataclass(frozen=True)
 class Target:
-    """A module to mutate, the tests that check it, and optionally the functions to mutate
-    (fnmatch patterns over mutmut's mutant names; None = every function of the module)."""
+    """A module to mutate, the tests that check it, optionally the functions to mutate (fnmatch
+    patterns over mutmut's mutant names; None = every function of the module) and extra pytest
+    arguments."""
 
     path: str
     tests: tuple[str, ...]
     functions: tuple[str, ...] | None = None
+    pytest_args: tuple[str, ...] = ()  # added to every pytest call of this module (e.g. a marker filter)
 
     @property
     def dotted(self) -> str:
@@ -60,24 +62,31 @@ TARGETS: dict[str, Target] = {
     ),
     "nlg": Target("src/srrg/metrics/nlg.py", ("tests/test_nlg.py", "tests/test_mut_nlg.py")),
     "correlation": Target(
-        "src/srrg/metaeval/correlation.py", ("tests/test_metaeval_stats.py", "tests/test_correlation_ci.py")
+        "src/srrg/metaeval/correlation.py",
+        ("tests/test_metaeval_stats.py", "tests/test_correlation_ci.py", "tests/test_metaeval_statistics.py",
+         "tests/test_stats_extremes.py"),
     ),
     "dataset": Target(
         "src/srrg/dataset.py",
-        ("tests/test_dataset.py", "tests/test_mut_dataset.py"),
-        # the shard writer; the CLI around it is being moved into srrg.stages
+        ("tests/test_dataset.py", "tests/test_mut_dataset.py", "tests/test_shards.py"),
+        # the shard writer and the shard/manifest jobs' readers; the CLI around it lives in srrg.stages
         functions=tuple(
             f"srrg.dataset.x_{name}__mutmut_*"
-            for name in ("sentences_of", "to_dataset_frame", "with_sentences", "plan_shards", "shard_name",
-                         "shard_paths", "make_plan", "remove_stale_shards", "shard_frame", "write_shard",
-                         "build_manifest", "write_json", "write_dataset")
+            for name in ("sentences_of", "to_dataset_frame", "read_split_rows", "count_rows", "with_sentences",
+                         "plan_shards", "shard_name", "shard_paths", "make_plan", "remove_stale_shards", "shard_frame",
+                         "write_shard", "build_manifest", "write_json", "write_dataset", "summarize")
         ),
     ),
     "cache": Target("src/srrg/llm/cache.py", ("tests/test_llm_client.py", "tests/test_mut_cache.py")),
-    "compare": Target("src/srrg/compare.py", ("tests/test_compare.py", "tests/test_stats_extremes.py")),
+    "compare": Target(
+        "src/srrg/compare.py",
+        ("tests/test_compare.py", "tests/test_stats_extremes.py", "tests/test_compare_outputs.py",
+         "tests/test_metaeval_statistics.py", "tests/test_signature.py"),
+    ),
     "green": Target(
         "src/srrg/metrics/green.py",
         ("tests/test_green.py", "tests/test_judge_failures.py", "tests/test_judge_mixed_batches.py"),
+        pytest_args=("-m", "not slow"),  # the slow tests run the SmolLM2 judge: minutes per mutant
     ),
     "ingest": Target("src/srrg/ingest.py", ("tests/test_ingest.py", "tests/test_split_invariants.py")),
 }
@@ -110,7 +119,8 @@ def write_project(work: Path, target: Target) -> list[str]:
     settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     mutmut = dict(settings.get("mutmut", {}))
     tests = [t for t in target.tests if (REPO / t).is_file()]
-    mutmut.update(only_mutate=[target.path], pytest_add_cli_args_test_selection=tests)
+    mutmut.update(only_mutate=[target.path], pytest_add_cli_args_test_selection=tests,
+                  pytest_add_cli_args=[*mutmut.get("pytest_add_cli_args", []), *target.pytest_args])
     for name in ("src", "tests", *mutmut.get("also_copy", [])):
         (work / name).symlink_to(REPO / name, target_is_directory=True)
     lines = []

@@ -114,14 +114,11 @@ def test_swap_masks_enumerate_all_patterns_up_to_the_round_count():
 
 
 def test_randomization_counts_float_ties_as_reaching_the_observed_difference():
-    # swapping study 1 gives the same |difference| as observed, up to float rounding
-    # (|0.3 - 0.1| vs |0.1 - 0.3| summed with 0.2 in another order)
-    a, b = col([0.1, 0.2, 0.7]), col([0.3, 0.2, 0.7])
-    observed = abs(C.column_mean(b) - C.column_mean(a))
-    swapped = abs(C.column_mean(col([0.1, 0.2, 0.7])) - C.column_mean(col([0.3, 0.2, 0.7])))
-    assert observed == pytest.approx(swapped, abs=1e-15)
-    # 8 patterns, every one reaches |mean d| = 0.2 / 3 (only study 1 differs)
-    assert C.randomization_p(a, b, C.column_mean, n_rounds=8, seed=0) == 1.0
+    # d = b - a = (0.1, -0.1, -0.1, 0.4), observed |sum d| = 0.3. In exact arithmetic 14 of the 16
+    # sign patterns reach it (all but the two where only the 0.1 and the 0.4 differ in sign: |sum| = 0.1);
+    # in floats some ties fall a rounding error short of the observed value, and the tolerance keeps them
+    a, b = col([0.2, 0.7, 0.7, 0.2]), col([0.3, 0.6, 0.6, 0.6])
+    assert C.randomization_p(a, b, C.column_mean, n_rounds=16, seed=0) == 14 / 16
 
 
 def test_randomization_of_an_undefined_statistic_is_nan():
@@ -211,3 +208,26 @@ def test_per_report_tables_joined_on_study_id_write_every_output(tmp_path):
     assert (out / "ranking_agreement.md").read_text().startswith(
         "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
         "first; needs three or more systems).\n")
+
+
+def test_compare_systems_passes_the_metric_options_and_signs_corpus_bleu():
+    refs = ["the heart is normal in size", "small left pleural effusion", "no pneumothorax seen"]
+    hyps = {"a": ["the heart is large", "small effusion", "pneumothorax seen"],
+            "b": ["the heart is normal", "small left effusion", "no pneumothorax"]}
+    options = {"bleu": {"tokenization": "none"}, "rouge_l": {"max_tokens": 2}}
+    rows = {r.key: r for r in C.compare_systems(refs, hyps, ["bleu", "rouge_l"], options,
+                                                CompareConfig(n_boot=20, n_rounds=8))}
+    # rouge_l on the first two tokens only: LCS 2/2, 1/2 ("small left" vs "small effusion"), 1/2
+    assert rows["rouge_l"].value_a == pytest.approx(2 / 3)
+    assert rows["rouge_l"].value_b == 1.0  # the first two tokens of every hypothesis of b match
+    assert rows["rouge_l"].signature == "rouge_l|tok:r2gen|max_tokens:2|srrg:0.1.0"
+    # corpus BLEU is resampled from its n-gram statistics, which carry bleu_4's signature
+    assert {rows[f"bleu_{k}"].signature for k in range(1, 5)} == {"bleu|tok:none|srrg:0.1.0"}
+
+
+def test_per_report_tables_without_unmatched_studies_still_write_the_unmatched_header(tmp_path):
+    for name in "ab":
+        pl.DataFrame({"study_id": ["1", "2"], "m": [0.0, 1.0]}).write_parquet(tmp_path / f"{name}.parquet")
+    C.run_compare_tables({n: str(tmp_path / f"{n}.parquet") for n in "ab"}, str(tmp_path / "o"),
+                         CompareConfig(n_boot=5, n_rounds=4))
+    assert (tmp_path / "o" / "unmatched.csv").read_text() == "study_id,side,system\n"
