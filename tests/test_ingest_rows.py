@@ -1,0 +1,160 @@
+"""Ingest's small rules with exact expectations: the seeded split against an independent rebuild of
+its hash, status priorities, id spellings and image lookup, the view table, the split assignment of
+a patient's studies, the paths a source reads, refusals and the summary line."""
+
+from __future__ import annotations
+
+import hashlib
+
+import polars as pl
+import pytest
+
+from srrg import ingest as I
+from srrg.errors import UserError
+from srrg.ingest import IngestConfig, SplitConfig
+
+
+def expected_split(key: str, fractions: dict[str, float], seed: int) -> str:
+    """docs/inputs.md: sha256 of "<seed>:<id>", its first 8 bytes as a number in [0, 1), against the
+    cumulative normalized fractions in the order train, validate, test."""
+    u = int.from_bytes(hashlib.sha256(f"{seed}:{key}".encode()).digest()[:8], "big") / 2**64
+    total = sum(fractions.values())
+    edge = 0.0
+    for name in ("train", "validate", "test"):
+        edge += fractions.get(name, 0.0) / total
+        if u < edge:
+            return name
+    raise AssertionError("u < 1 always falls inside the last edge")
+
+
+@pytest.mark.parametrize("fractions", [{"train": 0.7, "validate": 0.1, "test": 0.2}, {"train": 1, "validate": 1, "test": 2},
+                                       {"validate": 0.5, "test": 0.5}, {"train": 3.0}])
+def test_seeded_split_is_the_documented_hash(fractions):
+    keys = [f"p{i}" for i in range(300)]
+    got = [I.seeded_split(k, fractions, 13) for k in keys]
+    assert got == [expected_split(k, fractions, 13) for k in keys]
+    assert set(got) == {s for s in I.SPLITS if fractions.get(s, 0) > 0}
+
+
+def test_seeded_split_examples():
+    # u(13, "p0") = 0.94998, u(13, "p5") = 0.54186, u(13, "p1") = 0.03446
+    fr = {"train": 0.7, "validate": 0.1, "test": 0.2}
+    assert [I.seeded_split(k, fr, 13) for k in ("p0", "p5", "p1")] == ["test", "train", "train"]
+    # on either side of p0's 0.94998
+    assert I.seeded_split("p0", {"train": 0.9499, "validate": 0.0, "test": 0.0501}, 13) == "test"
+    assert I.seeded_split("p0", {"train": 0.9500, "validate": 0.0, "test": 0.0500}, 13) == "train"
+
+
+def test_seeded_split_refuses_all_zero_fractions_with_one_line():
+    with pytest.raises(UserError, match=r"^ingest.split.fractions must not all be zero$"):
+        I.seeded_split("k", {"train": 0.0}, 0)
+
+
+def test_natural_key_parts():
+    assert I.natural_key("CXR10_2") == ("CXR", 10, "_", 2, "")
+    assert I.natural_key("abc") == ("abc",)
+    assert sorted(["s10", "s9", "s100", "s09x"], key=I.natural_key) == ["s9", "s09x", "s10", "s100"]
+
+
+def test_report_and_image_status_rules():
+    assert I.report_status("findings", None, True) is None
+    assert I.report_status(None, "impression", True) is None
+    assert I.report_status("", "", True) == I.NO_SECTIONS
+    assert I.report_status("findings", "impression", False) == I.NO_REPORT
+    assert I.image_status(0, 3) == I.NO_IMAGES
+    assert I.image_status(1, 1) == I.MISSING_IMAGES
+    assert (I.OK, I.NO_REPORT, I.NO_SECTIONS, I.NO_IMAGES, I.MISSING_IMAGES) == (
+        "ok", "no_report", "no_sections", "no_images", "missing_images")
+
+
+def test_iu_metadata_key_drops_only_the_leading_image_number():
+    assert I.iu_metadata_key("CXR12_3_IM-0001-1001") == "CXR12_IM-0001-1001"
+    assert I.iu_metadata_key("xCXR1_1_IM-0001") == "xCXR1_1_IM-0001"
+    assert I.iu_metadata_key("CXR1_1_2_IM") == "CXR1_2_IM"
+
+
+def test_read_iu_views_keeps_images_with_a_view(tmp_path):
+    path = tmp_path / "meta.csv"
+    path.write_text("imageid,View Position,Other\nCXR1_IM-1,PA,x\nCXR1_IM-2,,y\nCXR2_IM-3,LATERAL,z\n")
+    assert I.read_iu_views(path) == {"CXR1_IM-1": "PA", "CXR2_IM-3": "LATERAL"}
+
+
+def test_resolve_iu_image_prefers_an_existing_file(tmp_path):
+    (tmp_path / "CXR1_IM-1.png").write_bytes(b"x")
+    (tmp_path / "CXR2_1_IM-2.png").write_bytes(b"x")
+    assert I.resolve_iu_image(tmp_path, "CXR1_1_IM-1", ".png") == tmp_path / "CXR1_IM-1.png"
+    assert I.resolve_iu_image(tmp_path, "CXR2_1_IM-2", ".png") == tmp_path / "CXR2_1_IM-2.png"
+    assert I.resolve_iu_image(tmp_path, "CXR3_1_IM-3", ".jpg") == tmp_path / "CXR3_1_IM-3.jpg"  # expected path
+
+
+def test_packaged_file_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="package 'no_such_package_srrg' is not installed"):
+        I.packaged_file("no_such_package_srrg", "x")
+    with pytest.raises(FileNotFoundError, match="missing from the installed 'srrg' package"):
+        I.packaged_file("srrg", "no/such/file.txt")
+    assert I.packaged_file("srrg", "ingest.py").name == "ingest.py"
+
+
+def test_a_studys_missing_split_comes_from_its_patient_or_the_seed():
+    rows = [
+        {"subject_id": "p1", "study_id": "s1", "split": None},
+        {"subject_id": "p1", "study_id": "s2", "split": "test"},
+        {"subject_id": "p1", "study_id": "s3", "split": "train"},  # the file disagrees: the first wins
+        {"subject_id": "p2", "study_id": "s4", "split": "unknown"},  # not a split: treated as missing
+        {"subject_id": "p3", "study_id": "s5", "split": "validate"},
+    ]
+    split = SplitConfig(fractions={"train": 0.2, "validate": 0.3, "test": 0.5}, seed=7)
+    I.assign_splits(rows, split)
+    assert [(r["split"], r["split_source"]) for r in rows] == [
+        ("test", "patient"), ("test", "official"), ("train", "official"),
+        (expected_split("p2", split.fractions, 7), "seeded"), ("validate", "official"),
+    ]
+
+
+def test_input_paths_name_every_file_of_the_configured_source():
+    iu = IngestConfig.from_dict({"iu_xray": {"archive": "a.tgz", "image_root": "img"}})
+    assert I.input_paths(iu) == {"ingest.iu_xray.archive": "a.tgz", "ingest.iu_xray.metadata": None,
+                                 "ingest.iu_xray.image_root": "img"}
+    mimic = IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": {"reports": "r", "split_csv": "s.csv.gz"}})
+    paths = I.input_paths(mimic)
+    assert paths["ingest.mimic_cxr.reports"] == "r" and paths["ingest.mimic_cxr.split_csv"] == "s.csv.gz"
+    assert all(k.startswith("ingest.mimic_cxr.") for k in paths) and "ingest.mimic_cxr.image_ext" not in paths
+
+
+def test_ingest_refuses_an_unknown_source_and_an_empty_collection(monkeypatch):
+    with pytest.raises(UserError, match=r"^unknown ingest.source 'dicom' \(use iu_xray or mimic_cxr\)$"):
+        I.ingest(IngestConfig(source="dicom"), progress=False)  # type: ignore[arg-type]
+    monkeypatch.setattr(I, "iu_rows", lambda cfg, progress: [])
+    with pytest.raises(UserError, match=r"^ingest.source iu_xray: the configured files hold no study; "
+                                        r"check the paths in ingest.iu_xray$"):
+        I.ingest(IngestConfig(), progress=False)
+
+
+def test_ingest_sorts_naturally_splits_before_the_limit_and_sets_the_view(monkeypatch):
+    def row(study, subject, split, views):
+        return {"study_id": study, "subject_id": subject, "split": split, "image_paths": [f"{study}.png"] * len(views),
+                "image_views": views, "findings": "f", "impression": None, "ingest_status": "ok"}
+
+    rows = [row("s10", "p1", "train", ["LATERAL", "PA"]), row("s9", "p1", None, []), row("s2", "p2", None, ["PA"])]
+    monkeypatch.setattr(I, "iu_rows", lambda cfg, progress: [dict(r) for r in rows])
+    df = I.ingest(IngestConfig(limit=2), progress=False)
+    assert df.columns == list(I.SCHEMA)
+    # s9 comes before s10 and is cut by the limit only after it took s10's official split
+    assert df.select("study_id", "split", "split_source", "view", "source").rows() == [
+        ("s2", I.seeded_split("p2", SplitConfig().fractions, 13), "seeded", "PA", "iu_xray"),
+        ("s9", "train", "patient", None, "iu_xray"),
+    ]
+
+
+def test_summary_line():
+    df = pl.DataFrame(
+        {"ingest_status": ["ok", "ok", "no_report", "no_sections"], "split": ["train", "test", "train", "train"],
+         "findings": ["a", None, None, None], "impression": ["b", "c", None, None]},
+    )
+    # 3 reports with text: findings in 1, impression in 2
+    assert I.summarize(df, 1.25) == (
+        "ingest: studies=4 out=4 no_report=1 no_sections=1 ok=2 | findings found in 33.3% impression in 66.7% of "
+        "reports | train=3 validate=0 test=1 | 1.2s"
+    )
+    none = pl.DataFrame({"ingest_status": ["no_report"], "split": ["test"], "findings": [None], "impression": [None]})
+    assert "findings found in n/a impression in n/a" in I.summarize(none, 0.0)
