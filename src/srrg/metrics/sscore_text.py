@@ -25,6 +25,7 @@ from srrg.config import doc, from_dict
 from srrg.errors import UserError
 from srrg.extract import ExtractConfig, extract_detailed
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
+from srrg.metrics.chexpert import OBSERVATION_PARENT, chexpert_map
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
 from srrg.metrics.sscore import LOCATION_CACHE_MAX_CHARS, SScoreConfig, location_score, prob_score, set_f1
 from srrg.normalize import rules_normalize
@@ -211,8 +212,6 @@ def finding_agreement(rf: Finding, hf: Finding, cfg: SScoreTextConfig) -> tuple[
 @lru_cache(maxsize=1)
 def _observation_tree() -> tuple[Mapping[str, tuple[str, ...]], Mapping[str, str]]:
     """finding -> CheXpert observations, and observation -> parent observation (docs/metrics.md)."""
-    from srrg.metrics.ce import OBSERVATION_PARENT, chexpert_map  # ce imports this module
-
     return chexpert_map().findings, OBSERVATION_PARENT
 
 
