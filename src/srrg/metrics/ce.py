@@ -25,6 +25,7 @@ from srrg.report import UNPARSEABLE, StructuredReport
 
 NAME = "ce"
 
+
 def slug(observation: str) -> str:
     """Summary-key form of an observation name: "Pleural Effusion" -> "pleural_effusion"."""
     return re.sub(r"\W+", "_", observation.lower()).strip("_")
