@@ -141,6 +141,19 @@ def test_versus_probability_is_an_option() -> None:
 
 
 @pytest.mark.parametrize(
+    "text, probability",
+    [
+        ("Question small right pleural effusion versus pleural thickening.", 1),
+        ("Findings may represent subsegmental atelectasis versus mild interstitial edema.", 2),
+        ("Left basilar atelectasis versus scar.", 3),
+    ],
+)
+def test_a_differential_keeps_the_certainty_of_its_sentence(text: str, probability: int) -> None:
+    # another trigger reaching a "versus" alternative wins over the "versus" itself, on both sides
+    assert {f["probability"] for f in extract(text)["positive"]} == {probability}
+
+
+@pytest.mark.parametrize(
     "text, name",
     [
         ("Minimal apical capping, slightly greater at the left.", "pleural thickening"),

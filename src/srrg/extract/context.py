@@ -193,6 +193,17 @@ def _post_trigger(group: Sequence[Item], end: int, lowers: Sequence[str], clause
     return None
 
 
+def _past_alternative(
+    group: Sequence[Item], versus: Item, pre: Item | None, post: Item | None, lowers: Sequence[str], clauses: Clauses
+) -> Item:
+    """A finding named in a "versus" differential keeps the certainty its sentence gives it: a
+    trigger on the other side, or a pre-trigger before the differential ("may represent atelectasis
+    versus edema", "question effusion versus thickening"), wins over the "versus" itself."""
+    other = post if versus is pre else pre
+    outer = _pre_trigger(group, versus.start, lowers, clauses) if versus is pre else None
+    return next((t for t in (other, outer) if t is not None and not t.entry.alternative), versus)
+
+
 def assert_mention(
     item: Item,
     group: Sequence[Item],
@@ -210,6 +221,8 @@ def assert_mention(
     trigger = pre
     if post is not None and (pre is None or post.start - item.end < item.anchor - pre.end):
         trigger = post
+    if trigger is not None and trigger.entry.alternative:
+        trigger = _past_alternative(group, trigger, pre, post, lowers, clauses)
     if trigger is not None and trigger is pre and trigger.kind == HEDGE and trigger.entry.negatable:
         outer = _pre_trigger(group, trigger.start, lowers, clauses, skip_negatable=True)
         if outer is not None and outer.kind == NEGATION:

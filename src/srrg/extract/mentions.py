@@ -52,6 +52,7 @@ class Entry:
     verdict: bool = False  # a normal verdict: with a subject it rules findings out ("heart size is normal")
     rules_out: frozenset[str] = frozenset()  # findings this subject's normal verdict rules out
     normal: bool = False  # a finding item made of subject + verdict: stated, it is a negative
+    alternative: bool = False  # a "versus" hedge: another trigger that reaches the finding wins over it
 
 
 @dataclass(slots=True)
@@ -130,7 +131,7 @@ def phrase_table(nodular_opacity: str = NODULAR_READINGS[0], versus_probability:
         for phrase, prob in hedges.items():
             _add(table, phrase, Entry(HEDGE, prob, pre=pre, post=not pre, negatable=phrase in ctx.negated_hedges))
     for phrase in ctx.alternatives:
-        _add(table, phrase, Entry(HEDGE, versus_probability, pre=True, post=True))
+        _add(table, phrase, Entry(HEDGE, versus_probability, pre=True, post=True, alternative=True))
     unknown = ctx.negated_hedges - set(ctx.hedge_pre)
     if unknown:
         raise VocabularyConflict(f"negated_hedges must be pre hedges: {sorted(unknown)}")
