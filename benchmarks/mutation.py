@@ -58,13 +58,15 @@ TARGETS: dict[str, Target] = {
         ("tests/test_report.py", "tests/test_report_bounds.py", "tests/test_mut_report.py"),
     ),
     "context": Target(
-        "src/srrg/extract/context.py", ("tests/test_extract_rules.py", "tests/test_mut_context.py")
+        "src/srrg/extract/context.py",
+        ("tests/test_extract_rules.py", "tests/test_mut_context.py", "tests/test_extract_context.py",
+         "tests/test_extract_thresholds.py"),
     ),
     "nlg": Target("src/srrg/metrics/nlg.py", ("tests/test_nlg.py", "tests/test_mut_nlg.py")),
     "correlation": Target(
         "src/srrg/metaeval/correlation.py",
         ("tests/test_metaeval_stats.py", "tests/test_correlation_ci.py", "tests/test_metaeval_statistics.py",
-         "tests/test_stats_extremes.py"),
+         "tests/test_stats_extremes.py", "tests/test_correlation_resampling.py"),
     ),
     "dataset": Target(
         "src/srrg/dataset.py",
@@ -88,7 +90,9 @@ TARGETS: dict[str, Target] = {
         ("tests/test_green.py", "tests/test_judge_failures.py", "tests/test_judge_mixed_batches.py"),
         pytest_args=("-m", "not slow"),  # the slow tests run the SmolLM2 judge: minutes per mutant
     ),
-    "ingest": Target("src/srrg/ingest.py", ("tests/test_ingest.py", "tests/test_split_invariants.py")),
+    "ingest": Target(
+        "src/srrg/ingest.py", ("tests/test_ingest.py", "tests/test_split_invariants.py", "tests/test_ingest_rows.py")
+    ),
 }
 
 
