@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
+from srrg.errors import UserError
 from srrg.metrics import radeval as rv
 from srrg.metrics.base import get_metric, score_all
 from srrg.metrics.cli import run_score
@@ -270,3 +271,16 @@ def test_chexbert_micro_macro_equal_radeval_own_report_code() -> None:
     assert ours["chexbert_14_macro_f1"] == pytest.approx(cr_all["macro avg"]["f1-score"])
     assert ours["chexbert_5_micro_f1"] == pytest.approx(cr_5["micro avg"]["f1-score"])
     assert ours["chexbert_5_macro_f1"] == pytest.approx(cr_5["macro avg"]["f1-score"])
+
+
+def test_unreachable_hub_is_one_line_naming_the_fetch(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = pytest.importorskip("radeval.metrics._registry")
+
+    class NoWeights:
+        def __init__(self) -> None:
+            raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\nCheck your connection.")
+
+    monkeypatch.setattr(registry, "get_metric_class", lambda name: NoWeights)
+    with pytest.raises(UserError, match=r"^bertscore: RadEval could not load its weights \(We couldn't connect.*"
+                                        r"srrg models fetch"):
+        score_all(["a"], ["a"], ["bertscore"])

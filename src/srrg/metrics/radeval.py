@@ -72,8 +72,12 @@ def radeval_metric(name: str, metric: str, **kwargs: Any) -> Any:
 
         return _registry.get_metric_class(name)(**kwargs)
     except ImportError as exc:
-        raise UserError(f"RadEval metric {name!r} needs the module {exc.name!r}: {INSTALL} "
-                        "(docs/metrics.md, 'RadEval metrics', lists what each metric needs)") from None
+        raise UserError(f"RadEval metric {name!r} needs the module {exc.name!r}, which is not installed "
+                        f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)") from None
+    except OSError as exc:  # the hub unreachable and the weights not in the cache
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"{metric}: RadEval could not load its weights ({first}); run `srrg models fetch "
+                        "--config <config.yaml>` where the hub is reachable (docs/metrics.md)") from None
 
 
 @dataclass(frozen=True)
