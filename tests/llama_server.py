@@ -51,7 +51,9 @@ class LlamaServer:
     """One server process; start() waits until /v1/models answers, stop() ends it (its whole
     process group, so no worker outlives a test)."""
 
-    def __init__(self, log_path: Path, n_ctx: int = 4096, threads: int = 2) -> None:
+    def __init__(self, log_path: Path, n_ctx: int = 4096, threads: int = 1) -> None:
+        """threads 1: on a busy 2-core machine, 2 OpenMP threads were 20x slower than 1 (spinning
+        barriers)."""
         folder, gguf = smollm2_location()
         self.gguf = str(Path(folder) / gguf)
         self.log_path = Path(log_path)
@@ -68,7 +70,7 @@ class LlamaServer:
         cmd = [
             sys.executable, "-m", "llama_cpp.server", "--model", self.gguf, "--model_alias", MODEL,
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.threads), "--verbose", "false",
+            "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--verbose", "false",
         ]
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
