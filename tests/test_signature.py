@@ -136,3 +136,13 @@ def test_score_section_applies_to_both_sides_and_is_named(tmp_path: Path) -> Non
     assert summary["signature_bleu"][0] == "bleu|tok:none|section:findings|srrg:0.1.0"
     # pair 2 is identical after the cut on both sides: sentence BLEU-1 = 1
     assert per["bleu_1"][1] == pytest.approx(1.0)
+
+
+def test_compare_systems_rows_carry_the_metrics_signatures() -> None:
+    from srrg.compare import compare_systems
+
+    refs = ["small left pleural effusion", "heart size is normal"]
+    rows = compare_systems(refs, {"a": ["small effusion", "heart normal"], "b": refs}, ["bleu", "rouge_l"], cfg=CFG)
+    sigs = {r.key: r.signature for r in rows}
+    assert sigs["bleu_4"] == "bleu|tok:r2gen|srrg:0.1.0"  # corpus BLEU from the n-gram statistics columns
+    assert sigs["rouge_l"] == "rouge_l|tok:r2gen|max_tokens:1000|srrg:0.1.0"
