@@ -2,7 +2,8 @@
 
 For each srrg/stages/<name>.py, a fresh interpreter imports every srrg module of the stage's
 import closure (srrg.codedeps: the modules its run() would import, with their third-party
-libraries) and reports the wall time and the CPU time of that process, medians of --repeat runs.
+libraries) and reports the wall time and the CPU time of that process, medians of --repeat runs,
+and whether the imports loaded torch (only the model stages need it).
 Data stages (ingest, dataset_*, stats) must stay under 1 s of CPU time (docs/cli.md); on a shared
 machine the wall time also counts the waits for a core, the CPU time does not.
 
@@ -28,7 +29,7 @@ _PROBE = (
     "t, c = time.perf_counter(), time.process_time()\n"
     "for m in sys.argv[1:]:\n"
     "    importlib.import_module(m)\n"
-    "print(time.perf_counter() - t, time.process_time() - c)\n"
+    "print(time.perf_counter() - t, time.process_time() - c, int('torch' in sys.modules))\n"
 )
 
 
@@ -38,10 +39,10 @@ def stage_modules(stage: str) -> list[str]:
     return sorted(closure)
 
 
-def import_seconds(modules: list[str], repeat: int) -> tuple[float, float]:
-    """(wall, CPU) seconds, medians over `repeat` fresh interpreters."""
+def import_seconds(modules: list[str], repeat: int) -> tuple[float, float, bool]:
+    """(wall, CPU) seconds, medians over `repeat` fresh interpreters, and whether torch got loaded."""
     env_src = str(Path(__file__).resolve().parents[1] / "src")
-    walls, cpus = [], []
+    walls, cpus, torch = [], [], False
     for _ in range(repeat):
         out = subprocess.run(
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {env_src!r})\n" + _PROBE, *modules],
@@ -49,10 +50,11 @@ def import_seconds(modules: list[str], repeat: int) -> tuple[float, float]:
             text=True,
             check=True,
         ).stdout
-        wall, cpu = map(float, out.strip().splitlines()[-1].split())
-        walls.append(wall)
-        cpus.append(cpu)
-    return statistics.median(walls), statistics.median(cpus)
+        wall, cpu, loaded = out.strip().splitlines()[-1].split()
+        walls.append(float(wall))
+        cpus.append(float(cpu))
+        torch = loaded == "1"
+    return statistics.median(walls), statistics.median(cpus), torch
 
 
 def main() -> int:
@@ -62,16 +64,16 @@ def main() -> int:
     args = parser.parse_args()
     names = args.stages or cli.stage_names()
     slow_data = []
-    print(f"{'stage':<22} {'modules':>7} {'wall s':>7} {'cpu s':>6}")
+    print(f"{'stage':<22} {'modules':>7} {'wall s':>7} {'cpu s':>6} {'torch':>5}")
     for name in names:
         modules = stage_modules(name)
-        wall, cpu = import_seconds(modules, args.repeat)
+        wall, cpu, torch = import_seconds(modules, args.repeat)
         mark = ""
         if name in DATA_STAGES:
             mark = "  data stage: OK" if cpu < LIMIT_S else f"  data stage: OVER {LIMIT_S:.0f} s"
             if cpu >= LIMIT_S:
                 slow_data.append(name)
-        print(f"{name:<22} {len(modules):>7} {wall:>7.2f} {cpu:>6.2f}{mark}")
+        print(f"{name:<22} {len(modules):>7} {wall:>7.2f} {cpu:>6.2f} {'yes' if torch else 'no':>5}{mark}")
     return 1 if slow_data else 0
 
 
