@@ -53,6 +53,7 @@ def agreement_markdown(table: pl.DataFrame, caption: str) -> str:
         v = 1.0 if a == b else tau.get((a, b), math.nan)
         return "–" if math.isnan(v) else f"{v:.3f}"
 
-    lines = [caption, "", "| | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 1)]
+    note = " – : fewer than 3 systems with a value on both metrics, or a constant metric."
+    lines = [caption + note, "", "| | " + " | ".join(metrics) + " |", "|" + "---|" * (len(metrics) + 1)]
     lines += [f"| {a} | " + " | ".join(cell(a, b) for b in metrics) + " |" for a in metrics]
     return "\n".join(lines) + "\n"
