@@ -44,14 +44,28 @@ CHEXBERT_14 = (
 CHEXBERT_5 = ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural Effusion")
 
 
-def radeval_version() -> str:
-    """The installed RadEval's version; a UserError naming the install command when it is absent."""
+def installed() -> str | None:
+    """The installed RadEval's version, None without it."""
     from importlib import metadata
 
     try:
         return metadata.version("RadEval")
     except metadata.PackageNotFoundError:
-        raise UserError(f"the RadEval metrics need the optional extra: {INSTALL}") from None
+        return None
+
+
+def radeval_version() -> str:
+    """The installed RadEval's version; a UserError naming the install command when it is absent."""
+    version = installed()
+    if version is None:
+        raise UserError(f"the RadEval metrics need the optional extra: {INSTALL}")
+    return version
+
+
+def version_part() -> tuple[str, str]:
+    """The signature's `radeval:` part: the version the numbers come from (the installed one, else
+    the one this mapping was written for)."""
+    return ("radeval", installed() or RADEVAL_VERSION)
 
 
 def radeval_metric(name: str, metric: str, **kwargs: Any) -> Any:
@@ -141,7 +155,7 @@ class RadEvalMetric(Metric):
         return {c.key: c.direction for c in cls.columns}
 
     def signature(self, key: str) -> str:
-        return compose(self.name, [("radeval", RADEVAL_VERSION), *self.parts, *weights(self.name)])
+        return compose(self.name, [version_part(), *self.parts, *weights(self.name)])
 
     def raw(self, refs: list[str], hyps: list[str]) -> dict[str, dict[str, Any]]:
         return radeval_metric(self.radeval_name, self.name)._compute_raw(refs, hyps)
@@ -256,7 +270,7 @@ class RadCliQ(RadEvalMetric):
     def signature(self, key: str) -> str:
         direction = "higher" if key == "radcliq_v1_inverse" else "lower"
         value = "1/mean" if key == "radcliq_v1_inverse" else "mean"
-        return compose(self.name, [("radeval", RADEVAL_VERSION), ("version", "1"), ("value", value),
+        return compose(self.name, [version_part(), ("version", "1"), ("value", value),
                                    ("direction", direction), *weights(self.name)])
 
 
@@ -317,7 +331,7 @@ class RadGraph(RadEvalMetric):
 
     def signature(self, key: str) -> str:
         level = key.removeprefix("radgraph_") if key != "radgraph_status" else "all"
-        return compose(self.name, [("radeval", RADEVAL_VERSION), ("model", "radgraph-xl"), ("reward", level),
+        return compose(self.name, [version_part(), ("model", "radgraph-xl"), ("reward", level),
                                    *weights(self.name)])
 
 
@@ -359,7 +373,7 @@ class CheXbert(Metric):
     def signature(self, key: str) -> str:
         n = "5" if "_5" in key else "14"
         avg = "micro" if "micro" in key else "macro" if "macro" in key else "report"
-        return compose(self.name, [("radeval", RADEVAL_VERSION), ("labels", n), ("avg", avg), ("uncertain", "positive"),
+        return compose(self.name, [version_part(), ("labels", n), ("avg", avg), ("uncertain", "positive"),
                                    *weights(self.name)])
 
     def labels(self, reports: list[str]) -> list[list[int]]:
@@ -368,7 +382,7 @@ class CheXbert(Metric):
         if not self.cfg.cache_dir:
             return self.labeled(reports)
         signature = compose("chexbert-labels",
-                            [("radeval", RADEVAL_VERSION), ("uncertain", "positive"), *weights(self.name)])
+                            [version_part(), ("uncertain", "positive"), *weights(self.name)])
         keys = [cache_key(signature, r) for r in reports]
         cache = ScoreCache(self.cfg.cache_dir)
         try:
