@@ -96,3 +96,12 @@ def test_coefficient_needs_three_pairs_and_a_varying_side():
 def test_complete_pairs_names_both_lengths():
     with pytest.raises(ValueError, match=r"^series differ in length: 2 vs 3$"):
         complete_pairs([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_paired_test_with_a_single_resample_reports_that_resample():
+    (idx,) = np.random.default_rng(0).integers(0, 10, size=(1, 10))
+    diff = kendall(X[idx], Y[idx]) - kendall(B[idx], Y[idx])
+    assert math.isfinite(diff) and diff != 0
+    t = paired_test(X, B, Y, "kendall", n_boot=1, seed=0)
+    assert (t.ci_low, t.ci_high) == pytest.approx((diff, diff), abs=1e-12)
+    assert t.p_value == 0.0  # the one resampled difference lies on one side of zero
