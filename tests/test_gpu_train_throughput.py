@@ -27,6 +27,13 @@ def test_phantom_studies_are_valid_reports_a_reader_can_learn():
     assert any(from_obj(json.loads(t))[0] == StructuredReport() for _, t in reports)  # some normal studies
 
 
+def test_phantoms_drawn_in_parallel_equal_serial_ones():
+    batch = gpu.studies(4, 0, "x")
+    serial = gpu.render_all(batch, 32, 1)
+    assert serial.shape == (4, 3, 32, 32) and serial.dtype.is_floating_point
+    assert (gpu.render_all(batch, 32, 2) == serial).all()
+
+
 def test_peak_flops_table():
     import torch
 
