@@ -36,8 +36,8 @@ def missing() -> str | None:
     """Why the server cannot run here (a module of llama-cpp-python[server] absent), or None."""
     absent = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
     if absent:
-        missing_modules = ", ".join(absent)
-        return f"llama-cpp-python[server] is not installed (missing {missing_modules}): bash scripts/setup_llama_server.sh"
+        names = ", ".join(absent)
+        return f"llama-cpp-python[server] is not installed (missing {names}): bash scripts/setup_llama_server.sh"
     return None
 
 
