@@ -61,8 +61,8 @@ class FakeMetric:
 def fake_boundary(monkeypatch: pytest.MonkeyPatch, **by_name: Any) -> None:
     """RadEval's metric of each RadEval name is the given fake."""
 
-    def load(name: str, metric: str, **kwargs: Any) -> Any:
-        assert metric in rv.RADEVAL_METRICS and not kwargs
+    def load(name: str, metric: str) -> Any:
+        assert metric in rv.RADEVAL_METRICS
         return by_name[name]
 
     monkeypatch.setattr(rv, "radeval_metric", load)

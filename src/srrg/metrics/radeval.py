@@ -68,8 +68,8 @@ def version_part() -> tuple[str, str]:
     return ("radeval", installed() or RADEVAL_VERSION)
 
 
-def radeval_metric(name: str, metric: str, **kwargs: Any) -> Any:
-    """RadEval's metric `name` built with kwargs for srrg's `metric` (the loading boundary; tests
+def radeval_metric(name: str, metric: str) -> Any:
+    """RadEval's metric `name`, built with its defaults, for srrg's `metric` (the loading boundary; tests
     replace it). A missing RadEval, a missing dependency of that one metric, or (offline) a weight
     never fetched is one line naming what to do. RadEval's import tries to download NLTK's punkt_tab
     and prints the failure when offline: that attempt's output is kept out of srrg's log."""
@@ -84,7 +84,7 @@ def radeval_metric(name: str, metric: str, **kwargs: Any) -> Any:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             from radeval.metrics import _registry
 
-        return _registry.get_metric_class(name)(**kwargs)
+        return _registry.get_metric_class(name)()
     except ImportError as exc:
         raise UserError(f"RadEval metric {name!r} needs the module {exc.name!r}, which is not installed "
                         f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)") from None
