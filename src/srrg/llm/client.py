@@ -11,12 +11,11 @@ from __future__ import annotations
 import logging
 from typing import Iterator, Sequence
 
-from tqdm.auto import tqdm
-
 from srrg.llm.base import TRUNCATED, Backend, Decoding, Job, LLMRequest, LLMResponse, cacheable, failed, request_key
 from srrg.llm.cache import ResponseCache
 from srrg.llm.config import LLMConfig
 from srrg.llm.usage import UsageLedger
+from srrg.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +93,7 @@ class LLMClient:
         pending = list(todo.values())
         if pending:
             jobs = [Job(requests[i].messages, decodings[i]) for i in pending]
-            bar = tqdm(total=len(jobs), desc=f"llm {self.backend.name}", unit="req", disable=not progress, leave=False)
+            bar = Progress(len(jobs), f"llm {self.backend.name}", "req", disable=not progress)
             for j, response in self.backend.generate(jobs):
                 i = pending[j]
                 self._account(requests[i], response)

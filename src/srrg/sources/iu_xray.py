@@ -15,9 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from tqdm import tqdm
-
 from srrg.errors import UserError
+from srrg.progress import tracked
 
 OK, INVALID_XML = "ok", "invalid_xml"
 ARCHIVE_NAME = "NLMCXR_reports.tgz"
@@ -98,7 +97,7 @@ def read_reports(archive: str | Path | None = None, progress: bool = False) -> I
         raise UserError(f"{path}: not a readable tar archive ({err}); expected the Open-i NLMCXR_reports.tgz") from None
     with tar:
         members = [m for m in tar.getmembers() if m.isfile() and m.name.lower().endswith(".xml")]
-        for member in tqdm(members, desc="iu_xray", unit="report", disable=not progress):
+        for member in tracked(members, desc="iu_xray", unit="report", disable=not progress):
             handle = tar.extractfile(member)
             data = handle.read() if handle is not None else b""
             yield parse_report_xml(data, member.name)

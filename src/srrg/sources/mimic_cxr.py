@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 import polars as pl
-from tqdm import tqdm
 
 from srrg.config import doc
 from srrg.errors import UserError
+from srrg.progress import tracked
 from srrg.text.sections import split_sections
 
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
@@ -156,7 +156,7 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
 
     texts: dict[str, str] = {}
     if cfg.reports:
-        for subject, study, raw in tqdm(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress):
+        for subject, study, raw in tracked(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress):
             texts[study] = decode_report(raw)
             subject_of.setdefault(study, subject)
 
