@@ -1,12 +1,13 @@
 """The `cases` rule in a scratch copy of the workflow on a slice of the IU X-ray default (two tiny
-baseline runs, one optimizer step, four test studies): the structured run's page with the other
-run as its comparison, `snakemake --report` carries it, and the judged run's page job reads the
-judge table (dry run: the judge itself is an LLM stage, tested in test_judge_e2e.py)."""
+baseline runs, one optimizer step, four test studies): a page per run with the other run as its
+comparison, the judged run's page with the judge table's columns, and `snakemake --report` carries
+the pages. The judge stage scores BLEU only here: LLM judges take minutes on CPU (test_judge_e2e.py)."""
 
 from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
 from test_workflow_model import TINY_MODEL
@@ -29,7 +30,7 @@ CONFIG = {
     },
     "infer": {"num_beams": 1, "max_new_tokens": 48, "max_studies": 4, "batch_size": 4, "device": "cpu"},
     "score": {"metrics": ["rouge_l", "s_score"]},
-    "judge": {"run": "base_sentences", "metrics": [], "extra_metrics": ["rouge_l"], "limit": 2},
+    "judge": {"run": "base_sentences", "metrics": [], "extra_metrics": ["bleu"], "limit": 2},
 }
 PAGE = "results/cases/base_json.html"
 JUDGED_PAGE = "results/cases/base_sentences.html"
@@ -44,7 +45,7 @@ def embedded(path):
 def run(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("wf-cases") / "repo")
     cfg = write_config(workdir, CONFIG)
-    snakemake(workdir, PAGE, "--configfile", str(cfg), timeout=1200)
+    snakemake(workdir, PAGE, JUDGED_PAGE, "--configfile", str(cfg), timeout=1200)
     return workdir, cfg
 
 
@@ -64,16 +65,19 @@ def test_the_page_holds_the_scored_studies_with_the_other_run_as_comparison(run)
 
 def test_report_carries_the_page_and_a_complete_run_has_nothing_to_do(run):
     workdir, cfg = run
-    snakemake(workdir, "--report", "report.zip", PAGE, "--configfile", str(cfg))
+    snakemake(workdir, "--report", "report.zip", PAGE, JUDGED_PAGE, "--configfile", str(cfg))
     with zipfile.ZipFile(workdir / "report.zip") as z:
         names = z.namelist()
-    assert any(n.endswith("/base_json.html") for n in names), names[:20]
-    assert planned_jobs(snakemake(workdir, "-n", PAGE, "--configfile", str(cfg))) == {}
+    assert all(any(n.endswith(f"/{Path(p).name}") for n in names) for p in (PAGE, JUDGED_PAGE)), names[:20]
+    assert planned_jobs(snakemake(workdir, "-n", PAGE, JUDGED_PAGE, "--configfile", str(cfg))) == {}
 
 
-def test_the_judged_runs_page_reads_the_judge_table(run):
+def test_the_judged_runs_page_has_the_judge_columns_and_lists_reference_findings(run):
     workdir, cfg = run
-    proc = snakemake(workdir, "-n", "-p", JUDGED_PAGE, "--configfile", str(cfg))
-    command = next(line for line in (proc.stdout + proc.stderr).splitlines() if "-m srrg cases " in line)
-    assert "--judge results/judge/base_sentences/per_report.parquet" in command
-    assert "--compare base_json results/runs/base_json/predictions.parquet" in command
+    page = embedded(workdir / JUDGED_PAGE)
+    assert not page["structured"] and page["target"] == "sentences"
+    assert "rouge_l" in page["scores"] and "bleu_4" in page["scores"]  # bleu_*: the judge table's columns
+    judged = [s for s in page["studies"] if s["sc"][page["scores"].index("bleu_4")] is not None]
+    assert len(judged) == 2  # judge.limit
+    assert all(row[2] == -1 for s in page["studies"] for row in s["f"])  # no structured prediction: not compared
+    assert [c["run"] for c in page["compare"]] == ["base_json"]
