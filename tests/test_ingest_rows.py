@@ -5,6 +5,7 @@ a patient's studies, the paths a source reads, refusals and the summary line."""
 from __future__ import annotations
 
 import hashlib
+import logging
 
 import polars as pl
 import pytest
@@ -158,3 +159,86 @@ def test_summary_line():
     )
     none = pl.DataFrame({"ingest_status": ["no_report"], "split": ["test"], "findings": [None], "impression": [None]})
     assert "findings found in n/a impression in n/a" in I.summarize(none, 0.0)
+
+
+def test_seeded_split_intervals_are_closed_below_and_open_above():
+    # p0 hashes to u = 0.94998... (< 1/2 would make 1 - u inexact); a train share of exactly u puts
+    # p0 on the edge, which belongs to the next split
+    u = int.from_bytes(hashlib.sha256(b"13:p0").digest()[:8], "big") / 2**64
+    assert u + (1 - u) == 1.0
+    assert I.seeded_split("p0", {"train": u, "validate": 0.0, "test": 1 - u}, 13) == "test"
+    assert I.seeded_split("p0", {"train": u, "validate": 1 - u, "test": 0.0}, 13) == "validate"
+
+
+IU_XML = """<?xml version="1.0" encoding="utf-8"?>
+<eCitation><uId id="{sid}"/>
+<MedlineCitation><Article><Abstract>
+<AbstractText Label="FINDINGS">{findings}</AbstractText>
+<AbstractText Label="IMPRESSION">No acute disease.</AbstractText>
+</Abstract></Article></MedlineCitation>
+{images}
+</eCitation>"""
+
+
+def iu_archive(tmp_path):
+    from archive_helpers import write_tgz
+
+    def xml(sid: str, findings: str, images: list[str]) -> bytes:
+        parents = "".join(f'<parentImage id="{i}"><figureId>F{k}</figureId></parentImage>' for k, i in enumerate(images))
+        return IU_XML.format(sid=sid, findings=findings, images=parents).encode()
+
+    archive = write_tgz(tmp_path, {
+        "ecgen-radiology/10.xml": xml("CXR10", "Heart is normal.", []),
+        # in natural order the lateral image comes first; the PA view ranks before it
+        "ecgen-radiology/2.xml": xml("CXR2", "Small effusion.", ["CXR2_1_IM-0001-4001", "CXR2_2_IM-0001-3001"]),
+    })
+    meta = tmp_path / "meta.csv"
+    meta.write_text("imageid,View Position\nCXR2_IM-0001-4001,LATERAL\nCXR2_IM-0001-3001,PA\n")
+    return archive, meta
+
+
+def test_iu_rows_read_the_configured_archive_and_order_images_by_view(tmp_path):
+    archive, meta = iu_archive(tmp_path)
+    df = I.ingest(IngestConfig.from_dict({"iu_xray": {"archive": str(archive), "metadata": str(meta)}}), progress=False)
+    rows = {r["study_id"]: r for r in df.to_dicts()}
+    assert list(rows) == ["CXR2", "CXR10"]
+    assert rows["CXR2"]["image_paths"] == ["CXR2_2_IM-0001-3001", "CXR2_1_IM-0001-4001"]
+    assert rows["CXR2"]["image_views"] == ["PA", "LATERAL"] and rows["CXR2"]["view"] == "PA"
+    assert rows["CXR2"]["findings"] == "Small effusion." and rows["CXR2"]["ingest_status"] == "ok"
+    assert rows["CXR10"]["ingest_status"] == "no_images" and rows["CXR10"]["image_paths"] == []
+
+
+def test_iu_rows_resolve_each_image_under_the_image_root(tmp_path):
+    archive, meta = iu_archive(tmp_path)
+    root = tmp_path / "images"
+    root.mkdir()
+    (root / "CXR2_IM-0001-3001.png").write_bytes(b"png")  # the PA image, in the metadata spelling
+    cfg = IngestConfig.from_dict({"iu_xray": {"archive": str(archive), "metadata": str(meta), "image_root": str(root)}})
+    row = I.ingest(cfg, progress=False).filter(pl.col("study_id") == "CXR2").row(0, named=True)
+    assert row["image_paths"] == [str(root / "CXR2_IM-0001-3001.png"), str(root / "CXR2_1_IM-0001-4001.png")]
+    assert row["ingest_status"] == "missing_images"
+
+
+def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
+    from srrg.sources import iu_xray
+
+    def damaged(archive, progress):
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        yield
+
+    _, meta = iu_archive(tmp_path)
+    monkeypatch.setattr(iu_xray, "read_reports", damaged)
+    with pytest.raises(UserError, match=r"^the torchxrayvision copy of NLMCXR_reports.tgz: the archive is truncated or "
+                                        r"damaged \(Compressed file ended .*\); download it again$"):
+        I.iu_rows(I.IUConfig(metadata=str(meta)), progress=False)
+
+
+def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
+    from fixtures.mimic_cxr_layout import build_mimic_fixture
+
+    cfg = IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}).mimic_cxr
+    with caplog.at_level(logging.INFO, logger="srrg.progress"):
+        assert len(I.mimic_rows(cfg, progress=False)) == 7
+        assert not caplog.records
+        I.mimic_rows(cfg, progress=True)  # without a terminal: plain progress lines through logging
+        assert any(r.getMessage().startswith("mimic reports: ") for r in caplog.records)
