@@ -48,6 +48,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 def mimic_text(findings: str | None, impression: str | None, rng: random.Random) -> str:
     """A MIMIC-style free-text report from one IU report's sections, lightly varied."""
+
     def body(text: str) -> str:
         sentences = _SENTENCE.split(text.replace("XXXX", "___").strip())
         if len(sentences) > 2 and rng.random() < 0.3:
@@ -105,7 +106,9 @@ def build_collection(root: Path, n: int, seed: int = 0) -> dict[str, str]:
             study = str(50_000_000 + i * (49_999_999 // max(n, 1)))
             split = patient_split(patient)
             record = records[i % len(records)]
-            zf.writestr(f"files/p{subject[:2]}/p{subject}/s{study}.txt", mimic_text(record.findings, record.impression, rng))
+            zf.writestr(
+                f"files/p{subject[:2]}/p{subject}/s{study}.txt", mimic_text(record.findings, record.impression, rng)
+            )
             for k in range(rng.choice((1, 2, 2, 3))):
                 dicom = f"{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}-{rng.getrandbits(32):08x}-{i:08x}-{k:08x}"
                 view = VIEWS[k % len(VIEWS)] if k else rng.choice(("PA", "AP"))
@@ -113,7 +116,11 @@ def build_collection(root: Path, n: int, seed: int = 0) -> dict[str, str]:
                 meta_rows.append(f"{dicom},{subject},{study},CHEST ({view}),{view},3056,2544,21800101,120000.000")
     split_csv, meta_csv = root / "mimic-cxr-2.0.0-split.csv.gz", root / "mimic-cxr-2.0.0-metadata.csv.gz"
     _gz_csv(split_csv, "dicom_id,study_id,subject_id,split", split_rows)
-    _gz_csv(meta_csv, "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,ViewPosition,Rows,Columns,StudyDate,StudyTime", meta_rows)
+    _gz_csv(
+        meta_csv,
+        "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,ViewPosition,Rows,Columns,StudyDate,StudyTime",
+        meta_rows,
+    )
     return {"reports": str(zip_path), "split_csv": str(split_csv), "metadata_csv": str(meta_csv), "image_root": None}
 
 
@@ -182,7 +189,10 @@ def run_jobs(name: str, commands: list[list[str]], cores: int, log_dir: Path) ->
             step.max_rss = max(step.max_rss, usage.ru_maxrss * 1024)
             step.logs.append(log.read_text(errors="replace").strip().splitlines()[-1] if log.stat().st_size else "")
             if proc.returncode != 0:
-                raise SystemExit(f"{name} failed (exit {proc.returncode}): {' '.join(proc.args)}\n{log.read_text(errors='replace')[-2000:]}")
+                raise SystemExit(
+                    f"{name} failed (exit {proc.returncode}): {' '.join(proc.args)}\n"
+                    f"{log.read_text(errors='replace')[-2000:]}"
+                )
     finally:
         step.wall = time.perf_counter() - start
         stop.set()
@@ -204,8 +214,32 @@ def data_half(work: Path, mimic: dict[str, str], cores: int) -> list[Step]:
     ingest_cfg = json.dumps({"source": "mimic_cxr", "mimic_cxr": mimic})
     steps = [
         run_jobs("ingest", [srrg("ingest", "--config", ingest_cfg, "--out", str(studies), "--no-progress")], 1, logs),
-        run_jobs("extract", [srrg("extract", "--in", str(studies), "--out", str(extracted), "--n-process", str(cores), "--no-progress")], 1, logs),
-        run_jobs("normalize", [srrg("normalize", "--in", str(extracted), "--out", str(normalized), "--phrases", str(res / "normalize" / "phrases.parquet"))], 1, logs),
+        run_jobs(
+            "extract",
+            [
+                srrg(
+                    "extract", "--in", str(studies), "--out", str(extracted), "--n-process", str(cores), "--no-progress"
+                )
+            ],
+            1,
+            logs,
+        ),
+        run_jobs(
+            "normalize",
+            [
+                srrg(
+                    "normalize",
+                    "--in",
+                    str(extracted),
+                    "--out",
+                    str(normalized),
+                    "--phrases",
+                    str(res / "normalize" / "phrases.parquet"),
+                )
+            ],
+            1,
+            logs,
+        ),
         run_jobs("dataset_plan", [srrg("dataset-plan", "--in", str(normalized), "--out-dir", str(ds))], 1, logs),
     ]
     plan = json.loads((ds / "plan.json").read_text())
@@ -214,7 +248,14 @@ def data_half(work: Path, mimic: dict[str, str], cores: int) -> list[Step]:
         split, name = file.split("/")
         shards.append(srrg("dataset-shard", "--in", str(normalized), "--out-dir", str(ds), split, str(int(name[5:10]))))
     steps.append(run_jobs("dataset_shard", shards, cores, logs))
-    steps.append(run_jobs("dataset_manifest", [srrg("dataset-manifest", "--in", str(normalized), "--out-dir", str(ds), "--upstream-config", "{}")], 1, logs))
+    steps.append(
+        run_jobs(
+            "dataset_manifest",
+            [srrg("dataset-manifest", "--in", str(normalized), "--out-dir", str(ds), "--upstream-config", "{}")],
+            1,
+            logs,
+        )
+    )
     steps.append(run_jobs("stats", [srrg("stats", "--dataset", str(ds), "--out-dir", str(res / "stats"))], 1, logs))
     return steps
 
@@ -224,12 +265,24 @@ def accounting(work: Path, n: int) -> list[str]:
     res = work / "results"
     counts = {
         "ingest studies.parquet": pl.scan_parquet(res / "ingest" / "studies.parquet").select(pl.len()).collect().item(),
-        "extract extracted.parquet": pl.scan_parquet(res / "extract" / "extracted.parquet").select(pl.len()).collect().item(),
-        "normalize normalized.parquet": pl.scan_parquet(res / "normalize" / "normalized.parquet").select(pl.len()).collect().item(),
+        "extract extracted.parquet": pl.scan_parquet(res / "extract" / "extracted.parquet")
+        .select(pl.len())
+        .collect()
+        .item(),
+        "normalize normalized.parquet": pl.scan_parquet(res / "normalize" / "normalized.parquet")
+        .select(pl.len())
+        .collect()
+        .item(),
         "dataset shards": pl.scan_parquet(res / "dataset" / "*" / "part-*.parquet").select(pl.len()).collect().item(),
         "dataset manifest.json": json.loads((res / "dataset" / "manifest.json").read_text())["rows"],
     }
-    statuses = pl.scan_parquet(res / "extract" / "extracted.parquet").group_by("extract_status").len().collect().sort("extract_status")
+    statuses = (
+        pl.scan_parquet(res / "extract" / "extracted.parquet")
+        .group_by("extract_status")
+        .len()
+        .collect()
+        .sort("extract_status")
+    )
     lines = [f"  {name:30s} {rows:>9d} {'ok' if rows == n else 'MISMATCH'}" for name, rows in counts.items()]
     lines.append("  extract_status " + " ".join(f"{s}={c}" for s, c in statuses.iter_rows()))
     return lines
@@ -246,14 +299,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         mimic = build_collection(work / "mimic", args.n)
-        print(f"built {args.n} synthetic MIMIC-CXR studies in {time.perf_counter() - t0:.1f} s under {work}", flush=True)
+        print(
+            f"built {args.n} synthetic MIMIC-CXR studies in {time.perf_counter() - t0:.1f} s under {work}", flush=True
+        )
         steps = data_half(work, mimic, args.cores)
         print(f"\ndata half, {args.n} studies, --cores {args.cores}, load average at the end {os.getloadavg()[0]:.1f}")
         print(f"  {'rule':18s} {'jobs':>4s} {'wall s':>8s} {'max RSS MB':>11s} {'sum RSS MB':>11s}")
         for s in steps:
             print(f"  {s.name:18s} {s.jobs:4d} {s.wall:8.1f} {s.max_rss / 1e6:11.0f} {s.tree_rss / 1e6:11.0f}")
         total = sum(s.wall for s in steps)
-        print(f"  {'total':18s} {sum(s.jobs for s in steps):4d} {total:8.1f} {max(s.max_rss for s in steps) / 1e6:11.0f} {max(s.tree_rss for s in steps) / 1e6:11.0f}")
+        print(
+            f"  {'total':18s} {sum(s.jobs for s in steps):4d} {total:8.1f} "
+            f"{max(s.max_rss for s in steps) / 1e6:11.0f} {max(s.tree_rss for s in steps) / 1e6:11.0f}"
+        )
         print("rows (every one must equal the studies built):")
         lines = accounting(work, args.n)
         print("\n".join(lines))

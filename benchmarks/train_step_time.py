@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def srrg(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "srrg", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "srrg", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def wait(proc: subprocess.Popen) -> None:
@@ -46,9 +48,20 @@ def wait(proc: subprocess.Popen) -> None:
 def build_dataset(work: Path, studies: int) -> Path:
     """IU studies through ingest, extract and normalize; all of them in the train split."""
     ingest, extracted, normalized = work / "studies.parquet", work / "extracted.parquet", work / "normalized.parquet"
-    wait(srrg("ingest", "--config", json.dumps({"source": "iu_xray", "limit": studies}), "--out", str(ingest), "--no-progress"))
+    wait(
+        srrg(
+            "ingest",
+            "--config",
+            json.dumps({"source": "iu_xray", "limit": studies}),
+            "--out",
+            str(ingest),
+            "--no-progress",
+        )
+    )
     wait(srrg("extract", "--in", str(ingest), "--out", str(extracted), "--no-progress"))
-    wait(srrg("normalize", "--in", str(extracted), "--out", str(normalized), "--phrases", str(work / "phrases.parquet")))
+    wait(
+        srrg("normalize", "--in", str(extracted), "--out", str(normalized), "--phrases", str(work / "phrases.parquet"))
+    )
     df = pl.read_parquet(normalized).with_columns(pl.lit("train").alias("split"))
     write_dataset(df, work / "dataset", DatasetConfig(), {}, progress=False)
     return work / "dataset"
@@ -62,8 +75,13 @@ def run_slice(name: str, steps: int) -> dict:
     merged = {**train, "model": {**train.get("model", {}), "arch": run["arch"], "target": run["target"]}}
     for key, value in run.get("overrides", {}).items():
         merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
-    merged["trainer"] = {**merged.get("trainer", {}), "max_steps": steps, "log_every_n_steps": 10, "val_check_interval": None,
-                         "checkpoint_every_n_steps": steps}
+    merged["trainer"] = {
+        **merged.get("trainer", {}),
+        "max_steps": steps,
+        "log_every_n_steps": 10,
+        "val_check_interval": None,
+        "checkpoint_every_n_steps": steps,
+    }
     return merged
 
 
@@ -86,7 +104,20 @@ def measure(dataset: Path, work: Path, cfg: dict, threads: int, jobs: int, tag: 
     for j in range(jobs):
         out = work / tag / f"job{j}" / "model.pt"
         run_cfg = {**cfg, "checkpoint_dir": str(work / tag / f"job{j}" / "ckpt")}
-        procs.append(srrg("train", "--dataset", str(dataset), "--out", str(out), "--run", f"{tag}-{j}", "--config", json.dumps(run_cfg), env=env))
+        procs.append(
+            srrg(
+                "train",
+                "--dataset",
+                str(dataset),
+                "--out",
+                str(out),
+                "--run",
+                f"{tag}-{j}",
+                "--config",
+                json.dumps(run_cfg),
+                env=env,
+            )
+        )
         outs.append(out)
     for proc in procs:
         wait(proc)
@@ -106,7 +137,10 @@ def main() -> None:
         work = Path(tmp)
         dataset = args.dataset or build_dataset(work, args.studies)
         cfg = run_slice(args.run, args.steps)
-        print(f"{args.run}: {args.steps} steps, batch {cfg['data'].get('batch_size')}, statistics over the last {args.last} steps")
+        print(
+            f"{args.run}: {args.steps} steps, batch {cfg['data'].get('batch_size')}, "
+            f"statistics over the last {args.last} steps"
+        )
         for threads, jobs in ((1, 1), (2, 1), (1, 2)):
             times, wall = measure(dataset, work, cfg, threads, jobs, f"t{threads}j{jobs}")
             tails = [t[-args.last :] for t in times]
@@ -114,7 +148,8 @@ def main() -> None:
             rate = jobs * args.steps / wall
             print(
                 f"threads={threads} jobs={jobs}: step median {statistics.median(flat):.2f} s, p90 {p90(flat):.2f} s "
-                f"({len(flat)} steps); {rate:.2f} steps/s for the machine; wall {wall:.0f} s; load {os.getloadavg()[0]:.1f}",
+                f"({len(flat)} steps); {rate:.2f} steps/s for the machine; wall {wall:.0f} s; "
+                f"load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
 

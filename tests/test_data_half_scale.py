@@ -41,6 +41,15 @@ def test_synthetic_collection_is_read_by_the_mimic_reader(bench, tmp_path):
 def test_data_half_accounts_for_every_study(bench, tmp_path, capsys):
     assert bench.main(["--n", "40", "--cores", "2", "--work", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for rule in ("ingest", "extract", "normalize", "dataset_plan", "dataset_shard", "dataset_manifest", "stats", "total"):
+    for rule in (
+        "ingest",
+        "extract",
+        "normalize",
+        "dataset_plan",
+        "dataset_shard",
+        "dataset_manifest",
+        "stats",
+        "total",
+    ):
         assert f"  {rule} " in out
     assert out.count(" 40 ok") == 5 and "MISMATCH" not in out

@@ -109,7 +109,9 @@ def test_count_f1_by_hand():
 
 
 def test_score_reports_with_shared_objects_equals_score_pair_bit_for_bit():
-    a = StructuredReport((Finding("pleural effusion", 2, "small", "right lung base"), Finding("cardiomegaly", 3)), ("pneumothorax",))
+    a = StructuredReport(
+        (Finding("pleural effusion", 2, "small", "right lung base"), Finding("cardiomegaly", 3)), ("pneumothorax",)
+    )
     b = StructuredReport((Finding("pleural effusion", 3, "moderate", "right lower lobe"),), ("pneumothorax", "edema"))
     c = StructuredReport()
     refs, hyps = [a, a, b, c, a], [b, b, a, c, c]

@@ -42,7 +42,11 @@ def test_manifest_records_rows_and_sha256_per_shard(dataset):
 
 
 def test_intact_dataset_reads_every_row(dataset):
-    assert [p.name for p in split_files(dataset, "train")] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    assert [p.name for p in split_files(dataset, "train")] == [
+        "part-00000.parquet",
+        "part-00001.parquet",
+        "part-00002.parquet",
+    ]
     assert read_split(dataset, "train")["study_id"].to_list() == ["CXR1", "CXR4", "CXR5", "CXR8", "CXR9"]
 
 
@@ -52,14 +56,27 @@ def test_flipped_byte_names_the_shard_and_how_to_rebuild_it(dataset):
         read_split(dataset, "train")  # what train and infer read
     message = str(err.value)
     assert f"shard {dataset / 'train' / 'part-00001.parquet'} does not match manifest.json" in message
-    assert "snakemake data" in message and f"dataset-shard --in <normalized.parquet> --out-dir {dataset} train 1" in message
+    assert (
+        "snakemake data" in message
+        and f"dataset-shard --in <normalized.parquet> --out-dir {dataset} train 1" in message
+    )
     assert "\n" not in message
     assert read_split(dataset, "test").height == 3  # the other splits stay readable
 
 
 def test_train_job_stops_on_a_flipped_shard_with_one_line(dataset, tmp_path, capsys):
     flip_byte(dataset / "train" / "part-00000.parquet")
-    rc = srrg_main(["train", "--dataset", str(dataset), "--out", str(tmp_path / "m.pt"), "--config", json.dumps(tiny_train_config())])
+    rc = srrg_main(
+        [
+            "train",
+            "--dataset",
+            str(dataset),
+            "--out",
+            str(tmp_path / "m.pt"),
+            "--config",
+            json.dumps(tiny_train_config()),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert any(f"shard {dataset / 'train' / 'part-00000.parquet'} does not match manifest.json" in line for line in err)
@@ -73,7 +90,9 @@ def test_truncated_missing_stray_and_miscounted_shards(dataset):
     shard.unlink()
     with pytest.raises(UserError, match=r"shard .*test/part-00000.parquet is missing; rerun `snakemake data`"):
         split_files(dataset, "test")
-    (dataset / "validate" / "part-00000 copy.parquet").write_bytes((dataset / "validate" / "part-00000.parquet").read_bytes())
+    (dataset / "validate" / "part-00000 copy.parquet").write_bytes(
+        (dataset / "validate" / "part-00000.parquet").read_bytes()
+    )
     with pytest.raises(UserError, match="part-00000 copy.parquet is not listed in .*manifest.json .*duplicate rows"):
         split_files(dataset, "validate")
     manifest = json.loads((dataset / "manifest.json").read_text())
@@ -108,10 +127,43 @@ def test_shard_job_reads_its_split_and_writes_the_whole_table_bytes(dataset, tmp
     plan = json.loads((jobs / "plan.json").read_text())
     for rel in plan["files"]:
         split, name = rel.split("/")
-        assert srrg_main(["dataset-shard", "--in", str(normalized), "--out-dir", str(jobs), "--config", cfg, split, str(int(name[5:10]))]) == 0
+        assert (
+            srrg_main(
+                [
+                    "dataset-shard",
+                    "--in",
+                    str(normalized),
+                    "--out-dir",
+                    str(jobs),
+                    "--config",
+                    cfg,
+                    split,
+                    str(int(name[5:10])),
+                ]
+            )
+            == 0
+        )
         assert (jobs / rel).read_bytes() == (dataset / rel).read_bytes()
-    assert srrg_main(["dataset-manifest", "--in", str(normalized), "--out-dir", str(jobs), "--config", cfg, "--upstream-config", "{}"]) == 0
-    assert json.loads((jobs / "manifest.json").read_text())["files"] == json.loads((dataset / "manifest.json").read_text())["files"]
+    assert (
+        srrg_main(
+            [
+                "dataset-manifest",
+                "--in",
+                str(normalized),
+                "--out-dir",
+                str(jobs),
+                "--config",
+                cfg,
+                "--upstream-config",
+                "{}",
+            ]
+        )
+        == 0
+    )
+    assert (
+        json.loads((jobs / "manifest.json").read_text())["files"]
+        == json.loads((dataset / "manifest.json").read_text())["files"]
+    )
 
 
 def test_empty_split_shard_holds_the_schema(tmp_path):
