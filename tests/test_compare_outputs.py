@@ -207,7 +207,7 @@ def test_per_report_tables_joined_on_study_id_write_every_output(tmp_path):
     assert (out / "compare.md").read_text().startswith("### b vs a (3 studies; 90% paired-bootstrap CIs)")
     assert (out / "ranking_agreement.md").read_text().startswith(
         "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
-        "first; needs three or more systems).\n")
+        "first; needs three or more systems).")
 
 
 def test_compare_systems_passes_the_metric_options_and_signs_corpus_bleu():
