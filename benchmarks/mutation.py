@@ -60,7 +60,7 @@ TARGETS: dict[str, Target] = {
     "context": Target(
         "src/srrg/extract/context.py",
         ("tests/test_extract_rules.py", "tests/test_mut_context.py", "tests/test_extract_context.py",
-         "tests/test_extract_thresholds.py"),
+         "tests/test_extract_thresholds.py", "tests/test_context_scopes.py"),
     ),
     "nlg": Target("src/srrg/metrics/nlg.py", ("tests/test_nlg.py", "tests/test_mut_nlg.py")),
     "correlation": Target(
