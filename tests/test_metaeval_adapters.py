@@ -265,6 +265,28 @@ def test_correlate_measuring_nothing_exits_2(tmp_path, capsys):
     assert rc == 2 and "empty.parquet: no rating rows" in err
 
 
+def test_correlate_tables_without_their_columns_are_one_line(tmp_path, capsys):
+    """A scores, ratings or pairs table that lacks the columns the correlation reads (a file mixed
+    up with another) is one line naming the file and the columns, exit 2, not a join traceback."""
+    prep = _radpref_prepared(tmp_path)
+    scores = tmp_path / "s.jsonl"
+    scores.write_text('{"a": 1}\n')
+    good = tmp_path / "good.parquet"
+    ids = pl.read_parquet(prep / "refs.parquet")["study_id"].to_list()
+    pl.DataFrame({"study_id": ids, "m": [0.1 * i for i in range(len(ids))]}).write_parquet(good)
+    cases = [
+        (scores, prep / "ratings.parquet", None, "s.jsonl: lacks column(s) ['study_id']"),
+        (good, prep / "refs.parquet", None, "refs.parquet: lacks column(s) ['pair_id', 'rater', 'kind'"),
+        (good, prep / "ratings.parquet", prep / "refs.parquet", "refs.parquet: lacks column(s) ['pair_id']"),
+    ]
+    for i, (s, ratings, pairs, expected) in enumerate(cases):
+        capsys.readouterr()
+        args = ["metaeval-correlate", "--scores", str(s), "--ratings", str(ratings), "--out", str(tmp_path / f"o{i}")]
+        rc = srrg_main(args + (["--pairs", str(pairs)] if pairs else []))
+        err = capsys.readouterr().err.strip()
+        assert rc == 2 and "\n" not in err and expected in err, err
+
+
 def test_correlate_with_proxy_column_and_errors(tmp_path, capsys):
     scores = pl.DataFrame({"study_id": ["a", "b", "c", "d"], "m": [0.1, 0.4, 0.5, 0.9], "proxy_rating": [0.2, 0.3, 0.6, 0.8]})
     scores.write_parquet(tmp_path / "s.parquet")
