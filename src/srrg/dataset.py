@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import polars as pl
-from tqdm import tqdm
 
 from srrg import __version__
 from srrg.config import config_hash, doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.ingest import SPLITS, natural_key
 from srrg.io import atomic_path, is_id_column, read_table, write_text
+from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
 from srrg.shards import MANIFEST_NAME, file_sha256
 
@@ -232,7 +232,7 @@ def write_dataset(
     plan = make_plan(frame, cfg)
     remove_stale_shards(out_dir, plan)
     write_json(Path(out_dir) / PLAN_NAME, plan)
-    for path in tqdm(shard_paths(out_dir, plan), desc="shards", unit="shard", disable=not progress):
+    for path in tracked(shard_paths(out_dir, plan), "shards", "shard", disable=not progress):
         index = int(path.stem.split("-")[1])
         write_shard(shard_frame(frame, path.parent.name, index, cfg.rows_per_shard), path, cfg)
     manifest = build_manifest(out_dir, plan, cfg, upstream)

@@ -14,9 +14,9 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 import polars as pl
-from tqdm import tqdm
 
 from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
+from srrg.progress import tracked
 from srrg.text.sections import Section
 from srrg.errors import UserError
 
@@ -37,10 +37,10 @@ def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True
     if config.n_process > 1 and len(chunks) > 1:
         get_extractor(config)  # built once here: forked workers inherit it instead of building their own
         with ProcessPoolExecutor(max_workers=config.n_process) as pool:
-            parts = tqdm(pool.map(work, chunks), total=len(chunks), desc="extract", unit="chunk", disable=not progress)
+            parts = tracked(pool.map(work, chunks), "extract", "chunk", total=len(chunks), disable=not progress)
             out = [row for part in parts for row in part]
     else:
-        for chunk in tqdm(chunks, desc="extract", unit="chunk", disable=not progress):
+        for chunk in tracked(chunks, "extract", "chunk", disable=not progress):
             out.extend(work(chunk))
     structured, provenance, status = zip(*out)
     return df.with_columns(
