@@ -58,6 +58,16 @@ def test_bad_summary_is_reported(tmp_path: Path) -> None:
         run_tables([RunEntry(**entry)], tmp_path / "out")
 
 
+def test_predictions_without_parse_status_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A predictions file that is not infer's (here refs/hyps of a scored pair set) is one line
+    naming it, exit 2, not a ColumnNotFoundError traceback."""
+    entry = _run(tmp_path, "x", "X", "sentences", {"bleu_1": 0.1}, [None])
+    pl.DataFrame({"study_id": ["1"], "report": ["Clear lungs."]}).write_parquet(entry["predictions"])
+    assert srrg_main(["tables", "--runs", json.dumps([entry]), "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "p.parquet: lacks column 'parse_status'" in err and "srrg infer" in err
+
+
 def test_markdown_and_latex_helpers() -> None:
     df = pl.DataFrame({"Method": ["a_b"], "S": [float("nan")]})
     assert to_markdown(df) == "| Method | S |\n|---|---|\n| a_b | - |\n"

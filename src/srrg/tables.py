@@ -76,9 +76,12 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
     """The run's summary row (metric key -> value) plus its parse rates, scored studies and images."""
     summary = read_table(entry.summary)
     if summary.height != 1:
-        raise ValueError(f"{entry.summary}: expected one summary row, found {summary.height}")
+        raise UserError(f"{entry.summary}: expected one summary row, found {summary.height}")
     values = {k: (float(v) if isinstance(v, (int, float)) and v is not None else math.nan) for k, v in summary.row(0, named=True).items()}
-    preds = scored(pl.read_parquet(entry.predictions))
+    preds = read_table(entry.predictions)
+    if "parse_status" not in preds.columns:
+        raise UserError(f"{entry.predictions}: lacks column 'parse_status'; expected the predictions.parquet of `srrg infer`")
+    preds = scored(preds)
     images = preds["images"].drop_nulls().unique().sort().to_list() if "images" in preds.columns else []
     return {**values, **parse_rates(preds["parse_status"].to_list()), "studies": preds.height,
             "images": ",".join(images) or None}
