@@ -31,6 +31,15 @@ def test_repo_config_yaml_is_valid_and_spells_out_the_data_defaults():
         assert loaded[name] == defaults[name], name
 
 
+def test_repo_config_yaml_says_llm_normalization_fails_without_fallback():
+    """normalize.allow_fallback is false by default (a failed LLM request fails the stage): the
+    config's comment must not promise a quiet rules fallback."""
+    assert C.validate({})["normalize"]["allow_fallback"] is False
+    text = (REPO / "config.yaml").read_text()
+    normalize = text[text.index("\nnormalize:") : text.index("\nllm:")]
+    assert "rules fallback" not in normalize and "allow_fallback" in normalize
+
+
 def test_defaults_do_not_leak_between_calls():
     first = C.validate({})
     first["ingest"]["split"]["fractions"]["train"] = 0.0
