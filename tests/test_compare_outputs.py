@@ -231,3 +231,41 @@ def test_per_report_tables_without_unmatched_studies_still_write_the_unmatched_h
     C.run_compare_tables({n: str(tmp_path / f"{n}.parquet") for n in "ab"}, str(tmp_path / "o"),
                          CompareConfig(n_boot=5, n_rounds=4))
     assert (tmp_path / "o" / "unmatched.csv").read_text() == "study_id,side,system\n"
+
+
+def test_corpus_bleu_follows_the_bleu_tokenization_option():
+    refs = ["The heart is normal.", "Small left effusion."]
+    hyps = {"a": ["the heart is normal", "small left effusion"], "b": ["The heart is normal.", "Small left effusion."]}
+    none = {r.key: r for r in C.compare_systems(refs, hyps, ["bleu"], {"bleu": {"tokenization": "none"}},
+                                                CompareConfig(n_boot=10, n_rounds=4))}
+    default = {r.key: r for r in C.compare_systems(refs, hyps, ["bleu"], None, CompareConfig(n_boot=10, n_rounds=4))}
+    # r2gen lower-cases and drops the periods: a matches every reference; split on spaces only it does not
+    assert default["bleu_1"].value_a == pytest.approx(1.0) and default["bleu_1"].value_b == pytest.approx(1.0)
+    assert none["bleu_1"].value_b == pytest.approx(1.0) and none["bleu_1"].value_a < 0.5
+
+
+def test_each_kind_of_p_value_is_adjusted_with_the_configured_method():
+    rows = [comparison(key=k, p_bootstrap=pb, p_randomization=pr)
+            for k, pb, pr in (("m", 0.01, 0.04), ("k", 0.03, 0.01), ("j", 0.04, 0.03))]
+    # BH over three: sorted p * 3 / rank, then the running minimum from the largest
+    bh = C.corrected(rows, "bh")
+    assert [r.p_bootstrap_adj for r in bh] == pytest.approx([0.03, 0.04, 0.04])
+    assert [r.p_randomization_adj for r in bh] == pytest.approx([0.04, 0.03, 0.04])
+    # Holm: sorted p * (3, 2, 1), then the running maximum
+    holm = C.corrected(rows, "holm")
+    assert [r.p_bootstrap_adj for r in holm] == pytest.approx([0.03, 0.06, 0.06])
+    assert [r.p_randomization_adj for r in holm] == pytest.approx([0.06, 0.03, 0.06])
+    none = C.corrected(rows, "none")
+    assert [(r.correction, r.p_bootstrap_adj, r.p_randomization_adj) for r in none] == [
+        ("none", 0.01, 0.04), ("none", 0.03, 0.01), ("none", 0.04, 0.03)]
+    assert [(r.key, r.p_bootstrap, r.correction) for r in bh] == [("m", 0.01, "bh"), ("k", 0.03, "bh"), ("j", 0.04, "bh")]
+
+
+def test_run_compare_reads_the_report_columns_by_default(tmp_path):
+    ids = ["s1", "s2"]
+    pl.DataFrame({"study_id": ids, "report": ["small effusion", "no pneumothorax"]}).write_parquet(tmp_path / "r.parquet")
+    pl.DataFrame({"study_id": ids, "report": ["small effusion", "pneumothorax"]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"study_id": ids, "report": ["effusion", "no pneumothorax"]}).write_parquet(tmp_path / "b.parquet")
+    rows = C.run_compare(str(tmp_path / "r.parquet"), {"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")},
+                         ["rouge_l"], str(tmp_path / "o"), cfg=CompareConfig(n_boot=10, n_rounds=4))
+    assert [(r.key, r.system_a, r.system_b, r.n) for r in rows] == [("rouge_l", "a", "b", 2)]
