@@ -144,6 +144,20 @@ def test_srrg_compare_on_per_report_tables(tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
 
 
+def test_compare_output_over_an_input_names_the_option_and_system_once(tmp_path, capsys):
+    from srrg.cli import main
+
+    a = tmp_path / "a.parquet"
+    pl.DataFrame({"study_id": ["1", "2"], "m": [0.0, 1.0]}).write_parquet(a)
+    assert main(["compare", "--per-report", f"a={a}", "--per-report", f"b={a}", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--out {tmp_path}: holds the input --per-report (system a) {a};" in err and "\n" not in err
+    assert main(["compare", "--refs", str(a), "--hyps", f"x={a}", "--metrics", "bleu", "--out", str(a)]) == 2
+    assert f"--out {a}: is also the input --refs" in capsys.readouterr().err
+    assert main(["compare", "--refs", str(tmp_path / "r.parquet"), "--hyps", f"x={a}", "--metrics", "bleu", "--out", str(a)]) == 2
+    assert f"--out {a}: is also the input --hyps (system x);" in capsys.readouterr().err
+
+
 def test_sentence_bleu_means_are_labeled_as_such():
     labels = {s.key: s.label for s in statistics(["bleu_4", "rouge_l"])}
     assert labels == {"bleu_4": "mean of sentence BLEU, not corpus BLEU", "rouge_l": "mean of per-report values"}

@@ -65,7 +65,11 @@ def run(args: argparse.Namespace) -> None:
     from srrg.errors import UserError
     from srrg.stages.score import metric_options
 
-    named = {f"--hyps/--per-report {v}": v.partition("=")[2] for v in (args.hyps or []) + (args.per_report or [])}
+    named = {
+        f"{option} (system {v.partition('=')[0]})": v.partition("=")[2]
+        for option, values in (("--hyps", args.hyps), ("--per-report", args.per_report))
+        for v in values or []
+    }
     _args.check_outputs({"--refs": args.refs, **named}, folders={"--out": args.out})
     cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction)
     scoring = (args.refs, args.hyps, args.metrics)
