@@ -4,7 +4,7 @@
 #   snakemake --profile profiles/slurm            # SLURM cluster
 #
 # The configuration (config.yaml, --config, --configfile) is checked before any job starts
-# (srrg.config.check_workflow_config: duplicate keys, the packaged schema, typed sections). Each
+# (srrg.config_tree.check_workflow_config: duplicate keys, the packaged schema, typed sections). Each
 # rule runs `python -m srrg <rule>` (the stage module srrg/stages/<rule>.py); common.smk derives
 # every shared setting from the config, and the stage files follow in stage order.
 

@@ -31,6 +31,8 @@ MISTAKES = [
     ({"train": {"runs": [{**RUN, "infer": {"max_new_tokens": 100}}]}}, r"max_new_tokens 100 is below"),
     ({"results_dir": ""}, "results_dir is empty"),
     ({"stats": {"dpi": 100000}}, r"stats.dpi: 100000 is greater than the maximum of 600"),  # (Low) 100000 exhausted memory
+    ({"dataset": {"compression_level": 50}}, r"dataset: compression_level 50 is out of range for zstd \(1-22\)"),
+    ({"dataset": {"compression": "gzip", "compression_level": 10}}, r"out of range for gzip \(1-9\)"),
 ]
 
 
@@ -55,6 +57,14 @@ def test_the_embedded_default_and_a_loopback_judge_pass():
     check_workflow_config(base)
     check_workflow_config({**base, "judge": {"llm": OPENAI}, "normalize": {"method": "llm"}, "llm": OPENAI})
     check_workflow_config({**base, "train": {"runs": [RUN]}, "infer": {"max_new_tokens": 128, "num_beams": 2, "num_return_sequences": 2}})
+
+
+@pytest.mark.parametrize("compression, level", [("zstd", 1), ("zstd", 22), ("gzip", 1), ("gzip", 9), ("zstd", None),
+                                                ("snappy", 50)])
+def test_compression_levels_at_the_edges_of_their_range_pass(compression, level):
+    # the other side of each edge is in MISTAKES; snappy takes no level, so any is ignored
+    base = read_mapping_file("config.yaml")
+    check_workflow_config({**base, "dataset": {"compression": compression, "compression_level": level}})
 
 
 @pytest.mark.slow

@@ -325,6 +325,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     values, secrets in llm settings) run at `snakemake -n`; metric option classes whose module
     loads the spaCy pipeline are left to the schema."""
     from srrg.config import check_installed, check_results_dir
+    from srrg.dataset import DatasetConfig
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.llm.config import LLMConfig
     from srrg.model.config import run_specs
@@ -334,6 +335,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         ("llm", lambda: LLMConfig.from_dict(cfg["llm"])),
         ("normalize", lambda: _check_normalize(cfg)),
         ("extract", lambda: check_installed(cfg["extract"].get("spacy_model"), "extract.spacy_model")),
+        ("dataset", lambda: DatasetConfig.from_dict(cfg["dataset"])),
         ("judge.llm", lambda: _check_judges(cfg)),
         ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
         ("judge_train.train", lambda: JudgeTrainConfig.from_dict(cfg["judge_train"]["train"])),

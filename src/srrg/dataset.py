@@ -44,6 +44,10 @@ COLUMNS = (
 EXTRA_COLUMNS = ("image_views", "structured_raw")
 
 
+# the levels Parquet's codecs accept (pyarrow: zstd 1-22, gzip 1-9)
+_LEVELS = {"zstd": (1, 22), "gzip": (1, 9)}
+
+
 @dataclass(frozen=True)
 class DatasetConfig:
     """Parquet shards per split (srrg dataset-plan, dataset-shard, dataset-manifest)."""
@@ -54,7 +58,15 @@ class DatasetConfig:
     )
     row_group_size: int = field(default=2000, metadata=doc("Parquet row group size.", minimum=1))
     compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = "zstd"
-    compression_level: int | None = 3
+    compression_level: int | None = field(
+        default=3, metadata=doc("Level of zstd (1-22) or gzip (1-9); the other codecs take none (ignored).")
+    )
+
+    def __post_init__(self) -> None:
+        low, high = _LEVELS.get(self.compression, (None, None))
+        level = self.compression_level
+        if low is not None and level is not None and not low <= level <= high:
+            raise UserError(f"compression_level {level} is out of range for {self.compression} ({low}-{high})")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str | None) -> DatasetConfig:
