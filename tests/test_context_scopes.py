@@ -6,7 +6,9 @@ each case is a rule of docs/extraction.md that the other scope tests leave open:
 - a trigger that also reaches backwards ("resolved") reaches forwards over a list under it: only a
   comma or a clause of its own stops it;
 - a copula before a comma belongs to that earlier clause, not to a bare conjunct after "and";
-- a "versus" differential after a comma keeps the certainty its own clause gives it.
+- a "versus" differential after a comma keeps the certainty its own clause gives it;
+- the conjunct before an "and" starts at the comma before it, so a clause ahead of that comma does
+  not stop a post-trigger that governs the list ("..., effusion and pneumothorax have resolved").
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ def assertions(text: str) -> dict[str, int | str]:
         # a differential after a comma: nothing before the comma reaches it
         ("Small effusion, atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),
         ("Small effusion and atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),
+        # "the heart is enlarged" is a clause before the comma; the list after it shares "have resolved"
+        ("The heart is enlarged, effusion and pneumothorax have resolved.",
+         {"cardiomegaly": 3, "pleural effusion": "negative", "pneumothorax": "negative"}),
     ],
 )
 def test_scopes_across_lists_and_commas(text, expected):
