@@ -84,7 +84,8 @@ def test_signature_lines_list_each_metric_once():
 
 
 def test_system_values_collect_the_baseline_and_every_other_system():
-    rows = [comparison("B", value_b=0.6), comparison("C", value_b=0.2), comparison("B", key="k", value_a=1.0, value_b=2.0)]
+    rows = [comparison("B", value_b=0.6), comparison("C", value_b=0.2),
+            comparison("B", key="k", value_a=1.0, value_b=2.0)]
     assert C.system_values(rows) == {"m": {"A": 0.5, "B": 0.6, "C": 0.2}, "k": {"A": 1.0, "B": 2.0}}
 
 
@@ -188,7 +189,8 @@ def test_per_report_tables_need_a_study_id_and_a_shared_study(tmp_path):
     pl.DataFrame({"study_id": ["1", "2"], "m": [0.5, 0.1]}).write_parquet(tmp_path / "a.parquet")
     pl.DataFrame({"study_id": [3, 4], "m": [0.5, 0.2]}).write_parquet(tmp_path / "b.parquet")
     with pytest.raises(UserError, match="noid.parquet has no study_id column"):
-        C.run_compare_tables({"a": str(tmp_path / "a.parquet"), "x": str(tmp_path / "noid.parquet")}, str(tmp_path / "o"))
+        C.run_compare_tables({"a": str(tmp_path / "a.parquet"), "x": str(tmp_path / "noid.parquet")},
+                             str(tmp_path / "o"))
     with pytest.raises(UserError, match="share no study id"):
         C.run_compare_tables({"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")}, str(tmp_path / "o"))
 
@@ -202,7 +204,8 @@ def test_per_report_tables_joined_on_study_id_write_every_output(tmp_path):
     rows = C.run_compare_tables({"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")}, str(out),
                                 CompareConfig(n_boot=20, n_rounds=8, ci_level=0.9))
     assert [(r.key, r.value_a, r.value_b) for r in rows] == [("m", 0.5, 1.0)]
-    assert pl.read_csv(out / "unmatched.csv", schema_overrides={"study_id": pl.String}).rows() == [("9", "per_report", "b")]
+    unmatched = pl.read_csv(out / "unmatched.csv", schema_overrides={"study_id": pl.String})
+    assert unmatched.rows() == [("9", "per_report", "b")]
     assert pl.read_csv(out / "compare.csv")["metric"].to_list() == ["m"]
     assert (out / "compare.md").read_text().startswith("### b vs a (3 studies; 90% paired-bootstrap CIs)")
     assert (out / "ranking_agreement.md").read_text().startswith(
@@ -258,14 +261,17 @@ def test_each_kind_of_p_value_is_adjusted_with_the_configured_method():
     none = C.corrected(rows, "none")
     assert [(r.correction, r.p_bootstrap_adj, r.p_randomization_adj) for r in none] == [
         ("none", 0.01, 0.04), ("none", 0.03, 0.01), ("none", 0.04, 0.03)]
-    assert [(r.key, r.p_bootstrap, r.correction) for r in bh] == [("m", 0.01, "bh"), ("k", 0.03, "bh"), ("j", 0.04, "bh")]
+    assert [(r.key, r.p_bootstrap, r.correction) for r in bh] == [
+        ("m", 0.01, "bh"), ("k", 0.03, "bh"), ("j", 0.04, "bh")]
 
 
 def test_run_compare_reads_the_report_columns_by_default(tmp_path):
     ids = ["s1", "s2"]
-    pl.DataFrame({"study_id": ids, "report": ["small effusion", "no pneumothorax"]}).write_parquet(tmp_path / "r.parquet")
+    refs = pl.DataFrame({"study_id": ids, "report": ["small effusion", "no pneumothorax"]})
+    refs.write_parquet(tmp_path / "r.parquet")
     pl.DataFrame({"study_id": ids, "report": ["small effusion", "pneumothorax"]}).write_parquet(tmp_path / "a.parquet")
     pl.DataFrame({"study_id": ids, "report": ["effusion", "no pneumothorax"]}).write_parquet(tmp_path / "b.parquet")
-    rows = C.run_compare(str(tmp_path / "r.parquet"), {"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")},
+    systems = {"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")}
+    rows = C.run_compare(str(tmp_path / "r.parquet"), systems,
                          ["rouge_l"], str(tmp_path / "o"), cfg=CompareConfig(n_boot=10, n_rounds=4))
     assert [(r.key, r.system_a, r.system_b, r.n) for r in rows] == [("rouge_l", "a", "b", 2)]

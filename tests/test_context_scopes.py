@@ -38,7 +38,8 @@ def assertions(text: str) -> dict[str, int | str]:
         # "is" of the first clause makes no clause of "and pneumothorax"
         ("The heart is normal in size, no effusion and pneumothorax.",
          {"cardiomegaly": "negative", "pleural effusion": "negative", "pneumothorax": "negative"}),
-        ("There is no pleural effusion and pneumothorax.", {"pleural effusion": "negative", "pneumothorax": "negative"}),
+        ("There is no pleural effusion and pneumothorax.",
+         {"pleural effusion": "negative", "pneumothorax": "negative"}),
         # a differential after a comma: nothing before the comma reaches it
         ("Small effusion, atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),
         ("Small effusion and atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),

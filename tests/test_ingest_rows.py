@@ -28,7 +28,8 @@ def expected_split(key: str, fractions: dict[str, float], seed: int) -> str:
     raise AssertionError("u < 1 always falls inside the last edge")
 
 
-@pytest.mark.parametrize("fractions", [{"train": 0.7, "validate": 0.1, "test": 0.2}, {"train": 1, "validate": 1, "test": 2},
+@pytest.mark.parametrize("fractions", [{"train": 0.7, "validate": 0.1, "test": 0.2},
+                                       {"train": 1, "validate": 1, "test": 2},
                                        {"validate": 0.5, "test": 0.5}, {"train": 3.0}])
 def test_seeded_split_is_the_documented_hash(fractions):
     keys = [f"p{i}" for i in range(300)]
@@ -184,7 +185,8 @@ def iu_archive(tmp_path):
     from archive_helpers import write_tgz
 
     def xml(sid: str, findings: str, images: list[str]) -> bytes:
-        parents = "".join(f'<parentImage id="{i}"><figureId>F{k}</figureId></parentImage>' for k, i in enumerate(images))
+        parents = "".join(f'<parentImage id="{i}"><figureId>F{k}</figureId></parentImage>'
+                          for k, i in enumerate(images))
         return IU_XML.format(sid=sid, findings=findings, images=parents).encode()
 
     archive = write_tgz(tmp_path, {
