@@ -260,6 +260,18 @@ def test_correlate_measuring_nothing_exits_2(tmp_path, capsys):
     assert rc == 2 and "no scored pair has a human score" in err
     rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]}), ratings)
     assert rc == 2 and "'m' has no finite value" in err
+    # with drop_unmeasured the empty column is left out and named in the caption and info.json
+    scores = pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]})
+    scores.write_parquet(tmp_path / "s.parquet")
+    rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--ratings", str(ratings),
+                    "--out", str(tmp_path / "d"), "--config", '{"drop_unmeasured": true}'])
+    assert rc == 0
+    info = json.loads((tmp_path / "d" / "info.json").read_text())
+    assert info["metrics"] == ["k"] and info["metrics_without_value"] == ["m"]
+    assert "Left out, no finite value on a rated pair: m." in (tmp_path / "d" / "table_gema.md").read_text()
+    # ... but not when it is the only column
+    rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8}), ratings)
+    assert rc == 2 and "'m' has no finite value" in err
     pl.read_parquet(ratings).head(0).write_parquet(tmp_path / "empty.parquet")
     rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [0.1 * i for i in range(8)]}), tmp_path / "empty.parquet")
     assert rc == 2 and "empty.parquet: no rating rows" in err

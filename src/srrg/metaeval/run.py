@@ -44,7 +44,10 @@ class MetaevalConfig:
       metric is tested against (None: the metric with the highest Kendall tau);
     count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
     ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
-    caveat: a sentence printed above every table (e.g. that the judge is a 135M model)."""
+    caveat: a sentence printed above every table (e.g. that the judge is a 135M model);
+    drop_unmeasured: leave out (and name in the caption) metric columns without a finite value on a
+      rated pair instead of stopping (the demo's 135M judge fails every answer); off: such a column
+      is an error."""
 
     metrics: Sequence[str] = ()
     human_target: str = "auto"
@@ -60,6 +63,7 @@ class MetaevalConfig:
     test_fraction: float = 0.5
     ensemble_seed: int = 0
     caveat: str = ""
+    drop_unmeasured: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MetaevalConfig:
@@ -103,20 +107,21 @@ def metric_columns(scores: pl.DataFrame, cfg: MetaevalConfig, exclude: Sequence[
     return headline or numeric
 
 
-def measured_metrics(joined: pl.DataFrame, metrics: Sequence[str]) -> None:
+def measured_metrics(joined: pl.DataFrame, metrics: Sequence[str], drop: bool) -> tuple[list[str], list[str]]:
     """Nothing measured is an error: some scored pair must have a human score, and every metric
-    column a finite value on a rated pair."""
+    column a finite value on a rated pair; with `drop` such columns are left out instead (named in
+    the caption), unless none is left. Returns (measured, left out)."""
     rated = joined.filter(pl.col("human").is_not_null())
     if rated.is_empty():
         raise UserError(
             f"no scored pair has a human score: none of the {joined.height} {ID}s of the scores is a rated pair_id "
             "(wrong ratings file, or ratings without a value)"
         )
-    for m in metrics:
-        if not rated[m].cast(pl.Float64).fill_null(math.nan).is_finite().any():
-            raise UserError(
-                f"metric column {m!r} has no finite value on the {rated.height} rated pairs (failed or unscored metric)"
-            )
+    empty = [m for m in metrics if not rated[m].cast(pl.Float64).fill_null(math.nan).is_finite().any()]
+    if empty and (not drop or len(empty) == len(metrics)):
+        which = f"metric column {empty[0]!r} has" if len(empty) == 1 else f"metric columns {empty} have"
+        raise UserError(f"{which} no finite value on the {rated.height} rated pairs (failed or unscored metric)")
+    return [m for m in metrics if m not in empty], empty
 
 
 def cluster_ids(ids: Sequence[str], pairs: pl.DataFrame | None) -> list[str] | None:
@@ -163,8 +168,9 @@ def run_metaeval(
     the within-case agreement, systems for the system-ranking agreement)."""
     human, target, human_lower = resolve_human(scores, ratings, cfg)
     joined = scores.join(human, on=ID, how="left")
-    metrics = metric_columns(scores, cfg, exclude=[cfg.human_column or ""])
-    measured_metrics(joined, metrics)
+    metrics, unmeasured = measured_metrics(
+        joined, metric_columns(scores, cfg, exclude=[cfg.human_column or ""]), cfg.drop_unmeasured
+    )
     ids = joined[ID].cast(pl.String).to_list()
     clusters = cluster_ids(ids, pairs)
     boot_clusters = clusters if cfg.resample == "cluster" else None
@@ -232,6 +238,7 @@ def run_metaeval(
         "sign_convention": "both sides oriented higher-is-better before correlating"
         + (" (human error counts negated)" if human_lower else ""),
         "metrics": metrics,
+        "metrics_without_value": unmeasured,
         "paired_reference": reference,
         "n_boot": cfg.n_boot,
         "seed": cfg.seed,
@@ -253,6 +260,8 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
         f"({info['n_without_human']} scored pairs without rating left out), {info['n_boot']} bootstrap resamples of "
         f"{info['resampling']} (seed {info['seed']})."
     )
+    if info.get("metrics_without_value"):
+        what += f" Left out, no finite value on a rated pair: {', '.join(info['metrics_without_value'])}."
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
     write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))
