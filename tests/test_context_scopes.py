@@ -46,6 +46,9 @@ def assertions(text: str) -> dict[str, int | str]:
         # "the heart is enlarged" is a clause before the comma; the list after it shares "have resolved"
         ("The heart is enlarged, effusion and pneumothorax have resolved.",
          {"cardiomegaly": 3, "pleural effusion": "negative", "pneumothorax": "negative"}),
+        # "was" ends the clause before the comma: it is no copula of the conjunct "effusion"
+        ("Heart size is as it was, effusion and pneumothorax have resolved.",
+         {"pleural effusion": "negative", "pneumothorax": "negative"}),
     ],
 )
 def test_scopes_across_lists_and_commas(text, expected):
