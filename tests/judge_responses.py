@@ -47,3 +47,18 @@ def stub_llm_config(base_url: str, cache_dir: str, structured: bool | None = Fal
         "retry_max_delay_s": 0.02,
         "concurrency": 4,
     }
+
+
+class ScriptedClient:
+    """A judge client that answers from a list, in order (one answer per request); describe()
+    names it in failure messages."""
+
+    def __init__(self, responses):
+        self.responses = responses
+
+    def complete(self, requests):
+        assert len(requests) == len(self.responses)
+        return list(self.responses)
+
+    def describe(self):
+        return "fake endpoint"

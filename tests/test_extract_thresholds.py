@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from srrg.extract import extract, extract_detailed
+from extract_helpers import assertion
+from srrg.extract import extract_detailed
 from srrg.extract.mentions import MAX_PAIR_GAP
 from srrg.extract.pipeline import MAX_SENTENCE_TOKENS
-
-
-def assertion(text: str, name: str) -> str | int | None:
-    """The probability of a positive finding, "negative", or None when the name is not reported."""
-    r = extract(text)
-    found = {f["name"]: f["probability"] for f in r["positive"]}
-    if name in found:
-        return found[name]
-    return "negative" if name in r["negative"] else None
 
 
 @pytest.mark.parametrize(

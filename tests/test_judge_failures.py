@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from judge_responses import green_answer
+from judge_responses import ScriptedClient as FakeClient, green_answer
 from srrg.errors import StageFailed
 from srrg.llm import LLMResponse
 from srrg.metaeval.counts import category_prf
@@ -15,20 +15,6 @@ from srrg.metrics.green import Green, score_responses
 from srrg.metrics.judge_common import JudgeFailed, Reply
 from srrg.metrics.proxy_rating import ProxyRating
 from srrg.metrics.vert import Vert
-
-
-class FakeClient:
-    """Answers from a list, in order; describe() names it in failure messages."""
-
-    def __init__(self, responses):
-        self.responses = responses
-
-    def complete(self, requests):
-        assert len(requests) == len(self.responses)
-        return list(self.responses)
-
-    def describe(self):
-        return "fake endpoint"
 
 
 def ok(text):

@@ -11,25 +11,11 @@ import math
 
 import pytest
 
-from judge_responses import FIVE_PAIRS, green_answer
+from judge_responses import FIVE_PAIRS, ScriptedClient, green_answer
 from srrg.llm import LLMResponse
 from srrg.metrics.green import Green
 from srrg.metrics.proxy_rating import ProxyRating
 from srrg.metrics.vert import Vert
-
-
-class ScriptedClient:
-    """Answers from a list in order, one per request."""
-
-    def __init__(self, responses):
-        self.responses = responses
-
-    def complete(self, requests):
-        assert len(requests) == len(self.responses)
-        return list(self.responses)
-
-    def describe(self):
-        return "scripted endpoint"
 
 
 def ok(text: str) -> LLMResponse:
