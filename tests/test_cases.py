@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 import pytest
-from cases_fixtures import REFERENCES, write_fixture
+from cases_fixtures import REFERENCES, cases_command, write_fixture
 from PIL import Image
 
 from srrg.cases.align import ATTRIBUTE, FALSE, MATCHED, MISSED, NEGATIVE, POSITIVE, align
@@ -216,27 +216,7 @@ def test_page_is_self_contained_and_its_data_cannot_close_the_script(files):
 
 def test_cli_writes_the_page(files, tmp_path, capsys):
     out = tmp_path / "out" / "cases.html"
-    rc = main(
-        [
-            "cases",
-            "--predictions",
-            str(files["predictions"]),
-            "--scores",
-            str(files["scores"]),
-            "--dataset",
-            str(files["dataset"]),
-            "--judge",
-            str(files["judge"]),
-            "--compare",
-            "other",
-            str(files["other_predictions"]),
-            str(files["other_scores"]),
-            "--name",
-            "base",
-            "--out",
-            str(out),
-        ]
-    )
+    rc = main(cases_command(files, out))
     assert rc == 0
     assert "srrg cases: 5 studies of base (phantom images, 1 comparison runs)" in capsys.readouterr().out
     assert '"run":"other"' in out.read_text()

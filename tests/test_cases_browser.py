@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from cases_fixtures import write_fixture
+from cases_fixtures import cases_command, write_fixture
 
 from srrg.cli import main
 
@@ -105,30 +105,7 @@ def page(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cases-browser")
     files = write_fixture(root)
     out = root / "cases.html"
-    assert (
-        main(
-            [
-                "cases",
-                "--predictions",
-                str(files["predictions"]),
-                "--scores",
-                str(files["scores"]),
-                "--dataset",
-                str(files["dataset"]),
-                "--judge",
-                str(files["judge"]),
-                "--compare",
-                "other",
-                str(files["other_predictions"]),
-                str(files["other_scores"]),
-                "--name",
-                "base",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    assert main(cases_command(files, out)) == 0
     return out
 
 
