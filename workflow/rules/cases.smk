@@ -30,7 +30,9 @@ rule cases:
     params:
         dataset=lambda w, input: Path(input.manifest).parent,
         split=lambda wc: {**config["infer"], **RUNS[wc.run].infer}["split"],
-        judge=lambda w, input: f"--judge {shlex.quote(input.judge[0])}" if input.judge else "",
+        judge=lambda w, input: (
+            f"--judge {shlex.quote(input.judge[0])}" if input.judge else ""
+        ),
         compare=lambda wc: cases_compare(wc.run),
         image_root=lambda wc: cases_image_root(wc.run),
         cache=str(Path(config["cache_dir"], "cases", "thumbnails")),

@@ -54,6 +54,7 @@ onerror:
 
     unlock_results(config["results_dir"], _WORKDIR)
 
+
 # Jobs run `python -m srrg` from this source tree (PYTHONPATH), so the code a rule declares as
 # input is the code it runs. Without conda, `python` is the interpreter running Snakemake (its
 # bin folder goes first on PATH); with --software-deployment-method conda it is the rule's env's.
@@ -112,7 +113,11 @@ def section(name):
 
 def extraction_table():
     """The extractor's per-label table (rule eval_extraction) when stats.extraction_gold is set, else nothing."""
-    return [results("stats", "extraction_accuracy.csv")] if config["stats"].get("extraction_gold") else []
+    return (
+        [results("stats", "extraction_accuracy.csv")]
+        if config["stats"].get("extraction_gold")
+        else []
+    )
 
 
 def wildcard_choice(names):

@@ -144,7 +144,12 @@ rule eval_extraction:
 
 # The shards are targets themselves: Snakemake does not rebuild a missing intermediate file whose
 # downstream outputs exist, so a deleted shard is regenerated only when it is requested.
-add_targets(dataset_shards, rules.dataset_manifest.output.manifest, *rules.stats.output, *extraction_table())
+add_targets(
+    dataset_shards,
+    rules.dataset_manifest.output.manifest,
+    *rules.stats.output,
+    *extraction_table(),
+)
 
 
 rule data:

@@ -2,8 +2,12 @@
 # under metaeval.datasets, read in their published layouts), RadJudge ranking cases (entries with
 # adapter radjudge), and correlation with the LLM-proxy rating of the judge subset (S-RRG Table 3).
 
-METAEVAL_RATING = {n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] != "radjudge"}
-METAEVAL_RANKING = {n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] == "radjudge"}
+METAEVAL_RATING = {
+    n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] != "radjudge"
+}
+METAEVAL_RANKING = {
+    n: d for n, d in METAEVAL_DATASETS.items() if d["adapter"] == "radjudge"
+}
 METAEVAL_RATING_NAMES = wildcard_choice(METAEVAL_RATING)
 METAEVAL_RANKING_NAMES = wildcard_choice(METAEVAL_RANKING)
 
@@ -120,7 +124,13 @@ rule metaeval_rank:
     params:
         metrics=",".join(METAEVAL["metrics"]),
         options=metaeval_dataset_options(),
-        stat_keys=lambda wc: ",".join(f"{m}={k}" for m, k in METAEVAL_RANKING[wc.dataset].get("options", {}).get("keys", {}).items()),
+        stat_keys=lambda wc: ",".join(
+            f"{m}={k}"
+            for m, k in METAEVAL_RANKING[wc.dataset]
+            .get("options", {})
+            .get("keys", {})
+            .items()
+        ),
         out_dir=lambda wc: results("metaeval", wc.dataset, "ranking"),
     shell:
         "python -m srrg metaeval-rank --cases {input.cases:q} --metrics {params.metrics} --keys {params.stat_keys:q}"
