@@ -260,7 +260,7 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
         f"({info['n_without_human']} scored pairs without rating left out), {info['n_boot']} bootstrap resamples of "
         f"{info['resampling']} (seed {info['seed']})."
     )
-    if info.get("metrics_without_value"):
+    if info["metrics_without_value"]:
         what += f" Left out, no finite value on a rated pair: {', '.join(info['metrics_without_value'])}."
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
