@@ -21,14 +21,19 @@ import hashlib
 import json
 import os
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from srrg.extract import extract_detailed, extract_many  # noqa: E402
-from srrg.extract.evaluation import default_archive  # noqa: E402
-from srrg.extract.pipeline import ExtractConfig, Extraction, column_sections, get_extractor  # noqa: E402
-from srrg.sources.iu_xray import read_reports  # noqa: E402
+from srrg.extract import extract_detailed, extract_many
+from srrg.extract.evaluation import default_archive
+from srrg.extract.pipeline import (
+    ExtractConfig,
+    Extraction,
+    column_sections,
+    get_extractor,
+)
+from srrg.sources.iu_xray import read_reports
 
 
 def best_rate(fn, n: int, repeat: int) -> tuple[float, float]:
