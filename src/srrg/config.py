@@ -106,22 +106,59 @@ def doc(text: str, **schema: Any) -> dict[str, Any]:
     return {"doc": text, "schema": schema}
 
 
-def section_schema(section: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The sub-schema of one top-level section (so a stage can validate only its own slice)."""
+def section_schema(key: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The sub-schema at a dotted key of the config schema ("infer", "judge_train.train",
+    "metaeval.correlate"), with the schema's $defs, so a stage validates only its own slice."""
     full = dict(schema) if schema is not None else load_schema()
-    try:
-        sub = dict(full["properties"][section])
-    except KeyError:
-        raise ConfigError(f"the config schema has no section {section!r}") from None
+    sub: Mapping[str, Any] = full
+    for part in key.split("."):
+        props = sub.get("properties", {})
+        if part not in props:
+            raise ConfigError(f"the config schema has no section {key!r}")
+        sub = props[part]
+    out = dict(sub)
     if "$defs" in full:
-        sub["$defs"] = full["$defs"]
-    return sub
+        out["$defs"] = full["$defs"]
+    return out
+
+
+def stage_config(
+    value: str | Mapping[str, Any] | None,
+    section: type[T],
+    key: str,
+    *,
+    adjust: typing.Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+    with_sections: tuple[str, ...] = (),
+) -> T:
+    """The one door from a stage's `--config` to its settings (docs/config.md): the value (inline
+    JSON, a .json/.yaml path, a mapping or nothing) is read, `adjust`ed (a command-line flag over a
+    key, a run picked from `runs`), validated once against the schema at `key` with its defaults
+    filled, and built into the frozen dataclass `section`. `with_sections` names top-level sections
+    the slice carries under their own key (normalize's `llm`). `section=dict` returns the validated
+    mapping (per-metric options, whose classes each metric builds). A value a class refuses in its
+    own checks is a ConfigError naming the key, like a schema error."""
+    raw = config_value(value)
+    if adjust is not None:
+        raw = dict(adjust(raw))
+    full = load_schema()
+    schema = section_schema(key, full)
+    if with_sections:
+        schema["properties"] = {**schema["properties"], **{s: section_schema(s, full) for s in with_sections}}
+    checked = validate(raw, schema, root=key)
+    if section is dict:
+        return typing.cast(T, checked)
+    try:
+        return from_dict(section, checked, key)
+    except UserError:
+        raise
+    except ValueError as err:  # a class's own check (llm.base_url, optim.lr, ...)
+        raise ConfigError(f"{key}: {err}") from None
 
 
 def load_section(value: str | Mapping[str, Any] | None, section: str) -> dict[str, Any]:
-    """A stage's `--config` argument (inline JSON, a .json/.yaml path, or a mapping) validated
-    against its section of the schema, defaults filled."""
-    return validate(config_value(value), section_schema(section), root=section)
+    """A `--config` value validated against its section, as a mapping (defaults filled): what the
+    per-class `from_dict` wrappers outside the stages still call; stages use stage_config."""
+    return stage_config(value, dict, section)
 
 
 def config_hash(data: Any) -> str:
