@@ -28,7 +28,7 @@ import polars as pl
 
 from srrg.cases.build import RunTables, case_list, comparison
 from srrg.cases.page import write_page
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 from srrg.report import parse_report, render_sentences
 
 FINDINGS = [

@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 from srrg.report import parse_report, render_sentences
 
 

@@ -14,7 +14,7 @@ import pytest
 from srrg import report
 from srrg.errors import UserError
 from srrg.io import write_parquet, write_text
-from srrg.metrics.cli import load_reports, run_score
+from srrg.metrics.score import load_reports, run_score
 
 REPORT = {
     "positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right costophrenic angle"}],

@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 
 
 def js(positive=(), negative=()) -> str:

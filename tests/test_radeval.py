@@ -17,7 +17,7 @@ from srrg.cli import main as srrg_main
 from srrg.errors import UserError
 from srrg.metrics import radeval as rv
 from srrg.metrics.base import get_metric, score_all
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 
 CX = rv.CHEXBERT_14
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from srrg.infer import OK, VIEW_FILTERED, prediction_fields, scoring_pairs
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 
 REF = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"]}'
 CODE = '```python\nimport json\n\ndef report(data):\n    return json.dumps({"path": data})\n```'

@@ -14,7 +14,7 @@ from srrg.cli import main as srrg_main
 from srrg.compare import CompareConfig, run_compare_tables
 from srrg.errors import UserError
 from srrg.metrics.base import get_metric
-from srrg.metrics.cli import run_score
+from srrg.metrics.score import run_score
 from srrg.metrics.section import select_section
 from srrg.metrics.signature import column_signatures, compose, hash8, read_signatures, with_section
 from srrg.tables import RunEntry, run_tables

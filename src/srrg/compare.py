@@ -298,7 +298,7 @@ def run_compare(
     left out, per system and side)."""
     import polars as pl
 
-    from srrg.metrics.cli import align, load_reports
+    from srrg.metrics.score import align, load_reports
 
     refs = load_reports(refs_path, id_col, ref_col)
     hyps, unmatched = {}, []

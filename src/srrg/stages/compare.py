@@ -63,7 +63,8 @@ def systems(values: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> None:
     from srrg.compare import CompareConfig, run_compare, run_compare_tables
     from srrg.errors import UserError
-    from srrg.stages.score import metric_options
+    from srrg.io import load_config_arg
+    from srrg.metrics import metric_options
 
     named = {
         f"{option} (system {v.partition('=')[0]})": v.partition("=")[2]
@@ -79,8 +80,9 @@ def run(args: argparse.Namespace) -> None:
         rows = run_compare_tables(systems(args.per_report), args.out, cfg, args.allow_mixed)
     elif all(scoring):
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-        rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, metric_options(metrics, args.config), cfg,
-                           args.id_col, args.ref_col, args.hyp_col)
+        options = metric_options(metrics, load_config_arg(args.config))
+        rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, options, cfg, args.id_col, args.ref_col,
+                           args.hyp_col)
     else:
         raise UserError("give --refs, --hyps (two or more) and --metrics, or two or more --per-report tables")
     print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")

@@ -5,7 +5,6 @@ summary.md (docs/metrics.md)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from srrg.stages import _args
 
@@ -31,35 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _args.report_columns(parser)
 
 
-def metric_options(metrics: list[str], value: str | None) -> dict[str, Any]:
-    """The --config options, after checking that every metric named (in --metrics or as an
-    options key) is registered; each metric checks its own option keys when it is built."""
-    from srrg.errors import UserError
-    from srrg.io import load_config_arg
-    from srrg.metrics.base import available
-
-    options = load_config_arg(value)
-    if not metrics:
-        raise UserError(f"--metrics names no metric; available: {', '.join(available())}")
-    for where, names in (("--metrics", metrics), ("--config", list(options))):
-        unknown = sorted(set(names) - set(available()))
-        if unknown:
-            raise UserError(f"{where}: unknown metric(s) {', '.join(unknown)}; available: {', '.join(available())}")
-    bad = sorted(k for k, v in options.items() if not isinstance(v, dict))
-    if bad:
-        raise UserError(f"--config: the options of {', '.join(bad)} must be a mapping of option -> value")
-    return options
-
-
 def run(args: argparse.Namespace) -> None:
     import time
     from pathlib import Path
 
-    from srrg.metrics.cli import COUNTS, run_score, signature_columns, summary_markdown
+    from srrg.io import load_config_arg
+    from srrg.metrics import metric_options
+    from srrg.metrics.score import COUNTS, run_score, signature_columns, summary_markdown
 
     _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    options = metric_options(metrics, args.config)
+    options = metric_options(metrics, load_config_arg(args.config))
     start = time.perf_counter()
     summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col,
                         args.section)

@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from srrg.config import from_dict
     from srrg.errors import UserError
-    from srrg.stages.score import metric_options
+    from srrg.io import load_config_arg
+    from srrg.metrics import metric_options
     from srrg.tables import RunEntry, load_runs_arg, run_tables, to_markdown
 
     runs = [from_dict(RunEntry, r, f"runs[{i}]") for i, r in enumerate(load_runs_arg(args.runs))]
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> None:
     inputs = {f"--runs {r.name} {k}": getattr(r, k) for r in runs for k in ("summary", "predictions")}
     _args.check_outputs({**inputs, "--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    options = metric_options(metrics, args.config)
+    options = metric_options(metrics, load_config_arg(args.config))
     tables = run_tables(runs, args.out_dir, args.dataset, metrics, options, args.allow_mixed, args.section)
     for name, df in tables.items():
         print(f"{name}:\n{to_markdown(df)}")

@@ -1,5 +1,6 @@
-"""`srrg score`: join references and hypotheses on study id, score with registered metrics, and write
-per-report and summary tables. Unmatched ids are written out and reported, never dropped silently."""
+"""The work of `srrg score`: join references and hypotheses on study id, score with registered
+metrics, and write per-report and summary tables. Unmatched ids are written out and reported,
+never dropped silently."""
 
 from __future__ import annotations
 
