@@ -57,7 +57,9 @@ def test_bootstrap_matches_an_independent_computation():
     diff = b[idx].mean(axis=1) - a[idx].mean(axis=1)
     assert row.ci_difference == pytest.approx(tuple(np.percentile(diff, [2.5, 97.5])))
     assert row.ci_b == pytest.approx(tuple(np.percentile(b[idx].mean(axis=1), [2.5, 97.5])))
-    assert row.p_bootstrap == pytest.approx(min(1.0, 2 * min(np.mean(diff <= 0), np.mean(diff >= 0))))
+    far = min(np.sum(diff <= 0), np.sum(diff >= 0))
+    assert row.p_bootstrap == pytest.approx(min(1.0, 2 * (far + 1) / (500 + 1)))  # +1 correction
+    assert row.p_bootstrap_floor == 2 / 501 and row.p_randomization_floor == 1 / 101
 
 
 def test_nan_values_are_skipped_per_system():

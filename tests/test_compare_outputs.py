@@ -42,7 +42,7 @@ def test_markdown_table_text():
                                      p_randomization=0.0009999, p_bootstrap_adj=1.0, p_randomization_adj=0.5)]
     expected = (
         "### B vs A (7 studies; 95% paired-bootstrap CIs)\n\n"
-        "p adj.: Holm adjustment over all 2 comparisons (metrics x system pairs).\n\n"
+        "p adj.: Holm adjustment over all 2 comparisons (metrics x system pairs). " + C.FLOOR_NOTE + "\n\n"
         + HEADER.format(p="95%", b="B")
         # 0.001 is not below 0.001; 0.0004 is
         + "| m | mean of per-report values | 0.500 | [0.250, 0.750] | 0.600 | [0.500, 0.700] | 0.100 "
@@ -65,6 +65,30 @@ def test_markdown_one_table_per_system_pair_at_the_given_level():
     assert "p adj.: none adjustment" in C.to_markdown([comparison(correction="none")])
 
 
+def test_p_text_never_claims_less_than_the_resamples_support():
+    # B = 200: the smallest bootstrap p is 2 / 201 = 0.00995..., shown as a bound rounded up, never "<0.001"
+    assert C._p_text(2 / 201, 2 / 201) == "≤0.010"
+    assert C._p_text(4 / 201, 2 / 201) == "0.020"  # above the floor: the value itself
+    assert C._p_text(2 / 1001, 2 / 1001) == "≤0.002"  # B = 1000
+    assert C._p_text(1 / 10001, 1 / 10001) == "<0.001"  # R = 10000 rounds: below 0.001 is attainable
+    assert C._p_text(1 / 32, 0.0) == "0.031"  # exact test (all 2^5 swaps): no floor, the p is exact
+    assert C._p_text(math.nan, 2 / 201) == "n/a"
+
+
+def test_a_p_at_its_floor_with_200_resamples_prints_the_floor():
+    # b beats a on every study: every resampled difference is 1, none on the far side of zero, so
+    # p = 2 * (0 + 1) / (200 + 1); 3 studies, 8 rounds: all 2^3 swaps enumerated, |diff| = 1 only when
+    # all three swap or none does: p = 2 / 8, exact (floor 0)
+    rows = C.compare_tables({"a": {"m": [0.0, 0.0, 0.0]}, "b": {"m": [1.0, 1.0, 1.0]}},
+                            C.CompareConfig(n_boot=200, n_rounds=8, correction="none"))
+    (r,) = rows
+    assert (r.p_bootstrap, r.p_bootstrap_floor) == (2 / 201, 2 / 201)
+    assert (r.p_randomization, r.p_randomization_floor) == (0.25, 0.0)
+    assert "| ≤0.010 | ≤0.010 | 0.250 | 0.250 |" in C.to_markdown(rows)
+    sampled = C.compare_tables({"a": {"m": [0.0] * 9}, "b": {"m": [1.0] * 9}}, C.CompareConfig(n_boot=200, n_rounds=99))
+    assert sampled[0].p_randomization_floor == 1 / 100  # 2^9 > 99 rounds: sampled, floor 1 / (R + 1)
+
+
 def test_records_keep_full_precision_and_every_field():
     r = comparison(value_a=1 / 3)
     assert C.to_records([r]) == [{
@@ -72,7 +96,8 @@ def test_records_keep_full_precision_and_every_field():
         "value_a": 1 / 3, "ci_a_low": 0.25, "ci_a_high": 0.75, "value_b": 0.6, "ci_b_low": 0.5, "ci_b_high": 0.7,
         "difference": 0.1, "ci_difference_low": -0.05, "ci_difference_high": 0.25, "p_bootstrap": 0.0004,
         "p_randomization": 0.001, "correction": "holm", "p_bootstrap_adj": 0.0123,
-        "p_randomization_adj": r.p_randomization_adj, "signature": "sig-m",
+        "p_randomization_adj": r.p_randomization_adj, "p_bootstrap_floor": 0.0, "p_randomization_floor": 0.0,
+        "signature": "sig-m",
     }]
     assert math.isnan(C.to_records([r])[0]["p_randomization_adj"])
 

@@ -129,7 +129,7 @@ def expected_paired(a, b, y, method: str, n_boot: int, seed: int, level: float):
     diffs = diffs[np.isfinite(diffs)]
     tail = (1 - level) / 2
     low, high = np.percentile(diffs, [100 * tail, 100 * (1 - tail)])
-    p = min(1.0, 2 * min(np.mean(diffs <= 0), np.mean(diffs >= 0)))
+    p = min(1.0, 2 * (min(np.sum(diffs <= 0), np.sum(diffs >= 0)) + 1) / (diffs.size + 1))
     return float(low), float(high), float(p)
 
 

@@ -61,7 +61,8 @@ def test_paired_test_over_clusters_against_an_independent_computation():
                       for i in cluster_bootstrap_indices(CASES[1:], 60, 3)])
     diffs = diffs[np.isfinite(diffs)]
     assert (t.ci_low, t.ci_high) == pytest.approx(tuple(np.percentile(diffs, [5, 95])), abs=1e-12)
-    assert t.p_value == pytest.approx(min(1.0, 2 * min(np.mean(diffs <= 0), np.mean(diffs >= 0))), abs=1e-12)
+    far = min(np.sum(diffs <= 0), np.sum(diffs >= 0))
+    assert t.p_value == pytest.approx(min(1.0, 2 * (far + 1) / (diffs.size + 1)), abs=1e-12)
     assert t.n == 9 and t.difference == pytest.approx(kendall(a[keep], y[keep]) - kendall(b[keep], y[keep]))
     pairs = paired_test(a, b, y, "kendall", n_boot=60, seed=3, level=0.9)
     assert (pairs.ci_low, pairs.ci_high) != (t.ci_low, t.ci_high)
@@ -76,9 +77,10 @@ def test_percentile_interval_uses_finite_samples_only():
 
 
 def test_bootstrap_p_counts_zero_on_both_sides_and_ignores_non_finite():
-    assert bootstrap_p(np.array([0.0, 1.0, 1.0, 1.0])) == 0.5  # 1 of 4 at or below zero, doubled
-    assert bootstrap_p(np.array([math.nan, -1.0, 1.0, 2.0, math.inf])) == pytest.approx(2 / 3)
-    assert bootstrap_p(np.array([-3.0, -1.0, -2.0, 0.5])) == 0.5
+    # +1 correction: (far-side count + 1) / (B + 1), doubled
+    assert bootstrap_p(np.array([0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])) == 0.4  # 2 * (1 + 1) / (9 + 1)
+    assert bootstrap_p(np.array([math.nan, -1.0, 1.0, 2.0, 3.0, 4.0, math.inf])) == pytest.approx(2 / 3)  # 2 * 2 / 6
+    assert bootstrap_p(np.array([-3.0, -1.0, -2.0, 0.5])) == 0.8  # 2 * 2 / 5
     assert math.isnan(bootstrap_p(np.array([math.nan, -math.inf])))
 
 
@@ -105,4 +107,4 @@ def test_paired_test_with_a_single_resample_reports_that_resample():
     assert math.isfinite(diff) and diff != 0
     t = paired_test(X, B, Y, "kendall", n_boot=1, seed=0)
     assert (t.ci_low, t.ci_high) == pytest.approx((diff, diff), abs=1e-12)
-    assert t.p_value == 0.0  # the one resampled difference lies on one side of zero
+    assert t.p_value == 1.0  # one resample on one side of zero: 2 * (0 + 1) / (1 + 1), capped

@@ -53,7 +53,7 @@ def test_bootstrap_of_identical_systems():
 
 
 def test_bootstrap_p_at_its_extremes():
-    assert bootstrap_p(np.full(100, 0.3)) == 0.0  # every resample on one side of zero
+    assert bootstrap_p(np.full(100, 0.3)) == 2 / 101  # every resample on one side of zero: the floor 2 / (B + 1)
     assert bootstrap_p(np.zeros(100)) == 1.0  # every resample ties zero: capped at 1
     assert bootstrap_p(np.array([-1.0, 1.0])) == 1.0
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from srrg.errors import UserError
-from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, percentile_ci
+from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, bootstrap_p_floor, percentile_ci
 from srrg.metaeval.multiple import CORRECTIONS, adjust
 from srrg.config import from_dict
 from srrg.metrics.base import score_all
@@ -84,6 +84,8 @@ class Comparison:
     p_bootstrap_adj: float = math.nan
     p_randomization_adj: float = math.nan
     signature: str = ""  # what produced the numbers (srrg.metrics.signature)
+    p_bootstrap_floor: float = 0.0  # the smallest p the resamples could give (2 / (B + 1))
+    p_randomization_floor: float = 0.0  # 1 / (rounds + 1) when sampled, 0 when all swaps were enumerated
 
 
 def column_mean(values: np.ndarray) -> float:
@@ -128,10 +130,21 @@ def statistics(columns: Sequence[str]) -> list[Statistic]:
     return stats
 
 
+def enumerates_all(n: int, n_rounds: int) -> bool:
+    """Whether the randomization test enumerates all 2^n swap patterns (at most n_rounds of them)."""
+    return n < 63 and 2**n <= n_rounds
+
+
+def randomization_floor(n: int, n_rounds: int) -> float:
+    """The smallest p randomization_p can give: 1 / (n_rounds + 1) when rounds are sampled; 0 when
+    the test is exact (its p is then exact, whatever its size)."""
+    return 0.0 if enumerates_all(n, n_rounds) else 1 / (n_rounds + 1)
+
+
 def swap_masks(n: int, n_rounds: int, seed: int) -> tuple[np.ndarray, bool]:
     """Which studies swap their two outputs in each round: all 2^n patterns when that is at most
     n_rounds (an exact permutation test), else n_rounds seeded random patterns."""
-    if n < 63 and 2**n <= n_rounds:
+    if enumerates_all(n, n_rounds):
         return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool), True
     return np.random.default_rng(seed).random((n_rounds, n)) < 0.5, False
 
@@ -153,7 +166,7 @@ def randomization_p(a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, see
 
 def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str, str], cfg: CompareConfig) -> Comparison:
     """All numbers of one row: values, bootstrap CIs (same resampled studies for both systems),
-    both p-values."""
+    both p-values and the smallest value each could take."""
     idx = bootstrap_indices(len(a), cfg.n_boot, cfg.seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -164,6 +177,7 @@ def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str
         stat.key, stat.label, *names, value_a, percentile_ci(sa, cfg.ci_level), value_b, percentile_ci(sb, cfg.ci_level),
         value_b - value_a, percentile_ci(sb - sa, cfg.ci_level), bootstrap_p(sb - sa),
         randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed), len(a),
+        p_bootstrap_floor=bootstrap_p_floor(sb - sa), p_randomization_floor=randomization_floor(len(a), cfg.n_rounds),
     )
 
 
@@ -238,11 +252,23 @@ def _ci_text(ci: tuple[float, float]) -> str:
     return "n/a" if any(math.isnan(v) for v in ci) else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def _p_text(p: float) -> str:
-    return "n/a" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
+def _p_text(p: float, floor: float = 0.0) -> str:
+    """3 decimals; "<0.001" only below 0.001; a p at the floor of its resamples (floor > 0) as
+    "≤" the floor rounded up, since the resamples cannot tell how much smaller it is."""
+    if math.isnan(p):
+        return "n/a"
+    if p < 0.001:
+        return "<0.001"
+    if floor > 0 and p <= floor * (1 + 1e-9):
+        return f"≤{math.ceil(floor * 1000 - 1e-9) / 1000:.3f}"
+    return f"{p:.3f}"
 
 
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "none"}
+FLOOR_NOTE = (
+    "Resampled p-values cannot fall below 2/(B+1) (bootstrap, B resamples) or 1/(R+1) (randomization, R sampled "
+    "rounds); ≤x marks a p-value at that floor."
+)
 
 
 def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
@@ -255,14 +281,16 @@ def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
         adj = CORRECTION_NAMES[group[0].correction]
         parts.append(
             f"### {b} vs {a} ({group[0].n} studies; {pct} paired-bootstrap CIs)\n\n"
-            f"p adj.: {adj} adjustment over all {len(rows)} comparisons (metrics x system pairs).\n\n"
+            f"p adj.: {adj} adjustment over all {len(rows)} comparisons (metrics x system pairs). "
+            f"{FLOOR_NOTE}\n\n"
             f"| metric | statistic | {a} | {pct} CI | {b} | {pct} CI | {b} − {a} | {pct} CI | p (bootstrap) | p adj. "
             f"| p (randomization) | p adj. |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
             + "".join(
                 f"| {r.key} | {r.statistic} | {_fmt(r.value_a)} | {_ci_text(r.ci_a)} | {_fmt(r.value_b)} | {_ci_text(r.ci_b)} "
-                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap)} | {_p_text(r.p_bootstrap_adj)} "
-                f"| {_p_text(r.p_randomization)} | {_p_text(r.p_randomization_adj)} |\n"
+                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap, r.p_bootstrap_floor)} "
+                f"| {_p_text(r.p_bootstrap_adj, r.p_bootstrap_floor)} | {_p_text(r.p_randomization, r.p_randomization_floor)} "
+                f"| {_p_text(r.p_randomization_adj, r.p_randomization_floor)} |\n"
                 for r in group
             )
         )
@@ -277,7 +305,8 @@ def to_records(rows: Sequence[Comparison]) -> list[dict[str, Any]]:
          "value_b": r.value_b, "ci_b_low": r.ci_b[0], "ci_b_high": r.ci_b[1],
          "difference": r.difference, "ci_difference_low": r.ci_difference[0], "ci_difference_high": r.ci_difference[1],
          "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization, "correction": r.correction,
-         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj, "signature": r.signature}
+         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj,
+         "p_bootstrap_floor": r.p_bootstrap_floor, "p_randomization_floor": r.p_randomization_floor, "signature": r.signature}
         for r in rows
     ]
 

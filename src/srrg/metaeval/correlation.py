@@ -109,12 +109,22 @@ def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def bootstrap_p(differences: np.ndarray) -> float:
-    """Two-sided paired-bootstrap p-value: the share of the finite resampled differences on the far
-    side of zero, doubled (capped at 1); NaN when none is finite. Serves paired_test and srrg compare."""
+    """Two-sided paired-bootstrap p-value with the +1 correction: of the B finite resampled
+    differences, the count on the far side of zero plus one, over B + 1, doubled (capped at 1); NaN
+    when none is finite. B resamples cannot support a smaller p than bootstrap_p_floor(B)
+    (docs/metrics.md, "Comparing systems"). Serves paired_test and srrg compare."""
     kept = differences[np.isfinite(differences)]
     if not kept.size:
         return math.nan
-    return min(1.0, 2 * min(float(np.mean(kept <= 0)), float(np.mean(kept >= 0))))
+    far = min(int(np.sum(kept <= 0)), int(np.sum(kept >= 0)))
+    return min(1.0, 2 * (far + 1) / (kept.size + 1))
+
+
+def bootstrap_p_floor(differences: np.ndarray) -> float:
+    """The smallest value bootstrap_p can give for these resamples: 2 / (B + 1), B the finite ones
+    (NaN when none is)."""
+    finite = int(np.isfinite(differences).sum())
+    return min(1.0, 2 / (finite + 1)) if finite else math.nan
 
 
 def correlate(
