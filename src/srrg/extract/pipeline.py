@@ -52,6 +52,10 @@ MAX_SENTENCE_TOKENS = 128
 _BLANK_LINES = re.compile(r"\r?\n[ \t\r]*\n")
 SENTENCE_ENDS = frozenset(".!?")
 _LINE_BREAK = re.compile(r"[\r\n\t]")
+# Section texts repeat verbatim across reports ("No acute cardiopulmonary abnormality."; IU X-ray:
+# 4,466 distinct of 7,346). A text's result depends only on the text and the extractor's config,
+# so each extractor keeps the results of this many texts (docs/extraction.md, "Speed").
+TEXT_CACHE_SIZE = 16_384
 
 
 # every section a report can be cut into (srrg/vocab/sections.yaml, and the text before any header)
@@ -339,48 +343,74 @@ def prepare_text(text: str) -> str:
     return _LINE_BREAK.sub(" ", text)
 
 
-def doc_report(doc: Doc, section: str = "findings", offset: int = 0) -> tuple[StructuredReport, list[dict[str, Any]]]:
-    """The structured report of one processed text and one provenance record per kept mention."""
+Span = tuple[int, int]  # character offsets [start, end) in the text spaCy saw
+# (name, status, probability, level, location, spans of name / trigger / level / locations / size)
+MentionRecord = tuple[str, str, int | None, str | None, str | None, tuple[Span, Span | None, Span | None, tuple[Span, ...], Span | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class TextResult:
+    """What one section text yields whatever its section and offset: the structured report, one
+    record per kept mention, and whether a sentence was cut (docs/extraction.md, "Speed")."""
+
+    report: StructuredReport
+    records: tuple[MentionRecord, ...]
+    cut: bool
+
+    def provenance(self, section: str, offset: int) -> list[dict[str, Any]]:
+        """One provenance record per kept mention, spans moved by the text's offset in its section."""
+
+        def at(span: Span | None) -> list[int] | None:
+            return None if span is None else [span[0] + offset, span[1] + offset]
+
+        return [
+            {
+                "name": name,
+                "section": section,
+                "status": status,
+                "probability": probability,
+                "level": level,
+                "location": location,
+                "spans": {"name": at(n), "trigger": at(t), "level": at(lv), "location": [at(x) for x in locs], "size": at(z)},
+            }
+            for name, status, probability, level, location, (n, t, lv, locs, z) in self.records
+        ]
+
+
+def text_result(doc: Doc) -> TextResult:
+    """The structured report of one processed text and a record per kept mention."""
+    state: DocState = doc._.srrg
+    mentions = [m for m in state.mentions if m.status in (POSITIVE, NEGATIVE)]
+    if not mentions:
+        return TextResult(StructuredReport(), (), state.cut)
     positive: list[Finding] = []
     negative: list[str] = []
-    provenance: list[dict[str, Any]] = []
-    mentions = [m for m in doc._.srrg.mentions if m.status in (POSITIVE, NEGATIVE)]
-    if not mentions:
-        return StructuredReport(), provenance
+    records: list[MentionRecord] = []
     arr = doc.to_array([IDX, LENGTH]).reshape(len(doc), 2).tolist()
 
-    def span(start: int, end: int) -> list[int]:
-        """Character offsets of tokens [start, end) in the section's source text."""
-        return [arr[start][0] + offset, arr[end - 1][0] + arr[end - 1][1] + offset]
+    def span(start: int, end: int) -> Span:
+        """Character offsets of tokens [start, end)."""
+        return arr[start][0], arr[end - 1][0] + arr[end - 1][1]
 
     for m in mentions:
-        level = m.level[0] if m.level and m.status == POSITIVE else None
-        locations = m.locations if m.status == POSITIVE else []
+        stated = m.status == POSITIVE
+        level = m.level[0] if m.level and stated else None
+        locations = m.locations if stated else []
         location = ", ".join(normalize_text(doc[s:e].text) for s, e in locations) or None
-        size = m.size[0] if m.size and m.status == POSITIVE else None
-        if m.status == POSITIVE:
+        size = m.size[0] if m.size and stated else None
+        if stated:
             positive.append(Finding(m.name, m.probability, level, location, size))
         else:
             negative.append(m.name)
-        trigger = m.trigger
-        provenance.append(
-            {
-                "name": m.name,
-                "section": section,
-                "status": m.status,
-                "probability": m.probability,
-                "level": level,
-                "location": location,
-                "spans": {
-                    "name": span(m.item.start, m.item.end),
-                    "trigger": span(trigger.start, trigger.end) if trigger else None,
-                    "level": span(m.level[1], m.level[2]) if level else None,
-                    "location": [span(s, e) for s, e in locations],
-                    "size": span(m.size[1], m.size[2]) if size else None,
-                },
-            }
+        spans = (
+            span(m.item.start, m.item.end),
+            span(m.trigger.start, m.trigger.end) if m.trigger else None,
+            span(m.level[1], m.level[2]) if level else None,  # type: ignore[index]
+            tuple(span(s, e) for s, e in locations),
+            span(m.size[1], m.size[2]) if size else None,  # type: ignore[index]
         )
-    return canonicalize(StructuredReport(tuple(positive), tuple(negative))), provenance
+        records.append((m.name, m.status, m.probability, level, location, spans))
+    return TextResult(canonicalize(StructuredReport(tuple(positive), tuple(negative))), tuple(records), state.cut)
 
 
 class Extractor:
@@ -390,6 +420,7 @@ class Extractor:
         self.config = config or ExtractConfig()
         cfg = self.config
         self.nlp = build_nlp(cfg.spacy_model, cfg.borderline_probability, cfg.nodular_opacity, cfg.versus_probability)
+        self._cache: dict[str, TextResult] = {}  # prepared section text -> its result
 
     def _texts(self, sections: Sequence[Section]) -> list[tuple[str, int]]:
         """(text for spaCy, its offset in the section's source text) per section."""
@@ -401,18 +432,18 @@ class Extractor:
         reports = [list(r) for r in reports]
         flat = [(i, s) for i, secs in enumerate(reports) for s in secs if s.text.strip()]
         texts = self._texts([s for _, s in flat])
-        docs = self._pipe([t for t, _ in texts])
+        results = self._results([t for t, _ in texts])
         parts: list[list[tuple[StructuredReport, list[dict[str, Any]]]]] = [[] for _ in reports]
         failed: set[int] = set()
         truncated = {i for i, s in flat if len(s.text) > self.config.max_chars}
         cut: set[int] = set()
-        for (i, sec), (_, offset), doc in zip(flat, texts, docs):
-            if doc is None:
+        for (i, sec), (_, offset), result in zip(flat, texts, results):
+            if result is None:
                 failed.add(i)
             else:
-                if doc._.srrg.cut:
+                if result.cut:
                     cut.add(i)
-                parts[i].append(doc_report(doc, sec.name, offset))
+                parts[i].append((result.report, result.provenance(sec.name, offset)))
         out = []
         for i, got in enumerate(parts):
             if i in failed:
@@ -420,10 +451,28 @@ class Extractor:
             elif not got:
                 out.append(Extraction(StructuredReport(), [], EMPTY_TEXT))
             else:
-                report = merge(r for r, _ in got)
+                report = got[0][0] if len(got) == 1 else merge(r for r, _ in got)
                 status = TRUNCATED if i in truncated else LONG_SENTENCE if i in cut else OK
                 out.append(Extraction(report, [p for _, prov in got for p in prov], status))
         return out
+
+    def _results(self, texts: list[str]) -> list[TextResult | None]:
+        """The result of every text (None: its pipeline failed), each distinct text run once and
+        kept in the text cache, which forgets its oldest entries once TEXT_CACHE_SIZE are kept."""
+        cache = self._cache
+        results = [cache.get(t) for t in texts]
+        todo = list(dict.fromkeys(t for t, r in zip(texts, results) if r is None))
+        fresh = {t: None if d is None else text_result(d) for t, d in zip(todo, self._pipe(todo))}
+        for text, result in fresh.items():
+            if result is not None:
+                if len(cache) >= TEXT_CACHE_SIZE:
+                    del cache[next(iter(cache))]
+                cache[text] = result
+        return [fresh[t] if r is None else r for t, r in zip(texts, results)]
+
+    def clear_cache(self) -> None:
+        """Forget every kept text result (a benchmark's cold start)."""
+        self._cache.clear()
 
     def _pipe(self, texts: list[str]) -> list[Doc | None]:
         """nlp.pipe in batches; a batch that fails is redone text by text so one bad text costs one row."""
