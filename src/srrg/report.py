@@ -8,13 +8,13 @@ Parsing never raises on model output: it returns an (possibly empty) report and 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Annotated, Any, Iterable, Mapping
 
 import json_repair
+import msgspec
 import simplejson
 
 from srrg.text.normalize import normalize_text
@@ -206,57 +206,86 @@ def _canonical_negatives(names: tuple[Any, ...]) -> frozenset[str] | None:
     return unique if len(unique) == len(names) else None
 
 
+class _CanonicalFinding(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+    """A positive finding with exactly to_dict()'s keys (size optional) and an int probability 1..3;
+    frozen, so hashable: the key of _FINDINGS."""
+
+    name: str
+    probability: Annotated[int, msgspec.Meta(ge=1, le=3)]
+    level: str | None
+    location: str | None
+    size: str | None = None
+
+
+class _CanonicalShape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """Exactly the two lists of a report as to_json() writes it."""
+
+    positive: tuple[_CanonicalFinding, ...]
+    negative: tuple[str, ...]
+
+
+# Strict JSON of that shape in one pass in C. On such texts it reads what simplejson reads (the
+# last of repeated keys wins, the same escapes and whitespace); anything else (another shape, a
+# float or bool probability, NaN, a byte-order mark) raises and goes to decode_json.
+_CANONICAL_DECODER = msgspec.json.Decoder(_CanonicalShape)
+
+
 # Per-finding and per-negative-list results of the canonical fast path, keyed by the decoded
 # values (strings of at most PHRASE_CACHE_MAX_CHARS, an int probability 1..3): corpora repeat
 # the same findings and lists. Only canonical entries are kept, at most CANONICAL_CACHE_SIZE each.
 CANONICAL_CACHE_SIZE = 1 << 16
-_FINDINGS: dict[tuple[Any, ...], Finding] = {}
-_NEGATIVES: dict[tuple[Any, ...], frozenset[str]] = {}
+_FINDINGS: dict[_CanonicalFinding, Finding] = {}
+_NEGATIVES: dict[tuple[str, ...], frozenset[str]] = {}
 
 
-def _canonical_report(obj: Any) -> StructuredReport | None:
-    """The report of decoded JSON that is already canonical, as the extractor and to_json() write it
-    (exactly the two lists, findings with to_dict()'s keys, an int probability 1..3, canonical
-    names once each, normalized or null attributes); None for anything else, which the general
-    path (from_obj + canonicalize) then reads. Where it returns a report, that report is the one the
-    general path builds, with nothing coerced or changed (status valid): the same conditions,
-    checked once per distinct finding and negative list instead of field by field."""
-    if type(obj) is not dict or obj.keys() != _REPORT_KEYS:
-        return None
-    pos, neg = obj["positive"], obj["negative"]
-    if type(pos) is not list or type(neg) is not list:
-        return None
+ReportIndex = tuple[dict[str, Finding], frozenset[str]]  # positives by name, negative names as a set
+
+
+def index_report(report: StructuredReport) -> ReportIndex:
+    """A report's positives by name (in report order) and its negative names as a set: what
+    metrics that match names look up (S-Score)."""
+    return {f.name: f for f in report.positive}, frozenset(report.negative)
+
+
+def _canonical_parts(text: str) -> tuple[dict[str, Finding], tuple[str, ...], frozenset[str]] | None:
+    """The positives by name, the negatives and their set of a text that is already canonical JSON,
+    as the extractor and to_json() write it (exactly the two lists, findings with to_dict()'s keys,
+    an int probability 1..3, canonical names once each, normalized or null attributes); None for
+    anything else, which the general path (decode_json + from_obj + canonicalize) then reads. Where
+    it returns, the report is the one the general path builds, with nothing coerced or changed
+    (status valid): the same conditions, the shape checked by the decoder and the values once per
+    distinct finding and negative list instead of field by field."""
     try:
-        findings = []
-        for item in pos:
-            if type(item) is not dict or item.keys() not in _TO_DICT_KEYS:
-                return None
-            probability = item["probability"]
-            if type(probability) is not int or not 1 <= probability <= 3:
-                return None  # checked before the lookup: 3.0 and True would equal 3 as keys
-            key = (item["name"], probability, item["level"], item["location"], item.get("size"))
-            finding = _FINDINGS.get(key)
+        shape = _CANONICAL_DECODER.decode(text)
+    except msgspec.MsgspecError:
+        return None
+    by_name: dict[str, Finding] = {}
+    for item in shape.positive:
+        finding = _FINDINGS.get(item)
+        if finding is None:
+            finding = _canonical_finding(item.name, item.probability, item.level, item.location, item.size)
             if finding is None:
-                finding = _canonical_finding(*key)
-                if finding is None:
-                    return None
-                if len(_FINDINGS) < CANONICAL_CACHE_SIZE:
-                    _FINDINGS[key] = finding
-            findings.append(finding)
-        names = tuple(neg)
-        negatives = _NEGATIVES.get(names)
-        if negatives is None:
-            negatives = _canonical_negatives(names)
-            if negatives is None:
                 return None
-            if len(_NEGATIVES) < CANONICAL_CACHE_SIZE:
-                _NEGATIVES[names] = negatives
-    except TypeError:  # an unhashable value (a list or an object) is not canonical
+            if len(_FINDINGS) < CANONICAL_CACHE_SIZE:
+                _FINDINGS[item] = finding
+        by_name[finding.name] = finding
+    names = shape.negative
+    negatives = _NEGATIVES.get(names)
+    if negatives is None:
+        negatives = _canonical_negatives(names)
+        if negatives is None:
+            return None
+        if len(_NEGATIVES) < CANONICAL_CACHE_SIZE:
+            _NEGATIVES[names] = negatives
+    if len(by_name) != len(shape.positive) or not negatives.isdisjoint(by_name):
         return None
-    positive = {f.name for f in findings}
-    if len(positive) != len(findings) or not negatives.isdisjoint(positive):
-        return None
-    return StructuredReport(tuple(findings), names)
+    return by_name, names, negatives
+
+
+def _canonical_report(text: str) -> StructuredReport | None:
+    """The report of canonical JSON (see _canonical_parts), else None."""
+    parts = _canonical_parts(text)
+    return None if parts is None else StructuredReport(tuple(parts[0].values()), parts[1])
 
 
 def clear_parse_caches() -> None:
@@ -340,6 +369,28 @@ def parse_report(
     return _parse(text, synonyms)
 
 
+def parse_indexed(texts: Iterable[Any]) -> list[tuple[ReportIndex, str]]:
+    """parse_report of every text as index_report's index and the status, each distinct text parsed
+    and indexed once per call (one shared index object per distinct text). Canonical JSON is
+    indexed straight from the decoded findings, without building the report; other texts go through
+    parse_report and its cache."""
+    seen: dict[str, tuple[ReportIndex, str]] = {}
+    out = []
+    for text in texts:
+        got = seen.get(text) if isinstance(text, str) else None
+        if got is None:
+            parts = _canonical_parts(text) if isinstance(text, str) else None
+            if parts is not None:
+                got = (parts[0], parts[2]), VALID
+            else:
+                report, status = parse_report(text)
+                got = index_report(report), status
+            if isinstance(text, str):
+                seen[text] = got
+        out.append(got)
+    return out
+
+
 def parse_reports(texts: Iterable[Any], synonyms: Mapping[str, str] | None = None) -> list[tuple[StructuredReport, str]]:
     """parse_report of every text, each distinct text parsed once per call. A corpus with more
     distinct texts than the shared cache holds (PARSE_CACHE_SIZE) bypasses that cache: it would
@@ -370,11 +421,11 @@ def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tupl
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str) or not text.strip():
         return EMPTY, UNPARSEABLE
-    obj, strict = decode_json(text)
-    if strict and synonyms is None:
-        fast = _canonical_report(obj)
+    if synonyms is None:
+        fast = _canonical_report(text)
         if fast is not None:
             return fast, VALID
+    obj, strict = decode_json(text)
     try:
         report, exact = from_obj(obj)
     except (ValueError, TypeError, AttributeError):

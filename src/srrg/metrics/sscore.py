@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
-from srrg.report import UNPARSEABLE, Finding, StructuredReport, parse_reports
+from srrg.report import UNPARSEABLE, Finding, ReportIndex, StructuredReport, index_report, parse_indexed
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -129,78 +129,77 @@ def attribute_scores(ref: Finding, hyp: Finding) -> tuple[float, float, float]:
     return prob_score(ref.probability, hyp.probability), level, location_score(ref.location, hyp.location)
 
 
-Side = tuple[dict[str, Finding], frozenset[str]]  # a report's positives by name and its negative names
-
-
-def report_side(report: StructuredReport) -> Side:
-    return {f.name: f for f in report.positive}, frozenset(report.negative)
-
-
 def score_pair(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreConfig = SScoreConfig()) -> dict[str, float]:
     """All S-Score values of one reference/hypothesis pair of canonical reports."""
-    return score_sides(report_side(ref), report_side(hyp), cfg)
+    return dict(zip(KEYS, _score_row(index_report(ref), index_report(hyp), cfg, {})))
 
 
-def score_sides(ref: Side, hyp: Side, cfg: SScoreConfig = SScoreConfig()) -> dict[str, float]:
-    """score_pair of two prepared reports: match_names' matching, computed from set sizes (the
-    matched positives in reference order, as D sums them)."""
+Attributes = dict[tuple[int, int], tuple[float, float, float, float]]
+
+
+def _score_row(ref: ReportIndex, hyp: ReportIndex, cfg: SScoreConfig, attributes: Attributes) -> tuple[float, ...]:
+    """The KEYS values of two indexed reports: match_names' matching, computed from set sizes (the
+    matched positives in reference order, as D sums them). `attributes` keeps attribute_scores and
+    d of each pair of Finding objects by id (the caller keeps them alive): corpora repeat findings."""
     (r_pos, r_neg), (h_pos, h_neg) = ref, hyp
     both = [name for name in r_pos if name in h_pos]
     p_pos = count_f1(len(r_pos), len(h_pos), len(both))
     p_neg = count_f1(len(r_neg), len(h_neg), len(r_neg & h_neg))
     p = (p_pos + p_neg) / 2
-
-    probs, levels, locs, ds = [], [], [], []
-    for name in both:
-        sp, sl, sc = attribute_scores(r_pos[name], h_pos[name])
-        probs.append(sp)
-        levels.append(sl)
-        locs.append(sc)
-        ds.append(cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
     denominator = len(r_pos) + len(h_pos) - len(both) if cfg.d_over == "union" else len(r_pos)
-    d = sum(ds) / denominator if denominator else 1.0
-
-    def mean(values: list[float]) -> float:
-        return sum(values) / len(values) if values else math.nan
-
-    return {
-        "s_score": (p + d) / 2,
-        "p_score": p,
-        "d_score": d,
-        "p_pos": p_pos,
-        "p_neg": p_neg,
-        "s_prob": mean(probs),
-        "s_level": mean(levels),
-        "s_loc": mean(locs),
-    }
+    if not both:  # D sums nothing; the sub-scores average nothing (NaN)
+        d = 0.0 if denominator else 1.0
+        return (p + d) / 2, p, d, p_pos, p_neg, math.nan, math.nan, math.nan
+    scored = []
+    for name in both:
+        rf, hf = r_pos[name], h_pos[name]
+        key = (id(rf), id(hf))
+        values = attributes.get(key)
+        if values is None:
+            sp, sl, sc = attribute_scores(rf, hf)
+            values = attributes[key] = (sp, sl, sc, cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
+        scored.append(values)
+    probs, levels, locs, ds = zip(*scored)
+    d = sum(ds) / denominator  # not 0: the matched names are in both sets
+    n = len(both)
+    return (p + d) / 2, p, d, p_pos, p_neg, sum(probs) / n, sum(levels) / n, sum(locs) / n
 
 
 def score_reports(
     refs: Sequence[StructuredReport], hyps: Sequence[StructuredReport], cfg: SScoreConfig = SScoreConfig()
 ) -> MetricResult:
     """Per-report S-Score values and corpus means (sub-scores average the non-NaN reports). A
-    report object that recurs (parse_reports shares one per distinct text) is prepared once and a
-    recurring pair is scored once per call."""
-    sides: dict[int, Side] = {}
-    pairs: dict[tuple[int, int], dict[str, float]] = {}
-    columns: list[list[float]] = [[] for _ in KEYS]
+    report object that recurs is indexed once per call (see score_indexed)."""
+    indexes: dict[int, ReportIndex] = {}
+    for report in (*refs, *hyps):
+        if id(report) not in indexes:
+            indexes[id(report)] = index_report(report)
+    return score_indexed([indexes[id(r)] for r in refs], [indexes[id(h)] for h in hyps], cfg)
+
+
+def score_indexed(
+    refs: Sequence[ReportIndex], hyps: Sequence[ReportIndex], cfg: SScoreConfig = SScoreConfig()
+) -> MetricResult:
+    """score_reports of indexed reports. An index object that recurs (parse_indexed shares one per
+    distinct text) makes a recurring pair scored once, and a recurring pair of findings once, per call."""
+    scored: dict[tuple[int, int], tuple[float, ...]] = {}
+    attributes: Attributes = {}
+    rows = []
     for ref, hyp in zip(refs, hyps, strict=True):
         key = (id(ref), id(hyp))
-        values = pairs.get(key)
-        if values is None:
-            r = sides.get(key[0]) or sides.setdefault(key[0], report_side(ref))
-            h = sides.get(key[1]) or sides.setdefault(key[1], report_side(hyp))
-            values = pairs[key] = score_sides(r, h, cfg)
-        for column, name in zip(columns, KEYS):
-            column.append(values[name])
+        row = scored.get(key)
+        if row is None:
+            row = scored[key] = _score_row(ref, hyp, cfg, attributes)
+        rows.append(row)
+    columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in KEYS]
     per_report: dict[str, list[Any]] = dict(zip(KEYS, columns))
     return MetricResult(per_report, {k: nanmean(v) for k, v in per_report.items()})
 
 
-def structured_references(refs: Sequence[str | None]) -> list[StructuredReport]:
-    """The references as structured reports; free text or broken JSON is a user error (docs/metrics.md:
-    two empty reports would agree and score 1), naming s_score_text, which extracts free text first."""
-    parsed = parse_reports(refs)
+def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
+    """The references, indexed; free text or broken JSON is a user error (docs/metrics.md: two empty
+    reports would agree and score 1), naming s_score_text, which extracts free text first."""
+    parsed = parse_indexed(refs)
     bad = [i for i, (_, status) in enumerate(parsed) if status == UNPARSEABLE]
     if bad:
         first = refs[bad[0]]
@@ -224,8 +223,8 @@ class SScore(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         references = structured_references(refs)
-        parsed = parse_reports(hyps)
-        result = score_reports(references, [r for r, _ in parsed], self.cfg)
+        parsed = parse_indexed(hyps)
+        result = score_indexed(references, [r for r, _ in parsed], self.cfg)
         statuses = [s for _, s in parsed]
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
