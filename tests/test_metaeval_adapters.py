@@ -234,7 +234,18 @@ def test_correlate_cli_end_to_end(tmp_path):
     assert info["human_target"] == "rating" and info["n_with_human"] == 8 and info["n_without_human"] == 0
     corr = pl.read_csv(out / "correlations.csv")
     assert corr.filter(pl.col("metric") == "m1")["value"].to_list() == pytest.approx([1.0, 1.0])
-    assert corr.filter(pl.col("method") == "kendall")["ci_low"].is_finite().all()
+    # 4 cases are fewer than the default min_cases (10): no clustered CI or paired test, the caption says why
+    assert corr["ci_low"].is_nan().all() and corr["ci_high"].is_nan().all()
+    assert set(corr["ci_status"]) == {"too_few_cases"}
+    assert set(pl.read_csv(out / "paired_tests.csv")["status"]) == {"too_few_cases"}
+    assert ("No CI or paired test (–) where only 4 or fewer cases were resampled: a case-clustered bootstrap "
+            "needs at least 10 cases (metaeval.correlate.min_cases).") in gema
+    assert (info["min_cases"], info["ci_note"] != "") == (10, True)
+    four = json.dumps({"n_boot": 50, "min_cases": 4})
+    assert srrg_main([*args[:-1], four, "--pairs", str(prep / "pairs.parquet")]) == 0
+    corr = pl.read_csv(out / "correlations.csv")
+    assert corr.filter(pl.col("method") == "kendall")["ci_low"].is_finite().all() and set(corr["ci_status"]) == {"ok"}
+    assert "min_cases" not in (out / "table_gema.md").read_text()
     pref = {r["metric"]: r for r in pl.read_csv(out / "preference_agreement.csv").iter_rows(named=True)}
     assert pref["m1"]["agree"] == 4 and pref["m3"]["disagree"] == 4 and pref["m1"]["n_cases"] == 4
     systems = pl.read_csv(out / "system_agreement.csv")

@@ -58,6 +58,41 @@ def test_clusters_follow_the_pairs_that_are_kept():
     assert (c.ci_low, c.ci_high, c.n, c.n_dropped, c.n_clusters) == (ref.ci_low, ref.ci_high, 5, 1, 3)
 
 
+def test_clustered_bootstrap_below_the_minimum_case_count_gives_no_ci_and_says_why():
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, math.nan, 8.0]
+    y = [1.0, 3.0, 2.0, 4.0, 6.0, 5.0, 7.0, 9.0]
+    clusters = ["a", "a", "b", "b", "c", "c", "d", "e"]  # pair 6 (the only one of case d) is dropped: 4 cases kept
+    at = correlate(x, y, "kendall", n_boot=50, seed=0, clusters=clusters, min_clusters=4)
+    free = correlate(x, y, "kendall", n_boot=50, seed=0, clusters=clusters)
+    assert (at.ci_low, at.ci_high, at.ci_status, at.n_clusters) == (free.ci_low, free.ci_high, "ok", 4)
+    below = correlate(x, y, "kendall", n_boot=50, seed=0, clusters=clusters, min_clusters=5)
+    assert math.isnan(below.ci_low) and math.isnan(below.ci_high) and below.ci_status == "too_few_cases"
+    # the coefficient stays
+    assert (below.value, below.p_value, below.n, below.n_dropped) == (free.value, free.p_value, 7, 1)
+    pairs = correlate(x, y, "kendall", n_boot=50, seed=0, min_clusters=5)  # resampling pairs: no case minimum
+    assert pairs.ci_status == "ok" and math.isfinite(pairs.ci_low)
+    t = paired_test(x, y, y, "kendall", ("x", "y"), n_boot=50, seed=0, clusters=clusters, min_clusters=5)
+    assert math.isnan(t.ci_low) and math.isnan(t.p_value) and t.status == "too_few_cases"
+    assert t.difference == free.value - 1
+    assert paired_test(x, y, y, "kendall", n_boot=50, clusters=clusters, min_clusters=4).status == "ok"
+
+
+def test_ci_status_names_every_reason_for_a_missing_ci():
+    assert correlate([1, 2, 3, 4], [1, 2, 4, 3], "kendall", n_boot=0).ci_status == "not_resampled"
+    assert correlate([1, 2], [2, 1], "kendall", n_boot=10).ci_status == "too_few_pairs"
+    # constant human side in every resample: no finite coefficient to take an interval from
+    assert correlate([1, 2, 3, 4], [5, 5, 5, 5], "kendall", n_boot=10).ci_status == "no_finite_resample"
+    assert paired_test([1, 2], [2, 1], [1, 2], "kendall", n_boot=10).status == "too_few_pairs"
+
+
+def test_min_cases_of_the_metaeval_config():
+    from srrg.metaeval.run import MetaevalConfig
+
+    assert MetaevalConfig().min_cases == 10 and MetaevalConfig(min_cases=2).min_cases == 2
+    with pytest.raises(UserError, match=r"^metaeval.correlate.min_cases must be >= 2"):
+        MetaevalConfig(min_cases=1)
+
+
 def test_preference_agreement_hand_computed():
     # case A: humans prefer 1 over 0, metric too (agree); case B: humans prefer 2, metric prefers 3
     # (disagree); case C: humans prefer 5, metric ties; case D: humans tie; case E: one pair only

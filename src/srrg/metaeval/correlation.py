@@ -21,12 +21,14 @@ from scipy import stats
 
 METHODS = ("kendall", "spearman")
 Clusters = Sequence[str] | np.ndarray | None
+# why a CI is (or is not) given: the status of every Correlation / PairedTest (docs/metaeval.md)
+CI_STATUSES = ("ok", "not_resampled", "too_few_pairs", "too_few_cases", "no_finite_resample")
 
 
 @dataclass(frozen=True)
 class Correlation:
     """One metric vs the human score: coefficient, p-value, bootstrap 95% CI, pairs used/dropped,
-    and the clusters resampled (0: pairs were resampled)."""
+    the clusters resampled (0: pairs were resampled) and why the CI is NaN when it is (CI_STATUSES)."""
 
     method: str
     value: float
@@ -36,6 +38,7 @@ class Correlation:
     n: int
     n_dropped: int
     n_clusters: int = 0
+    ci_status: str = "ok"
 
 
 def orient(values: Sequence[float], lower_is_better: bool) -> np.ndarray:
@@ -98,6 +101,24 @@ def _kept(clusters: Clusters, keep: np.ndarray) -> np.ndarray | None:
     return None if clusters is None else np.asarray(clusters, dtype=str)[keep]
 
 
+def resampling_status(n_pairs: int, clusters: np.ndarray | None, n_boot: int, min_clusters: int) -> str:
+    """Whether a bootstrap CI can be given: "ok", or why not: no resamples asked for, fewer than 3
+    pairs (no coefficient), or a clustered bootstrap over fewer than min_clusters clusters (its
+    resamples are too few and too alike for an interval to mean anything; docs/metaeval.md)."""
+    if n_boot <= 0:
+        return "not_resampled"
+    if n_pairs < 3:
+        return "too_few_pairs"
+    if clusters is not None and len(set(clusters.tolist())) < min_clusters:
+        return "too_few_cases"
+    return "ok"
+
+
+def _ci(samples: np.ndarray, level: float) -> tuple[float, float, str]:
+    low, high = percentile_ci(samples, level)
+    return low, high, "ok" if math.isfinite(low) else "no_finite_resample"
+
+
 def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
     """Percentile bootstrap interval at `level` over the finite samples; NaN bounds when none is."""
     kept = samples[np.isfinite(samples)]
@@ -135,24 +156,25 @@ def correlate(
     seed: int = 0,
     level: float = 0.95,
     clusters: Clusters = None,
+    min_clusters: int = 0,
 ) -> Correlation:
     """Coefficient with p-value and a percentile bootstrap CI over resampled pairs, or over
-    resampled clusters when cluster ids are given (seeded)."""
+    resampled clusters when cluster ids are given (seeded); no CI (NaN, with its ci_status) over
+    fewer than min_clusters clusters."""
     x, y, dropped = complete_pairs(metric, human)
     kept = _kept(clusters, np.isfinite(np.asarray(metric, dtype=float)) & np.isfinite(np.asarray(human, dtype=float)))
     value, p = coefficient(method, x, y)
-    if n_boot > 0 and len(x) >= 3:
+    low, high, status = math.nan, math.nan, resampling_status(len(x), kept, n_boot, min_clusters)
+    if status == "ok":
         samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed, kept)
-        low, high = percentile_ci(samples, level)
-    else:
-        low, high = math.nan, math.nan
-    return Correlation(method, value, p, low, high, len(x), dropped, 0 if kept is None else len(set(kept)))
+        low, high, status = _ci(samples, level)
+    return Correlation(method, value, p, low, high, len(x), dropped, 0 if kept is None else len(set(kept)), status)
 
 
 @dataclass(frozen=True)
 class PairedTest:
     """Difference corr(A) - corr(B) against the same human scores, with its bootstrap CI and a
-    two-sided bootstrap p-value (share of resamples on the other side of zero, doubled)."""
+    two-sided bootstrap p-value (bootstrap_p); status says why both are NaN when they are."""
 
     method: str
     metric_a: str
@@ -162,6 +184,7 @@ class PairedTest:
     ci_high: float
     p_value: float
     n: int
+    status: str = "ok"
 
 
 def paired_test(
@@ -174,16 +197,19 @@ def paired_test(
     seed: int = 0,
     level: float = 0.95,
     clusters: Clusters = None,
+    min_clusters: int = 0,
 ) -> PairedTest:
     """Paired bootstrap: both metrics are correlated on the same resampled pairs (or clusters)
-    each round."""
+    each round; no CI or p-value (NaN, with its status) over fewer than min_clusters clusters."""
     xa, xb, y = (np.asarray(v, dtype=float) for v in (a, b, human))
     keep = np.isfinite(xa) & np.isfinite(xb) & np.isfinite(y)
     xa, xb, y, kept = xa[keep], xb[keep], y[keep], _kept(clusters, keep)
     diff = coefficient(method, xa, y)[0] - coefficient(method, xb, y)[0]
-    if len(y) < 3 or n_boot <= 0:
-        return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y))
+    status = resampling_status(len(y), kept, n_boot, min_clusters)
+    if status != "ok":
+        return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y), status)
     samples = _bootstrap(
         lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed, kept
     )
-    return PairedTest(method, *names, diff, *percentile_ci(samples, level), bootstrap_p(samples), len(y))
+    low, high, status = _ci(samples, level)
+    return PairedTest(method, *names, diff, low, high, bootstrap_p(samples), len(y), status)

@@ -40,7 +40,9 @@ class MetaevalConfig:
     human_column: take the human score from this score column instead (LLM proxy, S-RRG Table 3);
     lower_is_better: score columns where lower is better (negated before correlating);
     n_boot, seed, ci_level: bootstrap settings; resample: cluster (whole cases, the cluster ids
-      of the pairs table; pairs when there is none) or pair; paired_reference: metric every other
+      of the pairs table; pairs when there is none) or pair; min_cases: fewest cases a clustered
+      bootstrap gives CIs and paired tests from (fewer: NaN with ci_status too_few_cases, and the
+      caption says why; docs/metaeval.md); paired_reference: metric every other
       metric is tested against (None: the metric with the highest Kendall tau);
     count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
     ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
@@ -57,6 +59,7 @@ class MetaevalConfig:
     seed: int = 0
     ci_level: float = 0.95
     resample: Literal["cluster", "pair"] = "cluster"
+    min_cases: int = 10
     paired_reference: str | None = None
     count_judges: Sequence[str] = ("green", "vert")
     ensembles: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -64,6 +67,12 @@ class MetaevalConfig:
     ensemble_seed: int = 0
     caveat: str = ""
     drop_unmeasured: bool = False
+
+    def __post_init__(self) -> None:
+        if self.min_cases < 2:
+            raise UserError(
+                f"metaeval.correlate.min_cases must be >= 2 (a bootstrap over one case), got {self.min_cases}"
+            )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MetaevalConfig:
@@ -160,6 +169,17 @@ def systems_frame(xs: Mapping[str, Any], y: Any, ids: Sequence[str], pairs: pl.D
     return ranking_agreement(system_means(frame, "system", ["human", *xs]))
 
 
+def few_cases_note(rows: Sequence[Correlation], min_cases: int) -> str:
+    """The caption's reason for CIs left out because too few cases were resampled ("" when none was)."""
+    few = [c.n_clusters for c in rows if c.ci_status == "too_few_cases"]
+    if not few:
+        return ""
+    return (
+        f"No CI or paired test (–) where only {max(few)} or fewer cases were resampled: a case-clustered bootstrap "
+        f"needs at least {min_cases} cases (metaeval.correlate.min_cases)."
+    )
+
+
 def run_metaeval(
     scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig, pairs: pl.DataFrame | None = None
 ) -> MetaevalResult:
@@ -176,8 +196,9 @@ def run_metaeval(
     boot_clusters = clusters if cfg.resample == "cluster" else None
     y = orient(joined["human"].to_list(), human_lower)
     xs = {m: orient(joined[m].cast(pl.Float64).to_list(), m in cfg.lower_is_better) for m in metrics}
+    boot = (cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters, cfg.min_cases)
     rows: list[tuple[str, Correlation]] = [
-        (m, correlate(xs[m], y, method, cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters))
+        (m, correlate(xs[m], y, method, *boot))
         for m in metrics
         for method in METHODS
     ]
@@ -192,9 +213,7 @@ def run_metaeval(
         for m in metrics:
             if m != reference:
                 for method in METHODS:
-                    names = (reference, m)
-                    boot = (cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters)
-                    test = paired_test(xs[reference], xs[m], y, method, names, *boot)
+                    test = paired_test(xs[reference], xs[m], y, method, (reference, m), *boot)
                     paired_rows.append(asdict(test))
     paired = pl.DataFrame(paired_rows) if paired_rows else pl.DataFrame()
 
@@ -242,6 +261,8 @@ def run_metaeval(
         "paired_reference": reference,
         "n_boot": cfg.n_boot,
         "seed": cfg.seed,
+        "min_cases": cfg.min_cases,
+        "ci_note": few_cases_note([c for _, c in rows], cfg.min_cases),
         "caveat": cfg.caveat,
     }
     preference, systems = preference_frame(xs, y, clusters), systems_frame(xs, y, ids, pairs)
@@ -262,6 +283,8 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     )
     if info["metrics_without_value"]:
         what += f" Left out, no finite value on a rated pair: {', '.join(info['metrics_without_value'])}."
+    if info["ci_note"]:
+        what += f" {info['ci_note']}"
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
     write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))

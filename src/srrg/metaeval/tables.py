@@ -27,11 +27,12 @@ def correlation_frame(rows: Sequence[tuple[str, Correlation]]) -> pl.DataFrame:
     return pl.DataFrame(
         [
             {"metric": m, "method": c.method, "value": c.value, "p_value": c.p_value, "ci_low": c.ci_low, "ci_high": c.ci_high,
-             "n": c.n, "n_dropped": c.n_dropped, "n_clusters": c.n_clusters}
+             "n": c.n, "n_dropped": c.n_dropped, "n_clusters": c.n_clusters, "ci_status": c.ci_status}
             for m, c in rows
         ],
         schema={"metric": pl.String, "method": pl.String, "value": pl.Float64, "p_value": pl.Float64, "ci_low": pl.Float64,
-                "ci_high": pl.Float64, "n": pl.Int64, "n_dropped": pl.Int64, "n_clusters": pl.Int64},
+                "ci_high": pl.Float64, "n": pl.Int64, "n_dropped": pl.Int64, "n_clusters": pl.Int64,
+                "ci_status": pl.String},
     )
 
 
