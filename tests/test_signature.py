@@ -146,3 +146,58 @@ def test_compare_systems_rows_carry_the_metrics_signatures() -> None:
     sigs = {r.key: r.signature for r in rows}
     assert sigs["bleu_4"] == "bleu|tok:r2gen|srrg:0.1.0"  # corpus BLEU from the n-gram statistics columns
     assert sigs["rouge_l"] == "rouge_l|tok:r2gen|max_tokens:1000|srrg:0.1.0"
+
+
+JUDGES = {"green": "green", "vert": "vert", "gema": "gema", "proxy_rating": "proxy_rating"}  # metric -> a key
+
+
+def _parts(signature: str) -> dict[str, str]:
+    return dict(part.split(":", 1) for part in signature.split("|")[1:])
+
+
+@pytest.mark.parametrize("metric", list(JUDGES))
+def test_a_changed_prompt_text_changes_the_judge_signature_and_only_its_prompt_part(metric, monkeypatch) -> None:
+    import srrg.metrics.judge_common as jc
+
+    key = JUDGES[metric]
+    before = get_metric(metric).signature(key)
+    parts = _parts(before)
+    assert len(parts["prompt"]) == 8 and before.endswith(f"|prompt:{parts['prompt']}|srrg:0.1.0")
+    assert get_metric(metric).signature(key) == before  # deterministic
+    # options that change no prompt leave the prompt part alone; the option's own part changes
+    other = _parts(get_metric(metric, max_words=50).signature(key))
+    assert other["prompt"] == parts["prompt"] and other["max_words"] == "50"
+    assert get_metric(metric, llm={"concurrency": 3, "timeout_s": 5.0}).signature(key) == before  # runtime only
+    packaged = jc.load_prompt
+    monkeypatch.setattr(jc, "load_prompt", lambda name: packaged(name) + "\nBe brief.")  # one edited prompt text
+    edited = get_metric(metric).signature(key)
+    assert _parts(edited)["prompt"] != parts["prompt"]
+    rest = {k: v for k, v in parts.items() if k != "prompt"}
+    assert {k: v for k, v in _parts(edited).items() if k != "prompt"} == rest
+
+
+def test_prompt_hash_covers_the_templates_not_the_reports() -> None:
+    from srrg.metrics.judge_common import template
+    from srrg.metrics.signature import prompt_hash, with_prompts
+
+    t = template("x", ("reference",), "Compare {reference}.")
+    a = [t.render(purpose="p", reference="left effusion"), t.render(purpose="p", reference="normal")]
+    assert prompt_hash(a) == prompt_hash(a[:1]) == hash8([f"x@{t.version}"])  # same template, other reports
+    edited = template("x", ("reference",), "Compare {reference}!")
+    assert prompt_hash([edited.render(purpose="p", reference="")]) != prompt_hash(a)
+    assert with_prompts("m|a:1|srrg:0.1.0", lambda structured: a) == f"m|a:1|prompt:{prompt_hash(a)}|srrg:0.1.0"
+    # vert's variant picks another prompt: its prompt part differs as well as its variant part
+    rubric, direct = (_parts(get_metric("vert", variant=v).signature("vert")) for v in ("rubric", "direct"))
+    assert rubric["prompt"] != direct["prompt"]
+
+
+def test_the_structured_answer_prompt_is_in_the_hash(monkeypatch) -> None:
+    import srrg.metrics.judge_common as jc
+
+    before = get_metric("green").signature("green")
+    packaged = jc.load_prompt
+    # only the JSON answer instruction of structured requests changes; the published text prompt stays
+    monkeypatch.setattr(jc, "load_prompt", lambda name: packaged(name) + (" " if name == "answer_error_counts" else ""))
+    after = get_metric("green").signature("green")
+    assert _parts(after)["prompt"] != _parts(before)["prompt"]
+    assert after.split("|prompt:")[0] == before.split("|prompt:")[0]

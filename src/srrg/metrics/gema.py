@@ -309,6 +309,16 @@ class Gema(Metric):
         self.cfg = GemaConfig.from_dict(options)
         self.client = client
 
+    def signature(self, key: str) -> str:
+        """The options' signature plus the hash of GEMA's prompt templates (srrg.metrics.signature)."""
+        from srrg.metrics.signature import with_prompts
+
+        def requests(structured: bool) -> list[Any]:
+            entity, _, subjective = gema_requests([""], [""], self.cfg, structured)
+            return [*entity, *subjective]
+
+        return with_prompts(super().signature(key), requests)
+
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         client = client_for(self.client, self.cfg)
         structured = structured_mode(client)

@@ -504,6 +504,12 @@ class PairJudge(Metric):
     def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
         """Per-report values and summary from the replies (a plain text is an ok reply)."""
 
+    def signature(self, key: str) -> str:
+        """The options' signature plus the hash of the judge's prompt templates (srrg.metrics.signature)."""
+        from srrg.metrics.signature import with_prompts
+
+        return with_prompts(super().signature(key), lambda structured: self.requests([""], [""], structured))
+
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         client = client_for(self.client, self.cfg)
         structured = structured_mode(client, self.text_model)

@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from srrg import __version__
 from srrg.errors import UserError
@@ -79,12 +79,28 @@ def compose(name: str, parts: Iterable[tuple[str, str]], version: bool = True) -
     return "|".join([*items, f"srrg:{__version__}"] if version else items)
 
 
+def insert_part(signature: str, key: str, value: str) -> str:
+    """The signature with `key:value` added just before its srrg version (at the end without one)."""
+    head, sep, version = signature.rpartition("|srrg:")
+    return f"{head}|{key}:{value}{sep}{version}" if sep else f"{signature}|{key}:{value}"
+
+
 def with_section(signature: str, section: str) -> str:
     """The signature of a number scored on one report section only (`both` = the whole text)."""
-    if section == "both":
-        return signature
-    head, sep, version = signature.rpartition("|srrg:")
-    return f"{head}|section:{section}{sep}{version}" if sep else f"{signature}|section:{section}"
+    return signature if section == "both" else insert_part(signature, "section", section)
+
+
+def prompt_hash(requests: Iterable[Any]) -> str:
+    """hash8 of the prompt templates requests were rendered from (each `id@version`, the version
+    being the hash of the template text), whatever the reports filled into them."""
+    return hash8(sorted({f"{r.template}@{r.template_version}" for r in requests}))
+
+
+def with_prompts(signature: str, requests: Callable[[bool], Iterable[Any]]) -> str:
+    """A judge's signature with `prompt:<hash8>` of every template it may send: requests(structured)
+    builds its requests for one empty pair, with text answers (False) and schema answers (True), so
+    an edited prompt never shares a column with the old one (docs/metrics.md, "Signatures")."""
+    return insert_part(signature, "prompt", prompt_hash([*requests(False), *requests(True)]))
 
 
 def metric_of(signature: str) -> str:
