@@ -19,8 +19,9 @@ from pathlib import Path
 import yaml
 
 from demo_learning import learning_summary
-from srrg.infer import InferConfig, run_infer
-from srrg.model.config import TrainConfig, deep_merge, run_config
+from srrg.config import stage_config
+from srrg.model.config import InferConfig, TrainConfig, deep_merge, run_slice
+from srrg.model.infer import run_infer
 from srrg.model.train import run_train
 
 RUN = "transformer_json"
@@ -30,7 +31,7 @@ def variant_config(train_slice: dict, encoder: str, finding_loss: float, seed: i
     """The demo run's config with another encoder, finding-loss weight and seed."""
     over = {"model": {"encoder": {"name": encoder}, "finding_loss": finding_loss}, "trainer": {"seed": seed},
             "checkpoint_dir": str(checkpoints)}
-    return TrainConfig.from_dict(deep_merge(run_config(train_slice, RUN), over))
+    return stage_config(deep_merge(run_slice({"train": train_slice}, RUN, "train"), over), TrainConfig, "train")
 
 
 def main() -> None:
@@ -43,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
-    infer_cfg = InferConfig.from_dict({**config.get("infer", {}), **next(r.get("infer", {}) for r in config["train"]["runs"] if r["name"] == RUN)})
+    infer_cfg = stage_config(run_slice(config, RUN, "infer"), InferConfig, "infer")
     with tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants:
             encoder, weight = variant.split(":")

@@ -37,14 +37,15 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from srrg.metrics import evaluate
-from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig
+from srrg.model.config import EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 from srrg.model.images import phantom_image
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 from srrg.model.prompt import target_token_ids
 from srrg.phantom import GLOBAL, SIDED_LUNG, ZONES, Mark, read_scene
 from srrg.report import parse_report
-from srrg.tables import most_frequent_report, parse_rates
+from srrg.reference_runs import most_frequent_report
+from srrg.tables import parse_rates
 
 # Qwen2.5-3B shape (config.json of Qwen/Qwen2.5-3B-Instruct)
 QWEN25_3B = dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
@@ -141,7 +142,7 @@ def evaluate_reader(net: ReportGenerator, test: list[tuple[str, str]], images: t
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
         for i in range(0, len(test), batch_size):
             batch = images[i : i + batch_size].to(device).float()
-            hyps += [texts[0] for texts in net.generate(batch, 1, 1, max_new_tokens)]
+            hyps += [texts[0] for texts in net.generate(batch, InferConfig(num_beams=1, max_new_tokens=max_new_tokens))]
     net.train()
     refs = [report for _, report in test]
     rates = parse_rates([parse_report(h)[1] for h in hyps])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from srrg.infer import InferConfig
+from srrg.model.config import InferConfig
 from test_beam_search_exact import restricted_model
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,7 @@ MAX_TARGET = 16  # restricted_model's max_target_tokens
 
 def lengths(net, max_new_tokens: int, num_beams: int = 1) -> list[int]:
     torch.manual_seed(0)
-    out = net.generate(torch.randn(2, 3, 32, 32), num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens)
+    out = net.generate(torch.randn(2, 3, 32, 32), InferConfig(num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens))
     return [len(texts[0]) for texts in out]  # one character token each
 
 

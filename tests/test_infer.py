@@ -12,8 +12,9 @@ import torch
 import srrg.report as report_mod
 from model_fixtures import tiny_train_config, write_toy_dataset
 from srrg.cli import main as srrg_main
-from srrg.infer import InferConfig, prediction_fields
-from srrg.model.config import TrainConfig
+from srrg.config import stage_config
+from srrg.model.config import InferConfig, TrainConfig
+from srrg.model.infer import prediction_fields
 from srrg.model.train import run_train
 
 torch.set_num_threads(1)
@@ -48,7 +49,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     raw["checkpoint_dir"] = str(tmp_path / "ckpt")
     raw["model"]["target"] = target
     raw["data"]["views"] = ["PA"]
-    run_train(ds, tmp_path / "model.pt", TrainConfig.from_dict(raw), target)
+    run_train(ds, tmp_path / "model.pt", stage_config(raw, TrainConfig, "train"), target)
     cfg = json.dumps({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 48, "batch_size": 3})
     rc = srrg_main(["infer", "--model", str(tmp_path / "model.pt"), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet"),
                      "--pairs", str(tmp_path / "pairs.parquet"), "--config", cfg])
@@ -72,7 +73,7 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
 def test_infer_rejects_unknown_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = srrg_main(["infer", "--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}'])
     assert rc == 2 and "beams" in capsys.readouterr().err
-    assert InferConfig.from_dict({}).num_beams == 3
+    assert stage_config({}, InferConfig, "infer") == InferConfig()
 
 
 @pytest.mark.parametrize("content", [b"RBADPICKLE\x00\x01", b"", "dict"])

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srrg.cli import main as srrg_main
+from srrg.config import stage_config
 from srrg.errors import UserError
 from srrg.judge_train.compare import compare, side_by_side
 from srrg.judge_train.config import JudgeTrainConfig
@@ -93,11 +94,12 @@ def test_analysis_targets_use_the_green_prompt():
 
 
 def test_config_rejects_unknown_keys_and_bad_values():
-    with pytest.raises(ValueError, match=r"unknown key\(s\) lr in judge_train.train"):
-        JudgeTrainConfig.from_dict({"lr": 1})
+    with pytest.raises(ValueError, match=r"unknown key judge_train.train.lr"):
+        stage_config({"lr": 1}, JudgeTrainConfig, "judge_train.train")
     with pytest.raises(ValueError, match="quantization"):
-        JudgeTrainConfig.from_dict({"quantization": "8bit"})
-    assert JudgeTrainConfig.from_dict({"lora_target_modules": ["q_proj"]}).lora_target_modules == ("q_proj",)
+        stage_config({"quantization": "8bit"}, JudgeTrainConfig, "judge_train.train")
+    cfg = stage_config({"lora_target_modules": ["q_proj"]}, JudgeTrainConfig, "judge_train.train")
+    assert cfg.lora_target_modules == ("q_proj",)
 
 
 def test_quantization_choice():

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from srrg.config import ConfigError
-from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig, BaselineConfig, run_config, run_specs
+from srrg.config import stage_config
+from srrg.model.config import EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig, BaselineConfig, TrainConfig, pick_run, run_specs
 from srrg.model.encoder import feature_tokens
 from srrg.model.images import ImageError, load_image, placeholder_image, phantom_image, resolve_images, study_image
 from srrg.model.llm import ensure_pad_token
@@ -158,10 +159,10 @@ def test_llm_stays_frozen_after_a_step() -> None:
 @pytest.mark.parametrize("arch", ["llm", "baseline"])
 def test_beam_search_returns_configured_sequences(arch: str) -> None:
     net = tiny_model(arch).eval()
-    out = net.generate(torch.randn(3, 3, 32, 32), num_beams=3, num_return_sequences=2, max_new_tokens=5)
+    out = net.generate(torch.randn(3, 3, 32, 32), InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=5))
     assert len(out) == 3 and all(len(c) == 2 for c in out) and all(isinstance(t, str) for c in out for t in c)
-    with pytest.raises(ValueError, match="cannot exceed"):
-        net.generate(torch.randn(1, 3, 32, 32), num_beams=2, num_return_sequences=3)
+    with pytest.raises(ValueError, match="more than infer.num_beams"):
+        net.generate(torch.randn(1, 3, 32, 32), InferConfig(num_beams=2, num_return_sequences=3))
 
 
 def test_export_round_trip_and_mismatch() -> None:
@@ -179,16 +180,16 @@ def test_run_config_merges_overrides() -> None:
         {"name": "a", "label": "A", "arch": "baseline", "target": "sentences", "overrides": {"optim": {"lr": 5e-4}}},
         {"name": "b", "label": "B"},
     ]}
-    cfg = run_config(slice_, "a")
+    cfg = pick_run(slice_, "a")
     assert cfg["optim"]["lr"] == 5e-4 and cfg["model"] == {"arch": "baseline", "target": "sentences"}
-    assert "runs" not in cfg and run_config(slice_, "b")["optim"]["lr"] == 1e-4
+    assert "runs" not in cfg and pick_run(slice_, "b")["optim"]["lr"] == 1e-4
     with pytest.raises(ConfigError, match="unknown run"):
-        run_config(slice_, "zzz")
+        pick_run(slice_, "zzz")
     with pytest.raises(ConfigError, match="unique"):
         run_specs({"runs": [{"name": "a", "label": "A"}, {"name": "a", "label": "B"}]})
     with pytest.raises(ConfigError, match="model.target"):
-        run_config({"runs": [{"name": "a", "label": "A", "target": "xml"}]}, "a")
-    assert [s.name for s in run_specs({})] == ["smollm2_json", "smollm2_sentences", "transformer_json"]
+        stage_config(pick_run({"runs": [{"name": "a", "label": "A", "target": "xml"}]}, "a"), TrainConfig, "train")
+    assert run_specs({}) == []  # the embedded default's runs are written once, in config.yaml
 
 
 @pytest.mark.parametrize("arch", ["llm", "baseline"])
@@ -196,8 +197,8 @@ def test_batched_beam_search_matches_one_by_one(arch: str) -> None:
     """Guard against padding/attention bugs in batched search: each study's beams are independent."""
     net = tiny_model(arch).eval()
     images = torch.randn(3, 3, 32, 32)
-    batched = net.generate(images, num_beams=3, num_return_sequences=2, max_new_tokens=12)
-    assert batched == [net.generate(images[i : i + 1], num_beams=3, num_return_sequences=2, max_new_tokens=12)[0] for i in range(3)]
+    batched = net.generate(images, InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=12))
+    assert batched == [net.generate(images[i : i + 1], InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=12))[0] for i in range(3)]
 
 
 @pytest.mark.parametrize("arch", ["llm", "baseline"])

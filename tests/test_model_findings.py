@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from model_fixtures import tiny_train_config, write_toy_dataset
-from srrg.config import ConfigError
-from srrg.infer import load_model
+from srrg.config import ConfigError, stage_config
+from srrg.model.file import load_model
 from srrg.model.config import EncoderConfig, ModelConfig, TrainConfig
 from srrg.model.findings import FindingHead, finding_labels, multi_hot
 from srrg.model.network import ReportGenerator
@@ -52,7 +52,7 @@ def _net(weight: float, findings: list[str] | None) -> ReportGenerator:
     torch.manual_seed(0)
     raw = tiny_train_config()["model"]
     raw.update(arch="baseline", finding_loss=weight)
-    cfg = TrainConfig.from_dict({"model": raw}).model
+    cfg = stage_config({"model": raw}, TrainConfig, "train").model
     return ReportGenerator(cfg, vocab=build_vocab(['{"positive": [], "negative": []}'], 1), findings=findings)
 
 
@@ -86,7 +86,7 @@ def test_trained_model_carries_its_labels_to_inference(tmp_path: Path) -> None:
     raw["model"].update(arch="baseline", finding_loss=1.0)
     raw["checkpoint_dir"] = str(tmp_path / "ckpt")
     out = tmp_path / "run" / "model.pt"
-    run_train(ds, out, TrainConfig.from_dict(raw), "f")
+    run_train(ds, out, stage_config(raw, TrainConfig, "train"), "f")
     # the toy reports' positives, most frequent first
     net, _ = load_model(out, torch.device("cpu"))
     assert net.findings == ["atelectasis", "cardiomegaly", "pleural effusion"]

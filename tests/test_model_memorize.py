@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
+from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 from srrg.model.images import phantom_image
 from srrg.model.network import ReportGenerator
 from srrg.model.words import build_vocab
@@ -44,7 +44,7 @@ def fit(net: ReportGenerator, images: torch.Tensor, targets: list[str], steps: i
 
 
 def memorized(net: ReportGenerator, images: torch.Tensor, targets: list[str]) -> int:
-    outputs = net.eval().generate(images, num_beams=3, max_new_tokens=160)
+    outputs = net.eval().generate(images, InferConfig(num_beams=3, max_new_tokens=160))
     return sum(out[0] == t for out, t in zip(outputs, targets))
 
 

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from model_fixtures import tiny_train_config, write_toy_dataset
-from srrg.model.config import FrozenLLMConfig, TrainConfig
+from srrg.config import stage_config
+from srrg.model.config import FrozenLLMConfig, InferConfig, TrainConfig
 import srrg.model.train as train_mod
 from srrg.cli import main as srrg_main
 from srrg.model.progress import duration, progress_line
@@ -27,7 +28,7 @@ torch.set_num_threads(1)
 def _cfg(tmp: Path, **trainer: object) -> TrainConfig:
     raw = tiny_train_config(**trainer)
     raw["checkpoint_dir"] = str(tmp / "ckpt")
-    return TrainConfig.from_dict(raw)
+    return stage_config(raw, TrainConfig, "train")
 
 
 def test_two_step_fit_writes_model_and_summary(tmp_path: Path) -> None:
@@ -56,7 +57,7 @@ def test_baseline_uses_a_word_vocabulary_of_its_targets(tmp_path: Path) -> None:
     ds = write_toy_dataset(tmp_path / "ds")
     raw = tiny_train_config()
     raw["model"]["arch"], raw["checkpoint_dir"] = "baseline", str(tmp_path / "ckpt")
-    run_train(ds, tmp_path / "m.pt", TrainConfig.from_dict(raw), "b")
+    run_train(ds, tmp_path / "m.pt", stage_config(raw, TrainConfig, "train"), "b")
     vocab = torch.load(tmp_path / "m.pt", weights_only=False)["vocab"]
     assert vocab[:4] == ["<pad>", "<unk>", "<bos>", "<eos>"] and "pneumothorax" in vocab and len(vocab) < 100
 
@@ -201,5 +202,5 @@ def test_smollm2_gguf_step_and_generation() -> None:
     loss = net.loss(torch.randn(1, 3, 32, 32), ['{"positive": [], "negative": ["pneumothorax"]}'])
     loss.backward()
     assert torch.isfinite(loss) and all(p.grad is None for p in net.llm.parameters())
-    out = net.eval().generate(torch.randn(1, 3, 32, 32), num_beams=3, num_return_sequences=3, max_new_tokens=4)
+    out = net.eval().generate(torch.randn(1, 3, 32, 32), InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=4))
     assert len(out[0]) == 3

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from srrg.infer import OK, VIEW_FILTERED, prediction_fields, scoring_pairs
+from srrg.model.infer import OK, VIEW_FILTERED, prediction_fields, scoring_pairs
 from srrg.metrics.score import run_score
 
 REF = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"]}'

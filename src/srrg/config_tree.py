@@ -34,7 +34,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "dataset": ("srrg.dataset", "DatasetConfig"),
     "stats": ("srrg.stats", "StatsConfig"),
     "train": ("srrg.model.config", "TrainConfig"),
-    "infer": ("srrg.infer", "InferConfig"),
+    "infer": ("srrg.model.config", "InferConfig"),
     "score": ("srrg.config_tree", "ScoreSection"),
     "judge": ("srrg.config_tree", "JudgeSection"),
     "metaeval": ("srrg.config_tree", "MetaevalSection"),
@@ -271,7 +271,9 @@ def section_class_of(module: str, cls: str) -> type:
     return getattr(importlib.import_module(module), cls)
 
 
-def section_schema(name: str) -> dict[str, Any]:
+def _generated_section(name: str) -> dict[str, Any]:
+    """The schema of one section, generated from its class (srrg.config.section_schema reads a
+    section back from the generated file)."""
     if name == "train":  # the TrainConfig keys and `runs` side by side in one section
         schema = dataclass_schema(section_class(name), with_defaults=False)  # defaults: TrainConfig, per run
         schema["properties"] = {"runs": _runs(), **schema["properties"]}
@@ -287,7 +289,7 @@ def config_schema() -> dict[str, Any]:
         "logs_dir": {"type": "string", "default": "logs", "description": "Folder for one log file per job."},
         "cache_dir": {"type": "string", "default": ".cache/srrg", "description": "Persistent caches kept outside declared outputs."},
     }
-    properties.update({name: section_schema(name) for name in SECTIONS})
+    properties.update({name: _generated_section(name) for name in SECTIONS})
     return {
         "$schema": SCHEMA_URI,
         "title": "srrg workflow configuration",
@@ -324,11 +326,11 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     """Build the typed classes whose modules load fast, so their own checks (ranges, allowed
     values, secrets in llm settings) run at `snakemake -n`; metric option classes whose module
     loads the spaCy pipeline are left to the schema."""
-    from srrg.config import check_installed, check_results_dir
+    from srrg.config import check_installed, check_results_dir, from_dict
     from srrg.dataset import DatasetConfig
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.llm.config import LLMConfig
-    from srrg.model.config import run_specs
+    from srrg.model.config import TrainConfig, run_specs
 
     checks: list[tuple[str, Any]] = [
         ("results_dir", lambda: check_results_dir(cfg["results_dir"])),
@@ -338,8 +340,10 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         ("dataset", lambda: DatasetConfig.from_dict(cfg["dataset"])),
         ("judge.llm", lambda: _check_judges(cfg)),
         ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
-        ("judge_train.train", lambda: JudgeTrainConfig.from_dict(cfg["judge_train"]["train"])),
+        ("judge_train.train", lambda: from_dict(JudgeTrainConfig, cfg["judge_train"]["train"], "judge_train.train")),
     ]
+    # the train settings themselves (every run starts from them), then each run's merged slice
+    checks.append(("train", lambda: from_dict(TrainConfig, {k: v for k, v in cfg["train"].items() if k != "runs"}, "train")))
     for spec in run_specs(cfg["train"]):
         checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
     for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
@@ -378,11 +382,11 @@ def _check_judges(cfg: Mapping[str, Any]) -> None:
 
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:
     """One run's train settings, and its infer settings against the model they decode."""
-    from srrg.model.config import TrainConfig, check_decoding, run_config, run_specs
+    from srrg.config import from_dict
+    from srrg.model.config import TrainConfig, check_decoding, run_slice
 
-    train = TrainConfig.from_dict(run_config(cfg["train"], name))
-    spec = next(s for s in run_specs(cfg["train"]) if s.name == name)
-    check_decoding({**cfg["infer"], **spec.infer}, train.model.max_target_tokens)
+    train = from_dict(TrainConfig, run_slice(cfg, name, "train"), "train")
+    check_decoding(run_slice(cfg, name, "infer"), train.model.max_target_tokens)
 
 
 def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:

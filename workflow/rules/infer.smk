@@ -15,7 +15,7 @@ rule infer:
     conda:
         "../../envs/train.yaml"
     params:
-        cfg=lambda wc: as_json({**config["infer"], **RUNS[wc.run].infer}),
+        cfg=lambda wc: as_json(run_config(wc.run, "infer")),
         dataset=lambda w, input: Path(input.manifest).parent,
     shell:
         "python -m srrg infer --model {input.model:q} --dataset {params.dataset:q} --out {output.predictions:q}"

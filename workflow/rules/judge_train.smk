@@ -5,10 +5,11 @@
 # next to the zero-shot metrics of metaeval.smk on the same held-out pairs.
 # Off by default (judge_train.datasets = []): training needs a GPU for any useful model.
 
+from srrg.config import stage_config
 from srrg.judge_train.config import JudgeTrainConfig
 
-JT_CFG = JudgeTrainConfig.from_dict(
-    JUDGE_TRAIN["train"]
+JT_CFG = stage_config(
+    JUDGE_TRAIN["train"], JudgeTrainConfig, "judge_train.train"
 ).to_dict()  # validated before any job
 
 

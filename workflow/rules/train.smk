@@ -31,11 +31,11 @@ rule train:
     resources:
         mpi="",
         nodes=lambda wc: int(
-            train_run_config(wc.run).get("trainer", {}).get("num_nodes", 1)
+            run_config(wc.run, "train").get("trainer", {}).get("num_nodes", 1)
         ),
         tasks_per_node=lambda wc: ddp_tasks_per_node(wc.run),
     params:
-        cfg=lambda wc: as_json(train_run_config(wc.run)),
+        cfg=lambda wc: as_json(run_config(wc.run, "train")),
         dataset=lambda w, input: Path(input.manifest).parent,
     shell:
         "{resources.mpi} env python -m srrg train --dataset {params.dataset:q} --out {output.model:q}"

@@ -5,9 +5,8 @@ targets = the expert score scaled to [0, 1] and rounded to one decimal)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from srrg.config import from_dict
 from srrg.errors import UserError
 
 TARGETS = ("auto", "score", "analysis")
@@ -89,10 +88,6 @@ class JudgeTrainConfig:
             raise UserError("judge_train.learning_rate and epochs must be > 0")
         if self.score_min is not None and self.score_max is not None and self.score_max <= self.score_min:
             raise UserError(f"judge_train.score_max ({self.score_max}) must exceed score_min ({self.score_min})")
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> JudgeTrainConfig:
-        return from_dict(cls, data, "judge_train.train")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,4 +1,5 @@
-"""Typed configuration of the model, data, optimizer and trainer (the `train` config slice).
+"""Typed configuration of the model, data, optimizer and trainer (the `train` config slice) and of
+decoding (the `infer` slice): torch-free, so a stage checks its settings before torch loads.
 
 Defaults are the embedded default (tiny Swin + SmolLM2-135M on CPU); paper runs override the encoder
 and LLM names. A run (model x target) is the `train` slice deep-merged with the run's `overrides`.
@@ -10,7 +11,7 @@ import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Mapping
 
-from srrg.config import ConfigError, from_dict
+from srrg.config import ConfigError, doc, from_dict
 
 Target = Literal["json", "sentences"]
 Arch = Literal["llm", "baseline"]
@@ -169,10 +170,6 @@ class TrainConfig:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     checkpoint_dir: str = "checkpoints"
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
-        return from_dict(cls, data, "train")
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -208,6 +205,24 @@ def check_decoding(infer: Mapping[str, Any], max_target_tokens: int | None = Non
         )
 
 
+@dataclass(frozen=True)
+class InferConfig:
+    """Beam search and subset settings (the `infer` config slice)."""
+
+    num_beams: int = field(default=3, metadata=doc("Beam width.", minimum=1))
+    num_return_sequences: int = field(default=1, metadata=doc("Candidates kept per study (the first is scored).", minimum=1))
+    max_new_tokens: int = field(
+        default=512, metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1)
+    )
+    batch_size: int = field(default=4, metadata=doc("Studies per batch.", minimum=1))
+    split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=["train", "validate", "test"]))
+    max_studies: int | None = field(default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1))
+    device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
+
+    def __post_init__(self) -> None:
+        check_decoding({"num_beams": self.num_beams, "num_return_sequences": self.num_return_sequences})
+
+
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """Nested dict update (override wins); neither input is mutated."""
     out = copy.deepcopy(dict(base))
@@ -232,18 +247,10 @@ class RunSpec:
     infer: dict[str, Any] = field(default_factory=dict)
 
 
-# The embedded default: the frozen-LLM model with both targets (Table 2) and the baseline (Table 1).
-DEFAULT_RUNS: tuple[dict[str, Any], ...] = (
-    {"name": "smollm2_json", "label": "SmolLM2-135M", "arch": "llm", "target": "json"},
-    {"name": "smollm2_sentences", "label": "SmolLM2-135M", "arch": "llm", "target": "sentences"},
-    {"name": "transformer_json", "label": "Transformer", "arch": "baseline", "target": "json"},
-)
-
-
 def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
-    """The `runs` list of the train slice (DEFAULT_RUNS when absent); names must be unique (they
-    name output folders)."""
-    raw = train_slice.get("runs") or DEFAULT_RUNS
+    """The `runs` list of the train slice (none when absent: config.yaml lists the embedded
+    default's runs, the one place they are written); names must be unique (they name output folders)."""
+    raw = train_slice.get("runs") or ()
     specs = [from_dict(RunSpec, r, f"train.runs[{i}]") for i, r in enumerate(raw)]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -251,14 +258,22 @@ def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
     return specs
 
 
-def run_config(train_slice: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The config of one run (plain dict, as Snakemake params): slice + run overrides + arch/target."""
-    specs = {s.name: s for s in run_specs(train_slice)}
+def run_slice(cfg: Mapping[str, Any], name: str, section: Literal["train", "infer"]) -> dict[str, Any]:
+    """One run's fully merged slice of `section` (docs/model.md), the same way for both: the section
+    deep-merged with the run's own keys (train: its `overrides`, then its arch and target; infer: its
+    `infer`). A plain dict (Snakemake params); the stage validates it once (srrg.config.stage_config)."""
+    train = cfg.get("train") or {}
+    specs = {s.name: s for s in run_specs(train)}
     if name not in specs:
         raise ConfigError(f"unknown run {name!r}; configured runs: {sorted(specs)}")
     spec = specs[name]
-    base = {k: v for k, v in train_slice.items() if k != "runs"}
-    merged = deep_merge(base, spec.overrides)
-    merged = deep_merge(merged, {"model": {"arch": spec.arch, "target": spec.target}})
-    TrainConfig.from_dict(merged)  # fail early, in the Snakefile, on a bad run
-    return merged
+    if section == "infer":
+        return deep_merge(cfg.get("infer") or {}, spec.infer)
+    base = {k: v for k, v in train.items() if k != "runs"}
+    return deep_merge(deep_merge(base, spec.overrides), {"model": {"arch": spec.arch, "target": spec.target}})
+
+
+def pick_run(train_settings: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """`srrg train --config`: settings that list `runs` give the merged slice of run `name`; other
+    settings are one run's slice already (what the workflow passes)."""
+    return run_slice({"train": train_settings}, name, "train") if "runs" in train_settings else dict(train_settings)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import asdict
 from typing import Any, Mapping
 
 import lightning as L
@@ -111,8 +110,3 @@ class ReportModule(L.LightningModule):
             raise ValueError(f"checkpoint lacks {len(missing)} trainable weights, e.g. {missing[:3]}")
         if RNG_KEY in checkpoint:
             set_rng_state(checkpoint[RNG_KEY])
-
-    def export(self) -> dict[str, Any]:
-        """What inference needs: the model config and the non-reloadable weights."""
-        return {"model_config": asdict(self.model_cfg), "vocab": self.net.vocab, "findings": self.net.findings,
-                "state_dict": self.net.export_state_dict()}

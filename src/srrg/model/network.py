@@ -14,7 +14,7 @@ from torch import nn
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.model.baseline import build_baseline
-from srrg.model.config import ModelConfig
+from srrg.model.config import InferConfig, ModelConfig
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import freeze, load_llm, load_tokenizer
@@ -166,17 +166,15 @@ class ReportGenerator(nn.Module):
         ).loss
 
     @torch.no_grad()
-    def generate(
-        self, images: torch.Tensor, num_beams: int = 3, num_return_sequences: int = 1, max_new_tokens: int = 256
-    ) -> list[list[str]]:
-        """Beam search; per image its `num_return_sequences` best texts, best first."""
-        if num_return_sequences > num_beams:
-            raise ValueError(f"num_return_sequences ({num_return_sequences}) cannot exceed num_beams ({num_beams})")
+    def generate(self, images: torch.Tensor, search: InferConfig) -> list[list[str]]:
+        """Beam search with the infer settings (InferConfig checks num_return_sequences <= num_beams);
+        per image its `num_return_sequences` best texts, best first."""
         img = self.image_tokens(images)
         tok = self.tokenizer
-        search: dict[str, Any] = {
-            "num_beams": num_beams,
-            "num_return_sequences": num_return_sequences,
+        max_new_tokens = search.max_new_tokens
+        beams: dict[str, Any] = {
+            "num_beams": search.num_beams,
+            "num_return_sequences": search.num_return_sequences,
             "do_sample": False,
             "pad_token_id": tok.pad_token_id,
             "eos_token_id": tok.eos_token_id,
@@ -185,7 +183,7 @@ class ReportGenerator(nn.Module):
             embeds = self._prompt_embeds(img)
             attention = torch.ones(embeds.shape[:2], dtype=torch.long, device=img.device)
             out = self.llm.generate(
-                inputs_embeds=embeds, attention_mask=attention, max_new_tokens=max_new_tokens, **search
+                inputs_embeds=embeds, attention_mask=attention, max_new_tokens=max_new_tokens, **beams
             )
         else:
             assert self.decoder is not None
@@ -193,8 +191,8 @@ class ReportGenerator(nn.Module):
             bos = torch.full((img.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
             out = self.decoder.generate(
                 input_ids=bos, attention_mask=torch.ones_like(bos), encoder_hidden_states=img,
-                max_new_tokens=steps, **search,
+                max_new_tokens=steps, **beams,
             )[:, 1:]
         texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
-        k = num_return_sequences
+        k = search.num_return_sequences
         return [texts[i * k : (i + 1) * k] for i in range(img.shape[0])]

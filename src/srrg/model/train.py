@@ -23,9 +23,10 @@ from lightning.pytorch.plugins.environments import SLURMEnvironment
 
 from srrg.codedeps import stage_files
 from srrg.config import config_hash
-from srrg.io import atomic_path, write_text
+from srrg.io import write_text
 from srrg.model.config import TrainConfig
 from srrg.model.datamodule import ReportDataModule
+from srrg.model.file import save_model
 from srrg.model.findings import finding_labels
 from srrg.model.module import ReportModule
 from srrg.model.progress import ProgressLog, loss_figure, write_metrics
@@ -153,9 +154,7 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     }
     if trainer.is_global_zero:
         data_config = {**asdict(cfg.data), "images": data.images}  # inference uses the same resolved source
-        exported = {**module.export(), "data_config": data_config, "summary": summary}
-        with atomic_path(out) as tmp:
-            torch.save(exported, tmp)
+        save_model(out, module.net, data_config, summary)
         write_text(f"{out}.json", json.dumps(summary, indent=2) + "\n")
         write_metrics(progress.rows, csv_path)
         title = f"{run} ({cfg.model.arch}, {cfg.model.target} target, {data.images} images)"

@@ -8,22 +8,18 @@ the view filter are kept with infer_status `view_filtered`; the scoring pairs fi
 from __future__ import annotations
 
 import logging
-import pickle
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import polars as pl
 import torch
 
-from srrg.config import doc, from_dict, load_section
-from srrg.errors import UserError
 from srrg.io import write_parquet
-from srrg.model.config import DataConfig, ModelConfig, check_decoding
+from srrg.model.config import InferConfig, check_decoding
 from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
+from srrg.model.file import load_model
 from srrg.model.images import log_image_source, resolve_images
-from srrg.model.network import ReportGenerator
 from srrg.report import parse_report, render_sentences
 
 log = logging.getLogger("srrg.infer")
@@ -31,47 +27,8 @@ log = logging.getLogger("srrg.infer")
 OK, VIEW_FILTERED = "ok", "view_filtered"
 
 
-@dataclass(frozen=True)
-class InferConfig:
-    """Beam search and subset settings (the `infer` config slice)."""
-
-    num_beams: int = field(default=3, metadata=doc("Beam width.", minimum=1))
-    num_return_sequences: int = field(default=1, metadata=doc("Candidates kept per study (the first is scored).", minimum=1))
-    max_new_tokens: int = field(
-        default=512, metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1)
-    )
-    batch_size: int = field(default=4, metadata=doc("Studies per batch.", minimum=1))
-    split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=["train", "validate", "test"]))
-    max_studies: int | None = field(default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1))
-    device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
-
-    def __post_init__(self) -> None:
-        check_decoding({"num_beams": self.num_beams, "num_return_sequences": self.num_return_sequences})
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> InferConfig:
-        """Validate against the `infer` schema section (ranges, allowed splits), then type it."""
-        return from_dict(cls, load_section(data, "infer"), "infer")
-
-
 def resolve_device(name: str) -> torch.device:
     return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name)
-
-
-def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator, DataConfig]:
-    """Rebuild the network from an exported model file (the frozen LLM is reloaded from its source).
-    A file that is not one (truncated, another format) is a UserError naming it, not a traceback."""
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=False)
-    except (pickle.UnpicklingError, EOFError, ValueError, RuntimeError, AttributeError, ImportError) as exc:
-        raise UserError(f"cannot read model file {path}: {exc} (expected a file written by srrg train)") from exc
-    missing = [k for k in ("model_config", "state_dict", "data_config") if not isinstance(blob, dict) or k not in blob]
-    if missing:
-        raise UserError(f"model file {path} lacks {', '.join(missing)} (expected a file written by srrg train)")
-    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"),
-                          findings=blob.get("findings"))
-    net.load_exported(blob["state_dict"])
-    return net.to(device).eval(), from_dict(DataConfig, blob["data_config"], "data")
 
 
 def prediction_fields(raw: str, target: str) -> dict[str, Any]:
@@ -114,7 +71,7 @@ def run_infer(
     batches = range(0, len(dataset), cfg.batch_size)
     for n, i in enumerate(batches, 1):
         batch = collate([dataset[j] for j in range(i, min(i + cfg.batch_size, len(dataset)))])
-        texts = net.generate(batch["images"].to(device), cfg.num_beams, cfg.num_return_sequences, cfg.max_new_tokens)
+        texts = net.generate(batch["images"].to(device), cfg)
         for sid, cands in zip(batch["study_ids"], texts):
             results[sid] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
         if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)
