@@ -16,6 +16,14 @@ def config(parser: argparse.ArgumentParser, section: str, what: str | None = Non
     )
 
 
+def mapping(value: str | None) -> dict:
+    """A JSON/YAML mapping argument that is no config section (a stage records or forwards it as it
+    is: --upstream-config, an adapter's --options); settings go through srrg.config.stage_config."""
+    from srrg.text.decode import config_value
+
+    return config_value(value)
+
+
 def progress(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="do not draw progress bars (logs, batch jobs)")
 

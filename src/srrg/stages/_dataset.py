@@ -21,8 +21,9 @@ def check_paths(args: argparse.Namespace) -> None:
 
 def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
     """(config, normalized table) of a dataset command."""
+    from srrg.config import stage_config
     from srrg.dataset import DatasetConfig
     from srrg.io import read_table
 
     check_paths(args)
-    return DatasetConfig.from_dict(args.config), read_table(args.inp)
+    return stage_config(args.config, DatasetConfig, "dataset"), read_table(args.inp)

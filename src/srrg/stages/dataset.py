@@ -21,9 +21,8 @@ def run(args: argparse.Namespace) -> None:
     import time
 
     from srrg.dataset import summarize, write_dataset
-    from srrg.io import load_config_arg
 
     start = time.perf_counter()
     cfg, df = _dataset.read_input(args)
-    manifest = write_dataset(df, args.out_dir, cfg, load_config_arg(args.upstream_config), progress=not args.no_progress)
+    manifest = write_dataset(df, args.out_dir, cfg, _args.mapping(args.upstream_config), progress=not args.no_progress)
     print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _dataset
+from srrg.stages import _args, _dataset
 
 HELP = "write manifest.json of the dataset from its plan and shards"
 
@@ -21,15 +21,15 @@ def run(args: argparse.Namespace) -> None:
     import time
     from pathlib import Path
 
+    from srrg.config import stage_config
     from srrg.dataset import MANIFEST_NAME, PLAN_NAME, DatasetConfig, build_manifest, count_rows, summarize, write_json
-    from srrg.io import load_config_arg
 
     start = time.perf_counter()
     _dataset.check_paths(args)
-    cfg = DatasetConfig.from_dict(args.config)
+    cfg = stage_config(args.config, DatasetConfig, "dataset")
     rows_in = count_rows(args.inp)
     out_dir = Path(args.out_dir)
     plan = json.loads((out_dir / PLAN_NAME).read_text(encoding="utf-8"))
-    manifest = build_manifest(out_dir, plan, cfg, load_config_arg(args.upstream_config))
+    manifest = build_manifest(out_dir, plan, cfg, _args.mapping(args.upstream_config))
     write_json(out_dir / MANIFEST_NAME, manifest)
     print(summarize(manifest, rows_in, time.perf_counter() - start), file=sys.stderr)

@@ -21,10 +21,11 @@ def run(args: argparse.Namespace) -> None:
     import sys
     from pathlib import Path
 
+    from srrg.config import stage_config
     from srrg.dataset import DatasetConfig, read_split_rows, shard_frame, shard_name, to_dataset_frame, write_shard
 
     _dataset.check_paths(args)
-    cfg = DatasetConfig.from_dict(args.config)
+    cfg = stage_config(args.config, DatasetConfig, "dataset")
     rows = read_split_rows(args.inp, args.split)  # this split's rows only: the same order as the whole table's
     part = shard_frame(to_dataset_frame(rows, check_rows=False), args.split, args.index, cfg.rows_per_shard)
     write_shard(part, Path(args.out_dir) / args.split / shard_name(args.index), cfg)

@@ -25,11 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.config import load_section
+    from srrg.config import stage_config
+    from srrg.extract.pipeline import ExtractConfig
 
-    settings = load_section(args.config, "extract")  # a wrong setting or path is named before spaCy loads
-    if args.n_process is not None:
-        settings = load_section({**settings, "n_process": args.n_process}, "extract")
+    # the --n-process flag over extract.n_process; a wrong setting or path is named before spaCy loads
+    flag = {} if args.n_process is None else {"n_process": args.n_process}
+    config = stage_config(args.config, ExtractConfig, "extract", adjust=lambda settings: {**settings, **flag})
     _args.require_inputs(files={"--in": args.inp})
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out})
     import sys
@@ -37,10 +38,8 @@ def run(args: argparse.Namespace) -> None:
     from collections import Counter
 
     from srrg.extract.table import extract_table
-    from srrg.extract.pipeline import ExtractConfig
     from srrg.io import read_table, write_parquet
 
-    config = ExtractConfig.from_dict(settings)
     start = time.perf_counter()
     df = read_table(args.inp)
     out = extract_table(df, config, progress=not args.no_progress)

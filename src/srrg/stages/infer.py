@@ -19,16 +19,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.config import load_section
+    from srrg.config import stage_config
+    from srrg.model.config import InferConfig
 
-    settings = load_section(args.config, "infer")  # a wrong setting or path is named before torch loads
+    cfg = stage_config(args.config, InferConfig, "infer")  # a wrong setting or path is named before torch loads
     _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})
     _args.check_outputs({"--model": args.model, "--dataset": args.dataset}, files={"--out": args.out, "--pairs": args.pairs})
     from srrg.errors import UserError
-    from srrg.infer import InferConfig, run_infer
     from srrg.model.images import ImageError
+    from srrg.model.infer import run_infer
 
-    cfg = InferConfig.from_dict(settings)
     try:
         run_infer(args.model, args.dataset, args.out, args.pairs, cfg)
     except ImageError as err:

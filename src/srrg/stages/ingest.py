@@ -20,14 +20,12 @@ def run(args: argparse.Namespace) -> None:
     import sys
     import time
 
-    from srrg.config import from_dict, load_section
+    from srrg.config import stage_config
     from srrg.ingest import IngestConfig, ingest, input_paths, summarize
     from srrg.io import write_parquet
 
-    raw = load_section(args.config, "ingest")
-    if args.source:
-        raw["source"] = args.source
-    cfg = from_dict(IngestConfig, raw, "ingest")
+    flag = {"source": args.source} if args.source else {}  # --source over ingest.source
+    cfg = stage_config(args.config, IngestConfig, "ingest", adjust=lambda settings: {**settings, **flag})
     _args.check_outputs(input_paths(cfg), files={"--out": args.out})
     start = time.perf_counter()
     df = ingest(cfg, progress=not args.no_progress)

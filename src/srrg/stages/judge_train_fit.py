@@ -22,12 +22,12 @@ def run(args: argparse.Namespace) -> None:
 
     import polars as pl
 
-    from srrg.io import load_config_arg
+    from srrg.config import stage_config
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.train import fit
 
     _args.check_outputs({"--prepared": args.prepared}, folders={"--out-dir": args.out_dir, "--work-dir": args.work_dir})
-    cfg = JudgeTrainConfig.from_dict(load_config_arg(args.config))
+    cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
     examples = pl.read_parquet(Path(args.prepared) / "examples.parquet")
     s = fit(examples, cfg, args.out_dir, args.work_dir)
     print(

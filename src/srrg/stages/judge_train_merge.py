@@ -16,9 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.io import load_config_arg
+    from srrg.config import stage_config
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.train import merge
-    _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})
 
-    print(f"merged -> {merge(args.adapter, JudgeTrainConfig.from_dict(load_config_arg(args.config)), args.out)}")
+    _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})
+    cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
+    print(f"merged -> {merge(args.adapter, cfg, args.out)}")

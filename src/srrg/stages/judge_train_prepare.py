@@ -20,14 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import polars as pl
 
-    from srrg.io import load_config_arg, read_table
+    from srrg.config import stage_config
+    from srrg.io import read_table
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.dataset import build_examples, write_prepared
     from srrg.metaeval.adapters import load_dataset
 
     _args.check_outputs({"--data": args.data, "--analyses": args.analyses}, folders={"--out-dir": args.out_dir})
-    cfg = JudgeTrainConfig.from_dict(load_config_arg(args.config))
-    ds = load_dataset(args.adapter, args.data, **load_config_arg(args.options))
+    cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
+    ds = load_dataset(args.adapter, args.data, **_args.mapping(args.options))
     analyses = read_table(args.analyses).with_columns(pl.col("pair_id").cast(pl.String)) if args.analyses else None
     examples, summary = build_examples(ds, cfg, analyses)
     write_prepared(examples, ds.ratings, summary, args.out_dir)

@@ -28,13 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import sys
 
+    from srrg.config import stage_config
     from srrg.errors import UserError
-    from srrg.io import load_config_arg
     from srrg.metaeval.adapters import RATINGS_SCHEMA
     from srrg.metaeval.run import ID, MetaevalConfig, run_metaeval, write_result
 
     _args.check_outputs({"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
-    cfg = MetaevalConfig.from_dict(load_config_arg(args.config))
+    cfg = stage_config(args.config, MetaevalConfig, "metaeval.correlate")
     ratings = _table(args.ratings, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
     if ratings is not None and ratings.is_empty():
         raise UserError(f"{args.ratings}: no rating rows; nothing to correlate")

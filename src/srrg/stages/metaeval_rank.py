@@ -45,13 +45,14 @@ def run(args: argparse.Namespace) -> None:
     import json
     from pathlib import Path
 
-    from srrg.io import load_config_arg, write_text
+    from srrg.config import stage_config
+    from srrg.io import write_text
     from srrg.metaeval import radjudge
     from srrg.metrics import metric_options
 
     _args.check_outputs({"--cases": args.cases}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    options = metric_options(metrics, load_config_arg(args.config))
+    options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
     cases = radjudge.read_cases(args.cases)
     keys = radjudge.metric_keys(metrics, parse_keys(args.keys))
     checked = radjudge.check_cases(cases, radjudge.candidate_scores(cases, metrics, keys, options), keys)

@@ -27,12 +27,13 @@ def run(args: argparse.Namespace) -> None:
     import json
     import sys
 
-    from srrg.io import load_config_arg, read_table, write_parquet, write_text
+    from srrg.config import stage_config
+    from srrg.io import read_table, write_parquet, write_text
     from srrg.normalize import NormalizeConfig
     from srrg.normalize import run as normalize
 
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out, "--phrases": args.phrases, "--stats": args.stats})
-    cfg = NormalizeConfig.from_dict(load_config_arg(args.config))
+    cfg = stage_config(args.config, NormalizeConfig, "normalize", with_sections=("llm",))
     out, table, summary = normalize(read_table(args.inp), cfg)
     write_parquet(out, args.out)
     write_parquet(table, args.phrases)

@@ -19,9 +19,10 @@ def run(args: argparse.Namespace) -> None:
     import sys
     import time
 
+    from srrg.config import stage_config
     from srrg.stats import StatsConfig, read_dataset, write_stats
 
-    cfg = StatsConfig.from_dict(args.config)
+    cfg = stage_config(args.config, StatsConfig, "stats")
     _args.check_outputs({"--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     start = time.perf_counter()
     df = read_dataset(args.dataset)

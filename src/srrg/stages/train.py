@@ -20,11 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.io import load_config_arg
-    from srrg.model.config import TrainConfig, check_encoder_name, run_config
+    from srrg.config import stage_config
+    from srrg.model.config import TrainConfig, check_encoder_name, pick_run
 
-    raw = load_config_arg(args.config)  # a wrong setting or path is named before torch loads
-    cfg = TrainConfig.from_dict(run_config(raw, args.run) if "runs" in raw else raw)
+    # settings that list `runs` give the entry of --run; a wrong setting or path is named before torch loads
+    cfg = stage_config(args.config, TrainConfig, "train", adjust=lambda settings: pick_run(settings, args.run))
     _args.require_inputs(folders={"--dataset": args.dataset})
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
     check_encoder_name(cfg.model.encoder)  # timm loads here anyway; before any data or weights are read
