@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
-from srrg.tables import RunEntry, latex_escape, most_frequent_report, parse_rates, run_tables, to_html, to_markdown
+from srrg.tables import RunEntry, latex_escape, parse_rates, run_tables, to_html, to_markdown
 
 
 def test_parse_rates_hand_values() -> None:
@@ -80,30 +80,7 @@ def test_html_table_is_escaped_and_rounded_like_markdown() -> None:
     assert "<tr><td>&lt;b&gt;&amp;</td><td>0.123</td><td>-</td></tr>" in html
 
 
-EMPTY_PTX = '{"positive": [], "negative": ["pneumothorax"]}'
-EFFUSION = ('{"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", '
-            '"location": "in the lower zone of the right lung"}], "negative": []}')
-
-
-def test_reference_rows_constant_and_ceiling(tmp_path: Path) -> None:
-    """Constant = the most frequent training report; Ceiling = references after the phantom round
-    trip. Hand values: Constant gets S 1 on the study whose reference it is and 0 on the effusion
-    study (P_pos, P_neg and D all 0), so 0.5; both references are fully drawable, so Ceiling is 1."""
-    (tmp_path / "ds" / "train").mkdir(parents=True)
-    pl.DataFrame({"structured": [EMPTY_PTX, EFFUSION, EMPTY_PTX]}).write_parquet(tmp_path / "ds" / "train" / "part-00000.parquet")
-    entry = _run(tmp_path, "base", "Transformer", "json", {"s_score": 0.75}, ["valid", "valid", "valid"])
-    pl.DataFrame({"study_id": ["a", "b", "c"], "infer_status": ["ok", "ok", "view_filtered"], "images": ["phantom"] * 3,
-                  "reference": [EMPTY_PTX, EFFUSION, EFFUSION], "parse_status": ["valid", "valid", None]}).write_parquet(entry["predictions"])
-    t1 = run_tables([RunEntry(**entry)], tmp_path / "out", tmp_path / "ds", ["s_score"])["table1"]
-    assert t1["Method"].to_list() == ["Transformer", "Constant (most frequent training report)", "Ceiling (phantom round trip)"]
-    assert t1["S-Score"].to_list() == [0.75, 0.5, 1.0] and t1["Studies"].to_list() == [2, 2, 2]
-    assert t1["Parsed"].to_list()[0] == 1.0 and all(math.isnan(v) for v in t1["Parsed"].to_list()[1:])
-    md = (tmp_path / "out" / "table1.md").read_text()
-    assert "PHANTOM radiographs" in md and "Constant: the most frequent training report" in md
-
-
-def test_most_frequent_report_ties_and_full_precision_csv(tmp_path: Path) -> None:
-    assert most_frequent_report([EFFUSION, EMPTY_PTX]).negative == ("pneumothorax",)  # tie: smaller JSON string
+def test_full_precision_csv(tmp_path: Path) -> None:
     entry = _run(tmp_path, "r", "R", "json", {"s_score": 0.123456789}, ["valid"])
     run_tables([RunEntry(**entry)], tmp_path / "out")
     assert "0.123456789" in (tmp_path / "out" / "table1.csv").read_text()

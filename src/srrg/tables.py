@@ -4,12 +4,13 @@ Table 1: methods (Structured-First runs) x BLEU-1, BLEU-4, METEOR, ROUGE, P-, D-
 Table 2: per method, Structured-First vs Sentence-Direct x BLEU-1..4, METEOR, ROUGE.
 Both add parse-rate columns (share of predictions that parsed, and that were valid without repair)
 and the number of scored studies; values come from each run's `srrg score` summary.csv and
-predictions Parquet. Missing values show as "-". Table 1 ends with reference rows scored on the same
-test studies (docs/model.md): Constant (the most frequent training report: what a model that ignores
-the image gets) and, when the runs saw phantom images, Ceiling (each reference after the phantom
-render -> read round trip). The captions say which images the runs saw and the signature of every
-metric column (docs/metrics.md, "Signatures"); runs whose numbers in one column were made
-differently are refused unless allow_mixed.
+predictions Parquet. Missing values show as "-". Table 1 ends with the reference runs of
+`srrg reference-runs`, scored by `srrg score` like the runs (docs/model.md): Constant (the most
+frequent training report: what a model that ignores the image gets) and, when the runs saw phantom
+images, Ceiling (each reference after the phantom render -> read round trip). This module only lays
+out summaries. The captions say which images the runs saw and the signature of every metric column
+(docs/metrics.md, "Signatures"); runs whose numbers in one column were made differently are refused
+unless allow_mixed.
 """
 
 from __future__ import annotations
@@ -17,25 +18,25 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import load_config_arg, read_table, write_text
-from srrg.metrics.signature import column_signatures, read_signatures, with_section
-from srrg.report import REPAIRED, VALID, StructuredReport, from_obj, parse_report
+from srrg.metrics.signature import column_signatures, read_signatures
+from srrg.reference_runs import CAPTION, base_run
+from srrg.report import REPAIRED, VALID
 
 TABLE1 = (("BLEU-1", "bleu_1"), ("BLEU-4", "bleu_4"), ("METEOR", "meteor"), ("ROUGE", "rouge_l"),
           ("P-Score", "p_score"), ("D-Score", "d_score"), ("S-Score", "s_score"))
 TABLE2 = (("BLEU-1", "bleu_1"), ("BLEU-2", "bleu_2"), ("BLEU-3", "bleu_3"), ("BLEU-4", "bleu_4"),
           ("METEOR", "meteor"), ("ROUGE", "rouge_l"))
 PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
-CONSTANT = "Constant (most frequent training report)"
-CEILING = "Ceiling (phantom round trip)"
 IMAGE_NOTES = {
     "real": "Images: real image files.",
     "phantom": "Images: PHANTOM radiographs rendered from each study's report (docs/phantom.md), not real images.",
@@ -87,56 +88,27 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
             "images": ",".join(images) or None}
 
 
-def most_frequent_report(structured: Sequence[str]) -> StructuredReport:
-    """The most frequent report of a split (ties: the smallest JSON string): the best a model that
-    ignores the image can do by copying one report."""
-    counts = Counter(structured)
-    if not counts:
-        raise UserError("the training split has no structured reports to take the Constant row from")
-    best = min(counts, key=lambda text: (-counts[text], text))
-    return from_obj(json.loads(best))[0]
-
-
-def reference_hypotheses(refs: Sequence[str], constant: StructuredReport, phantom: bool) -> dict[str, list[str]]:
-    """Hypotheses of the reference rows for the given references (JSON strings)."""
-    from srrg.phantom import visible_report
-
-    rows = {CONSTANT: [constant.to_json()] * len(refs)}
-    if phantom:
-        rows[CEILING] = [visible_report(parse_report(r)[0]).to_json() for r in refs]
-    return rows
-
-
-def reference_rows(
-    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], dataset: str | Path,
-    metrics: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None,
-    signatures: dict[str, dict[str, str]] | None = None, section: str = "both",
-) -> list[dict[str, Any]]:
-    """Constant and Ceiling rows of Table 1, scored on the test studies of the Structured-First run
-    with the most scored studies (srrg.metrics, the same metrics as the runs); each row's key ->
-    signature goes into `signatures` under its label (structured hypotheses are whole reports, so
-    `section` only names the runs' setting in the signatures)."""
-    from srrg.metrics import score_all
-
-    json_runs = [r for r in runs if r.target == "json"]
-    if not json_runs:
+def shown_references(
+    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], references: Sequence[RunEntry],
+    ref_results: Mapping[str, Mapping[str, Any]],
+) -> list[RunEntry]:
+    """The reference runs Table 1 shows: none without a Structured-First run; those whose
+    predictions were made from no image or from the images of the run whose studies they were
+    scored on (srrg.reference_runs.base_run): Ceiling, the phantom round trip, only beside phantom
+    runs. A reference scored on another number of studies than that run is a UserError."""
+    json_runs = {r.name: int(results[r.name]["studies"]) for r in runs if r.target == "json"}
+    if not references or not json_runs:
         return []
-    base = max(json_runs, key=lambda r: results[r.name]["studies"])
-    refs = scored(pl.read_parquet(base.predictions, columns=None))["reference"].to_list()
-    shards = sorted((Path(dataset) / "train").glob("*.parquet"))
-    if not shards:
-        raise UserError(f"no training shards in {Path(dataset) / 'train'} (needed for the Constant row)")
-    train = pl.concat([pl.read_parquet(f, columns=["structured"]) for f in shards])
-    constant = most_frequent_report(train["structured"].drop_nulls().to_list())
-    phantom = results[base.name].get("images") == "phantom"
-    rows = []
-    for label, hyps in reference_hypotheses(refs, constant, phantom).items():
-        result = score_all(refs, hyps, list(metrics), options)
-        values = {**result.summary, "parsed": math.nan, "valid": math.nan, "studies": len(refs)}
-        rows.append(_row(label, values, TABLE1 + PARSE))
-        if signatures is not None:
-            signatures[label] = {k: with_section(v, section) for k, v in result.signatures.items()}
-    return rows
+    base = base_run(json_runs)
+    shown = []
+    for ref in references:
+        got = ref_results[ref.name]
+        if got["studies"] != json_runs[base]:
+            raise UserError(f"--references {ref.name}: scored on {got['studies']} studies, the run {base} on "
+                            f"{json_runs[base]}; write the reference runs from the same runs (srrg reference-runs)")
+        if got["images"] in (None, results[base]["images"]):
+            shown.append(ref)
+    return shown
 
 
 def table_signatures(
@@ -224,8 +196,8 @@ def to_html(df: pl.DataFrame, caption: str) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
     rows = ["<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>" for row in df.iter_rows()]
     return "\n".join([
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
-        "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>",
+        ('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
+         "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>"),
         f"<table>\n<caption>{html.escape(caption)}</caption>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows,
         "</tbody>\n</table>\n</body></html>",
     ]) + "\n"
@@ -245,8 +217,7 @@ def captions(results: Mapping[str, Mapping[str, Any]], references: bool,
     """Caption per table; `signatures`: table name -> its signature note."""
     signatures = signatures or {}
     note = image_note(results)
-    refs = (f" {CONSTANT.split(' (')[0]}: the most frequent training report for every study; {CEILING.split(' (')[0]}: "
-            "each reference after the phantom render -> read round trip (an upper bound; docs/phantom.md).") if references else ""
+    refs = f" {CAPTION}" if references else ""
     return {
         "table1": " ".join(filter(None, (
             f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs}",
@@ -257,40 +228,40 @@ def captions(results: Mapping[str, Mapping[str, Any]], references: bool,
 
 
 def run_tables(
-    runs: Sequence[RunEntry], out_dir: str | Path, dataset: str | Path | None = None,
-    metrics: Sequence[str] = ("bleu", "meteor", "rouge_l", "cider", "s_score"),
-    options: Mapping[str, Mapping[str, Any]] | None = None,
-    allow_mixed: bool = False,
-    section: str = "both",
+    runs: Sequence[RunEntry], out_dir: str | Path, references: Sequence[RunEntry] = (), allow_mixed: bool = False
 ) -> dict[str, pl.DataFrame]:
-    """Write table1.{csv,md,tex,html} and table2.{csv,md,tex,html}; returns both frames. With `dataset`
-    (the folder holding train/ shards) Table 1 gets its reference rows. Each caption names the
-    signatures of its columns; a column whose rows were made differently is a UserError naming
-    both signatures unless allow_mixed. `section`: the score.section the runs were scored with."""
+    """Write table1.{csv,md,tex,html} and table2.{csv,md,tex,html}; returns both frames. Table 1 ends
+    with the `references` it shows (shown_references), labelled and scored like runs. Each caption
+    names the signatures of its columns; a column whose rows were made differently is a UserError
+    naming both signatures unless allow_mixed."""
     results = {r.name: load_run(r) for r in runs}
-    row_sigs = {r.name: read_signatures(r.summary) for r in runs}
-    ref_sigs: dict[str, dict[str, str]] = {}
-    references = reference_rows(runs, results, dataset, metrics, options, ref_sigs, section) if dataset is not None else []
+    ref_results = {r.name: load_run(r) for r in references}
+    shown = shown_references(runs, results, references, ref_results)
+    row_sigs = {r.name: read_signatures(r.summary) for r in [*runs, *shown]}
     out = Path(out_dir)
-    tables = {"table1": table1(runs, results, references), "table2": table2(runs, results)}
-    json_runs = {r.name: row_sigs[r.name] for r in runs if r.target == "json"}
+    ref_rows = [_row(r.label, ref_results[r.name], TABLE1 + PARSE) for r in shown]
+    tables = {"table1": table1(runs, results, ref_rows), "table2": table2(runs, results)}
+    json_runs = {r.name: row_sigs[r.name] for r in [*(r for r in runs if r.target == "json"), *shown]}
     table_runs = {r.name: row_sigs[r.name] for r in runs if r.target in TARGET_LABEL}
     notes = {
-        "table1": signature_note(table_signatures({**json_runs, **ref_sigs}, TABLE1, allow_mixed)),
+        "table1": signature_note(table_signatures(json_runs, TABLE1, allow_mixed)),
         "table2": signature_note(table_signatures(table_runs, TABLE2, allow_mixed)),
     }
-    text = captions(results, bool(references), notes)
+    text = captions(results, bool(shown), notes)
     for name, df in tables.items():
         write_table(df, out / name, text[name])
     return tables
 
 
-def load_runs_arg(value: str) -> list[dict[str, Any]]:
-    """`--runs`: an inline JSON list, or a JSON/YAML file holding a list or {"runs": [...]}."""
+def load_run_entries(value: str | None, option: str) -> list[RunEntry]:
+    """`--runs` / `--references`: an inline JSON list, or a JSON/YAML file holding a list or
+    {"runs": [...]}, of run entries; unset = none."""
+    if value is None:
+        return []
     if value.lstrip().startswith("["):
         data: Any = json.loads(value)
     else:
         data = load_config_arg(value).get("runs")
     if not isinstance(data, list):
-        raise UserError("--runs must be a JSON list of run entries (or an object with a `runs` list)")
-    return data
+        raise UserError(f"{option} must be a JSON list of run entries (or an object with a `runs` list)")
+    return [from_dict(RunEntry, r, f"{option}[{i}]") for i, r in enumerate(data)]

@@ -1,10 +1,11 @@
 rule score:
     """Every configured metric on one run's outputs as generated (`raw`): parse rates are those of
     the predictions' parse_status; NLG metrics read sentence renderings of what parses. score.section
-    cuts references and hypotheses alike; signatures.csv says what produced each number.
+    cuts references and hypotheses alike; signatures.csv says what produced each number. The
+    reference runs (rule reference_runs) are scored here like the model runs.
     """
     input:
-        pairs=rules.infer.output.pairs,
+        pairs=results("runs", "{run}", "pairs.parquet"),
         code=stage_code("score"),
     output:
         summary=results("runs", "{run}", "score", "summary.csv"),
@@ -13,11 +14,16 @@ rule score:
     log:
         logs("score", "{run}.log"),
     wildcard_constraints:
-        run=RUN_NAMES,
+        run=wildcard_choice([*RUNS, *REFERENCE_RUNS]),
     conda:
         "../../envs/score.yaml"
     params:
-        metrics=lambda wc: run_metrics(wc.run),
+        # reference runs are Structured-First: every configured metric
+        metrics=lambda wc: (
+            run_metrics(wc.run)
+            if wc.run in RUNS
+            else ",".join(config["score"]["metrics"])
+        ),
         options=as_json(config["score"]["options"]),
         section=config["score"]["section"],
         out_dir=lambda wc: results("runs", wc.run, "score"),

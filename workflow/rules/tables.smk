@@ -1,11 +1,18 @@
 rule tables:
-    """S-RRG Table 1 (methods) and Table 2 (Structured-First vs Sentence-Direct) with parse rates."""
+    """S-RRG Table 1 (methods, then the reference runs) and Table 2 (Structured-First vs
+    Sentence-Direct) with parse rates, laid out from the runs' score summaries."""
     input:
-        summaries=[results("runs", r, "score", "summary.csv") for r in RUNS],
-        signatures=[results("runs", r, "score", "signatures.csv") for r in RUNS],
-        predictions=[results("runs", r, "predictions.parquet") for r in RUNS],
-        manifest=rules.dataset_manifest.output.manifest,
-        shards=dataset_shards,
+        summaries=[
+            results("runs", r, "score", "summary.csv")
+            for r in [*RUNS, *REFERENCE_RUNS]
+        ],
+        signatures=[
+            results("runs", r, "score", "signatures.csv")
+            for r in [*RUNS, *REFERENCE_RUNS]
+        ],
+        predictions=[
+            results("runs", r, "predictions.parquet") for r in [*RUNS, *REFERENCE_RUNS]
+        ],
         code=stage_code("tables"),
     output:
         table1_csv=report(
@@ -45,14 +52,23 @@ rule tables:
         "../../envs/score.yaml"
     params:
         runs=as_json(table_runs()),
+        # the reference runs' entries, as table_runs() gives the runs'
+        references=as_json(
+            [
+                {
+                    "name": r,
+                    "label": REFERENCE_LABELS[r],
+                    "target": "json",
+                    "summary": results("runs", r, "score", "summary.csv"),
+                    "predictions": results("runs", r, "predictions.parquet"),
+                }
+                for r in REFERENCE_RUNS
+            ]
+        ),
         out_dir=lambda w, output: Path(output[0]).parent,
-        dataset=lambda w, input: Path(input.manifest).parent,
-        metrics=",".join(config["score"]["metrics"]),
-        options=as_json(config["score"]["options"]),
-        section=config["score"]["section"],
     shell:
-        "python -m srrg tables --runs {params.runs:q} --out-dir {params.out_dir:q} --dataset {params.dataset:q}"
-        " --metrics {params.metrics} --config {params.options:q} --section {params.section} > {log:q} 2>&1"
+        "python -m srrg tables --runs {params.runs:q} --references {params.references:q} --out-dir {params.out_dir:q}"
+        " > {log:q} 2>&1"
 
 
 add_targets(*rules.tables.output)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, available, evaluate, get_metric, register, score_all

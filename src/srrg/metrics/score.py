@@ -5,18 +5,18 @@ never dropped silently."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
-from srrg.io import read_reports, write_parquet, write_text
 from srrg.errors import StageFailed, UserError
+from srrg.io import read_reports, write_parquet, write_text
 from srrg.metrics.base import MetricResult, score_all
 from srrg.metrics.judge_common import JudgeFailed
 from srrg.metrics.section import MISSING, select_all
 from srrg.metrics.signature import SIGNATURES_FILE, compose, metric_of, with_section, write_signatures
-
 
 COUNTS = ("n_pairs", "n_unmatched", "section_missing_ref", "section_missing_hyp")
 
