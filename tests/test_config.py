@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_repo_config_yaml_says_llm_normalization_fails_without_fallback():
     config's comment must not promise a quiet rules fallback."""
     assert C.validate({})["normalize"]["allow_fallback"] is False
     text = (REPO / "config.yaml").read_text()
-    normalize = text[text.index("\nnormalize:") : text.index("\nllm:")]
+    normalize = re.search(r"^normalize:.*?(?=^\S)", text, flags=re.M | re.S).group(0)  # up to the next section
     assert "rules fallback" not in normalize and "allow_fallback" in normalize
 
 

@@ -34,15 +34,19 @@ def tiny_tokenizer() -> PreTrainedTokenizerFast:
     return tok
 
 
-def tiny_llm(vocab_size: int, hidden: int = 32, layers: int = 2, heads: int = 2, eos_id: int = 2) -> LlamaForCausalLM:
-    """A randomly initialized Llama; deterministic under torch.manual_seed."""
+# the `tiny` LLM's shape: a width of 32, 2 layers of 2 heads
+TINY_HIDDEN, TINY_LAYERS, TINY_HEADS = 32, 2, 2
+
+
+def tiny_llm(vocab_size: int, eos_id: int = 2) -> LlamaForCausalLM:
+    """A randomly initialized Llama of the tiny shape; deterministic under torch.manual_seed."""
     cfg = LlamaConfig(
         vocab_size=vocab_size,
-        hidden_size=hidden,
-        intermediate_size=2 * hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
+        hidden_size=TINY_HIDDEN,
+        intermediate_size=2 * TINY_HIDDEN,
+        num_hidden_layers=TINY_LAYERS,
+        num_attention_heads=TINY_HEADS,
+        num_key_value_heads=TINY_HEADS,
         max_position_embeddings=2048,
         bos_token_id=1,
         eos_token_id=eos_id,
