@@ -181,27 +181,48 @@ def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
     return StructuredReport(tuple(positive), tuple(negative)), exact
 
 
-def _canonical_finding(name: Any, probability: int, level: Any, location: Any, size: Any) -> Finding | None:
-    """The Finding when every field is already canonical (see _canonical_report), else None."""
+def _is_canonical_name(name: str) -> bool:
+    """A finding name as canonicalize() leaves it: normalized, the vocabulary's canonical name, at
+    most PHRASE_CACHE_MAX_CHARS. Names found canonical are remembered (_CANONICAL_NAMES)."""
+    if name in _CANONICAL_NAMES:
+        return True
     if type(name) is not str or len(name) > PHRASE_CACHE_MAX_CHARS or not name.strip():
-        return None
+        return False
     if normalize_text(name) != name or _default_canonical(name) != name:
+        return False
+    if len(_CANONICAL_NAMES) < CANONICAL_CACHE_SIZE:
+        _CANONICAL_NAMES.add(name)
+    return True
+
+
+def _is_canonical_text(text: str) -> bool:
+    """A level, location or size as from_obj() leaves it: normalized, not a spelled-out null, at
+    most PHRASE_CACHE_MAX_CHARS. Texts found canonical are remembered (_CANONICAL_TEXTS)."""
+    if text in _CANONICAL_TEXTS:
+        return True
+    if type(text) is not str or len(text) > PHRASE_CACHE_MAX_CHARS:
+        return False
+    if text in {"", "null", "none"} or normalize_text(text) != text:
+        return False
+    if len(_CANONICAL_TEXTS) < CANONICAL_CACHE_SIZE:
+        _CANONICAL_TEXTS.add(text)
+    return True
+
+
+def _canonical_finding(name: str, probability: int, level: Any, location: Any, size: Any) -> Finding | None:
+    """The Finding when every field is already canonical (see _canonical_parts), else None."""
+    if not _is_canonical_name(name):
         return None
     for text in (level, location, size):
-        if text is not None and (type(text) is not str or len(text) > PHRASE_CACHE_MAX_CHARS):
-            return None
-        if text is not None and (text in {"", "null", "none"} or normalize_text(text) != text):
+        if text is not None and not _is_canonical_text(text):
             return None
     return Finding(name, probability, level, location, size)
 
 
-def _canonical_negatives(names: tuple[Any, ...]) -> frozenset[str] | None:
+def _canonical_negatives(names: tuple[str, ...]) -> frozenset[str] | None:
     """The names as a set when each is a canonical name and none repeats, else None."""
-    for name in names:
-        if type(name) is not str or len(name) > PHRASE_CACHE_MAX_CHARS or not name.strip():
-            return None
-        if normalize_text(name) != name or _default_canonical(name) != name:
-            return None
+    if not _CANONICAL_NAMES.issuperset(names) and not all(map(_is_canonical_name, names)):
+        return None
     unique = frozenset(names)
     return unique if len(unique) == len(names) else None
 
@@ -232,10 +253,13 @@ _CANONICAL_DECODER = msgspec.json.Decoder(_CanonicalShape)
 
 # Per-finding and per-negative-list results of the canonical fast path, keyed by the decoded
 # values (strings of at most PHRASE_CACHE_MAX_CHARS, an int probability 1..3): corpora repeat
-# the same findings and lists. Only canonical entries are kept, at most CANONICAL_CACHE_SIZE each.
+# the same findings and lists; and the strings found to be canonical names and attribute texts.
+# Only canonical entries are kept, at most CANONICAL_CACHE_SIZE each.
 CANONICAL_CACHE_SIZE = 1 << 16
 _FINDINGS: dict[_CanonicalFinding, Finding] = {}
 _NEGATIVES: dict[tuple[str, ...], frozenset[str]] = {}
+_CANONICAL_NAMES: set[str] = set()
+_CANONICAL_TEXTS: set[str] = set()
 
 
 ReportIndex = tuple[dict[str, Finding], frozenset[str]]  # positives by name, negative names as a set
@@ -293,6 +317,8 @@ def clear_parse_caches() -> None:
     _parse_default.cache_clear()
     _FINDINGS.clear()
     _NEGATIVES.clear()
+    _CANONICAL_NAMES.clear()
+    _CANONICAL_TEXTS.clear()
 
 
 def _certainty(f: Finding) -> tuple[int, int]:
@@ -377,18 +403,22 @@ def parse_indexed(texts: Iterable[Any]) -> list[tuple[ReportIndex, str]]:
     seen: dict[str, tuple[ReportIndex, str]] = {}
     out = []
     for text in texts:
-        got = seen.get(text) if isinstance(text, str) else None
+        if type(text) is not str:
+            out.append(_parse_index(text))
+            continue
+        got = seen.get(text)
         if got is None:
-            parts = _canonical_parts(text) if isinstance(text, str) else None
-            if parts is not None:
-                got = (parts[0], parts[2]), VALID
-            else:
-                report, status = parse_report(text)
-                got = index_report(report), status
-            if isinstance(text, str):
-                seen[text] = got
+            got = seen[text] = _parse_index(text)
         out.append(got)
     return out
+
+
+def _parse_index(text: Any) -> tuple[ReportIndex, str]:
+    parts = _canonical_parts(text) if isinstance(text, str) else None
+    if parts is not None:
+        return (parts[0], parts[2]), VALID
+    report, status = parse_report(text)
+    return index_report(report), status
 
 
 def parse_reports(texts: Iterable[Any], synonyms: Mapping[str, str] | None = None) -> list[tuple[StructuredReport, str]]:

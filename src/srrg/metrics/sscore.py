@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from srrg.config import from_dict
 from srrg.errors import UserError
+from srrg.gc_policy import relaxed_gc
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.report import UNPARSEABLE, Finding, ReportIndex, StructuredReport, index_report, parse_indexed
 
@@ -85,8 +85,12 @@ def prob_score(ref: int | None, hyp: int | None) -> float:
     return 1.0 - ((hyp - ref) / 2) ** 2
 
 
-def _ngrams(tokens: tuple[str, ...], n: int) -> Counter[tuple[str, ...]]:
-    return Counter(tokens[i : i + n] for i in range(len(tokens) - n + 1))
+def _ngrams(tokens: tuple[str, ...], n: int) -> dict[tuple[str, ...], int]:
+    """The count of each n-token window."""
+    counts: dict[tuple[str, ...], int] = {}
+    for gram in zip(*[tokens[i:] for i in range(n)]):
+        counts[gram] = counts.get(gram, 0) + 1
+    return counts
 
 
 @lru_cache(maxsize=65536)
@@ -103,7 +107,7 @@ def location_bleu(ref: str, hyp: str) -> float:
     log_sum = 0.0
     for n in range(1, order + 1):
         h_counts, r_counts = _ngrams(h, n), _ngrams(r, n)
-        matched = sum(min(c, r_counts[g]) for g, c in h_counts.items())
+        matched = sum(min(c, r_counts.get(g, 0)) for g, c in h_counts.items())
         if n == 1 and matched == 0:
             return 0.0  # NLTK returns 0 when not a single unigram matches
         total = max(1, len(h) - n + 1)
@@ -197,10 +201,16 @@ def score_indexed(
 
 
 def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
-    """The references, indexed; free text or broken JSON is a user error (docs/metrics.md: two empty
-    reports would agree and score 1), naming s_score_text, which extracts free text first."""
+    """The references, indexed; free text or broken JSON is a user error (see _refuse_unstructured)."""
     parsed = parse_indexed(refs)
-    bad = [i for i, (_, status) in enumerate(parsed) if status == UNPARSEABLE]
+    _refuse_unstructured(refs, [status for _, status in parsed])
+    return [r for r, _ in parsed]
+
+
+def _refuse_unstructured(refs: Sequence[str | None], statuses: Sequence[str]) -> None:
+    """Raise when a reference is not a structured report (docs/metrics.md: two empty reports would
+    agree and score 1), naming s_score_text, which extracts free text first."""
+    bad = [i for i, status in enumerate(statuses) if status == UNPARSEABLE]
     if bad:
         first = refs[bad[0]]
         shown = repr(first[:60]) if isinstance(first, str) else repr(first)
@@ -208,7 +218,6 @@ def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
             f"s_score: {len(bad)} of {len(refs)} references are not structured reports (JSON with positive/negative), "
             f"first at row {bad[0]}: {shown}; score free-text references with s_score_text"
         )
-    return [r for r, _ in parsed]
 
 
 @register
@@ -222,10 +231,12 @@ class SScore(Metric):
     config_class = SScoreConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
-        references = structured_references(refs)
-        parsed = parse_indexed(hyps)
-        result = score_indexed(references, [r for r, _ in parsed], self.cfg)
-        statuses = [s for _, s in parsed]
+        with relaxed_gc():  # parsing and scoring allocate many small acyclic objects
+            parsed = parse_indexed([*refs, *hyps])  # a text in both lists is parsed once
+            n = len(refs)
+            _refuse_unstructured(refs, [status for _, status in parsed[:n]])
+            result = score_indexed([r for r, _ in parsed[:n]], [h for h, _ in parsed[n:]], self.cfg)
+        statuses = [status for _, status in parsed[n:]]
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
         return result
