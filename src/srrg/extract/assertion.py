@@ -38,7 +38,7 @@ def _clip(item: Item, start: int, end: int) -> Item | None:
 def assert_target(sentence: str, target: str) -> str | None:
     """negated / hedged / hypothetical / affirmed for `target` inside `sentence` (None when the
     target does not occur in the sentence)."""
-    from srrg.extract.pipeline import get_extractor, prepare_text
+    from srrg.extract.pipeline import STATE, get_extractor, prepare_text
 
     span = _target_span(sentence, target)
     if span is None:
@@ -48,7 +48,7 @@ def assert_target(sentence: str, target: str) -> str | None:
     if not tokens:
         return None
     start, end = tokens[0], tokens[-1] + 1
-    state = doc._.srrg
+    state = doc.user_data[STATE]
     sentence_id = state.sent_of[start]
     group = [_clip(i, start, end) for i in state.items if state.sent_of[i.start] == sentence_id]
     group = [i for i in group if i is not None]

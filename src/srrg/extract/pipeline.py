@@ -14,6 +14,7 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -144,6 +145,7 @@ class DocState:
     items: list[Item]
     sent_of: list[int]
     lowers: Lowers
+    groups: dict[int, list[Item]] = field(default_factory=dict)  # sentence -> its items, in text order
     mentions: list[Mention] = field(default_factory=list)
     has_units: bool = False  # a measurement unit ("cm") occurs: sizes are looked for
     cut: bool = False  # a sentence longer than MAX_SENTENCE_TOKENS was cut into pieces
@@ -161,8 +163,20 @@ class Extraction:
         return self.report.to_dict()
 
 
-if not Doc.has_extension("srrg"):
-    Doc.set_extension("srrg", default=None)
+STATE = "srrg"  # the DocState's key in Doc.user_data
+
+
+class _EndTokens(dict):
+    """Lower-cased token id -> whether the token ends a sentence (".", "?!", ".."), worked out once per id."""
+
+    def __init__(self, strings: Any):
+        super().__init__()
+        self.strings = strings
+
+    def __missing__(self, key: int) -> bool:
+        text = self.strings[key]
+        end = self[key] = bool(text) and set(text) <= SENTENCE_ENDS
+        return end
 
 
 class SentenceComponent:
@@ -172,44 +186,39 @@ class SentenceComponent:
 
     def __init__(self, nlp: Language, use_model: bool):
         self.use_model = use_model
-        self.strings = nlp.vocab.strings
-        self.is_end: dict[int, bool] = {}  # lower-cased token id -> ends a sentence ("." "?!" "..")
+        self.is_end = _EndTokens(nlp.vocab.strings)
         self.units = frozenset(nlp.vocab.strings.add(u) for u in vocab.size_words().units)
 
     def __call__(self, doc: Doc) -> Doc:
-        n = len(doc)
-        if not n:
-            doc._.srrg = DocState([], [], Lowers([], doc.vocab.strings))
+        if not len(doc):
+            doc.user_data[STATE] = DocState([], [], Lowers([], doc.vocab.strings))
             return doc
         lower = doc.to_array(LOWER).tolist()
         if self.use_model:
-            starts = doc.to_array([SENT_START]).reshape(-1) == 1
+            starts = (doc.to_array([SENT_START]).reshape(-1) == 1).tolist()
         else:
-            starts = [False] * n
-            for t, o in enumerate(lower[:-1]):
-                end = self.is_end.get(o)
-                if end is None:
-                    text = self.strings[o]
-                    end = self.is_end[o] = bool(text) and set(text) <= SENTENCE_ENDS
-                starts[t + 1] = end
+            is_end = self.is_end
+            starts = [False, *[is_end[o] for o in lower[:-1]]]
         sent_of, cut = _sentence_ids(starts)
         state = DocState([], sent_of, Lowers(lower, doc.vocab.strings), cut=cut)
         state.has_units = not self.units.isdisjoint(lower)
-        doc._.srrg = state
+        doc.user_data[STATE] = state
         return doc
 
 
 def _sentence_ids(starts: Sequence[bool]) -> tuple[list[int], bool]:
-    """Sentence id per token from sentence-start flags, cutting every sentence after
-    MAX_SENTENCE_TOKENS tokens; the flag says whether a sentence was cut."""
-    sent_of, k, length, cut = [], -1, 0, False
-    for t, start in enumerate(starts):
-        if t == 0 or start or length >= MAX_SENTENCE_TOKENS:
-            cut = cut or (t > 0 and not start)
-            k, length = k + 1, 0
-        sent_of.append(k)
-        length += 1
-    return sent_of, cut
+    """Sentence id per token from sentence-start flags (the first token always starts one),
+    cutting every sentence into pieces of at most MAX_SENTENCE_TOKENS tokens; the flag says
+    whether a sentence was cut."""
+    n = len(starts)
+    bounds = [0, *compress(range(1, n), starts[1:]), n]
+    sent_of: list[int] = []
+    k = 0
+    for start, end in zip(bounds, bounds[1:]):
+        for piece in range(start, end, MAX_SENTENCE_TOKENS):
+            sent_of.extend([k] * (min(end, piece + MAX_SENTENCE_TOKENS) - piece))
+            k += 1
+    return sent_of, k > len(bounds) - 1
 
 
 class MentionComponent:
@@ -227,18 +236,19 @@ class MentionComponent:
         self.compositions = vocab.compositions()
 
     def __call__(self, doc: Doc) -> Doc:
-        state: DocState = doc._.srrg
+        state: DocState = doc.user_data[STATE]
         spans = [(s, e, self.entries[k]) for k, s, e in self.matcher(doc)]
         items = expand_compounds(resolve_overlaps(spans))
         items = pair_compositions(items, state.sent_of, state.lowers, self.compositions)
         state.items = drop_descriptive(items, state.lowers)
+        state.groups = _groups(state.items, state.sent_of)
         return doc
 
 
-def _groups(state: DocState) -> dict[int, list[Item]]:
+def _groups(items: Sequence[Item], sent_of: Sequence[int]) -> dict[int, list[Item]]:
     groups: dict[int, list[Item]] = {}
-    for item in state.items:
-        groups.setdefault(state.sent_of[item.start], []).append(item)
+    for item in items:
+        groups.setdefault(sent_of[item.start], []).append(item)
     return groups
 
 
@@ -246,8 +256,8 @@ class ContextComponent:
     """Assert every finding item (stated, hedged, negated, ignored) within its sentence."""
 
     def __call__(self, doc: Doc) -> Doc:
-        state: DocState = doc._.srrg
-        for sentence, group in _groups(state).items():
+        state: DocState = doc.user_data[STATE]
+        for sentence, group in state.groups.items():
             state.mentions.extend(assert_sentence(group, state.lowers, sentence))
         return doc
 
@@ -263,11 +273,11 @@ class LinkingComponent:
         self.size_words = vocab.size_words()
 
     def __call__(self, doc: Doc) -> Doc:
-        state: DocState = doc._.srrg
+        state: DocState = doc.user_data[STATE]
         by_sentence: dict[int, list[Mention]] = {}
         for m in state.mentions:
             by_sentence.setdefault(m.sentence, []).append(m)
-        for sentence, group in _groups(state).items():
+        for sentence, group in state.groups.items():
             mentions = by_sentence.get(sentence, [])
             link_sentence(group, mentions, state.lowers, self.joiners, self.links, self.hedged_levels)
             if state.has_units:
@@ -379,7 +389,7 @@ class TextResult:
 
 def text_result(doc: Doc) -> TextResult:
     """The structured report of one processed text and a record per kept mention."""
-    state: DocState = doc._.srrg
+    state: DocState = doc.user_data[STATE]
     mentions = [m for m in state.mentions if m.status in (POSITIVE, NEGATIVE)]
     if not mentions:
         return TextResult(StructuredReport(), (), state.cut)
@@ -392,11 +402,12 @@ def text_result(doc: Doc) -> TextResult:
         """Character offsets of tokens [start, end)."""
         return arr[start][0], arr[end - 1][0] + arr[end - 1][1]
 
+    text = doc.text
     for m in mentions:
         stated = m.status == POSITIVE
         level = m.level[0] if m.level and stated else None
-        locations = m.locations if stated else []
-        location = ", ".join(normalize_text(doc[s:e].text) for s, e in locations) or None
+        locations = tuple(span(s, e) for s, e in m.locations) if stated else ()
+        location = ", ".join(normalize_text(text[a:b]) for a, b in locations) or None
         size = m.size[0] if m.size and stated else None
         if stated:
             positive.append(Finding(m.name, m.probability, level, location, size))
@@ -406,7 +417,7 @@ def text_result(doc: Doc) -> TextResult:
             span(m.item.start, m.item.end),
             span(m.trigger.start, m.trigger.end) if m.trigger else None,
             span(m.level[1], m.level[2]) if level else None,  # type: ignore[index]
-            tuple(span(s, e) for s, e in locations),
+            locations,
             span(m.size[1], m.size[2]) if size else None,  # type: ignore[index]
         )
         records.append((m.name, m.status, m.probability, level, location, spans))
