@@ -85,7 +85,9 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
     if "structured" not in df.columns:
         raise UserError(f"input has no 'structured' column (columns: {df.columns}); run srrg extract first")
     raw_json = df["structured"].cast(pl.String).to_list()
-    reports = [_load_report(v) for v in raw_json]
+    # each distinct report is decoded (and below re-encoded) once: corpora repeat reports many times
+    loaded = {v: _load_report(v) for v in set(raw_json) if v is not None}
+    reports = [loaded[v] if v is not None else None for v in raw_json]
     counts = collect_phrases(reports)
     phrases = sorted(counts)
     if cfg.method == "llm" and client is None:
@@ -94,6 +96,7 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
     if client is not None and cfg.method == "llm" and not cfg.allow_fallback:
         _require_llm(results, client)
     mapping = {r.raw: r.normalized for r in results}
+    normalized = {v: apply_mapping(r, mapping).to_json() for v, r in loaded.items() if r is not None}
     out_json: list[str | None] = []
     statuses: list[str] = []
     for value, report in zip(raw_json, reports):
@@ -104,7 +107,7 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
             out_json.append(value)
             statuses.append("unparseable")
         else:
-            out_json.append(apply_mapping(report, mapping).to_json())
+            out_json.append(normalized[value])
             statuses.append("ok")
     out = df.with_columns(
         pl.Series("structured_raw", raw_json, dtype=pl.String),
