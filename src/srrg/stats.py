@@ -19,7 +19,7 @@ import polars as pl
 from srrg.config import doc, from_dict, load_section
 from srrg.errors import UserError
 from srrg.io import atomic_path
-from srrg.report import StructuredReport, parse_report
+from srrg.report import StructuredReport, parse_reports
 
 PROBABILITY_LABELS = {3: "stated (3)", 2: "probable (2)", 1: "uncertain (1)", None: "missing"}
 NO_LEVEL = "(none)"
@@ -130,7 +130,7 @@ def plot_bar(
 def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict[str, pl.DataFrame]:
     """CSV + PNG per distribution in out_dir: findings, probability, severity."""
     out = Path(out_dir)
-    reports = [parse_report(s)[0] for s in df["structured"].to_list()]
+    reports = [report for report, _ in parse_reports(df["structured"].to_list())]  # each distinct text parsed once
     tables = distributions(reports, cfg.top_k)
     label = {"findings": "finding", "probability": "label", "severity": "level"}
     # a finding counts once per study; probability and severity count positive findings
