@@ -210,3 +210,11 @@ def test_each_chart_names_what_its_counts_count(tmp_path, monkeypatch):
     D.write_dataset(normalized_frame(11), tmp_path / "d", DatasetConfig(rows_per_shard=4), {}, progress=False)
     S.write_stats(S.read_dataset(tmp_path / "d"), tmp_path / "s", StatsConfig(top_k=5, dpi=40))
     assert axes == {"Most": "studies", "Probability": "positive findings", "Severity": "positive findings"}
+
+
+def test_natural_order_is_a_stable_natural_key_sort():
+    # digit ids (the polars path): by number, the repeated "9" keeps its order
+    assert D.natural_order(pl.Series(["10", "9", "100", "9", "11"])) == [1, 3, 0, 4, 2]
+    # any other id set (the Python path): "007" and "7" tie on natural_key and keep their order
+    assert D.natural_order(pl.Series(["CXR10", "7", "CXR2", "007"])) == [1, 3, 2, 0]
+    assert D.natural_order(pl.Series([], dtype=pl.String)) == []

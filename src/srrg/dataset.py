@@ -95,9 +95,18 @@ def to_dataset_frame(df: pl.DataFrame, check_rows: bool = True) -> pl.DataFrame:
     unknown = sorted(set(out["split"].unique().to_list()) - set(SPLITS))
     if unknown:
         raise UserError(f"unknown split value(s) {unknown}; expected {SPLITS}")
-    ids = out["study_id"].to_list()
-    order = sorted(range(out.height), key=lambda i: natural_key(ids[i]))
-    return out[order]
+    return out[natural_order(out["study_id"])]
+
+
+def natural_order(ids: pl.Series) -> list[int]:
+    """Positions of the ids in natural_key order, ties in their given order (a stable sort). Ids
+    that are all digits without a leading zero (MIMIC-CXR's) compare as their numbers, i.e. by
+    (length, text): polars sorts those; any other id set is sorted by natural_key in Python."""
+    if ids.dtype == pl.String and ids.null_count() == 0 and ids.str.contains(r"^[1-9][0-9]*$").all():
+        keys = pl.DataFrame({"length": ids.str.len_bytes(), "id": ids}).with_row_index("position")
+        return keys.sort("length", "id", maintain_order=True)["position"].to_list()
+    values = ids.to_list()
+    return sorted(range(len(values)), key=lambda i: natural_key(values[i]))
 
 
 def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
@@ -128,8 +137,10 @@ def count_rows(path: str | Path) -> int:
 
 
 def with_sentences(df: pl.DataFrame) -> pl.DataFrame:
-    """Add the rendered `sentences` column at its contract position."""
-    sentences = pl.Series("sentences", [sentences_of(s) for s in df["structured"].to_list()], dtype=pl.Utf8)
+    """Add the rendered `sentences` column at its contract position (each distinct report rendered once)."""
+    structured = df["structured"].to_list()
+    rendered = {s: sentences_of(s) for s in set(structured)}
+    sentences = pl.Series("sentences", [rendered[s] for s in structured], dtype=pl.Utf8)
     df = df.with_columns(sentences)
     rest = [c for c in df.columns if c not in COLUMNS]
     return df.select([*COLUMNS, *rest])
