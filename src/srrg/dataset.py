@@ -216,12 +216,16 @@ def build_manifest(
     for path in shard_paths(out_dir, plan):
         if not path.is_file():
             raise FileNotFoundError(f"shard {path} is missing; rerun the dataset stage")
-        df = pl.read_parquet(path)
-        schema = schema or {k: str(v) for k, v in df.schema.items()}
+        shard = pl.scan_parquet(path)  # the footer and the status columns: the texts are not decoded
+        columns = shard.collect_schema()
+        schema = schema or {k: str(v) for k, v in columns.items()}
         rel = path.relative_to(out_dir).as_posix()
-        files.append({"path": rel, "split": path.parent.name, "rows": df.height, "sha256": file_sha256(path)})
-        for col in (c for c in df.columns if c.endswith("_status")):
-            statuses.setdefault(col, Counter()).update(v if v is not None else "null" for v in df[col].to_list())
+        height = shard.select(pl.len()).collect().item()
+        files.append({"path": rel, "split": path.parent.name, "rows": height, "sha256": file_sha256(path)})
+        for col in (c for c in columns.names() if c.endswith("_status")):
+            counts = statuses.setdefault(col, Counter())
+            for value, n in shard.select(pl.col(col).value_counts()).unnest(col).collect().iter_rows():
+                counts[value if value is not None else "null"] += n
     rows = Counter()
     for f in files:
         rows[f["split"]] += f["rows"]
