@@ -318,7 +318,7 @@ def test_full_disk_is_one_line_naming_the_output_and_keeps_the_old_one(tmp_path,
 def test_truncated_archive_is_one_line_naming_it(tmp_path, capsys):
     """issue 25 (Low): a cut-off NLMCXR_reports.tgz raised EOFError out of ingest."""
     from srrg.cli import main
-    from srrg.ingest import packaged_file
+    from srrg.sources.common import packaged_file
 
     try:
         archive = packaged_file("torchxrayvision", "data/NLMCXR_reports.tgz")

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from fixtures.mimic_cxr_layout import build_mimic_fixture
+
 from srrg import ingest as I
 from srrg.cli import main as srrg_main
 from srrg.ingest import IngestConfig
+from srrg.sources import common as C
+from srrg.sources import iu_xray
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -43,21 +45,21 @@ def test_seeded_split_edge_fractions():
 
 
 def test_natural_key_orders_numbers():
-    assert sorted(["CXR10", "CXR2", "CXR1"], key=I.natural_key) == ["CXR1", "CXR2", "CXR10"]
+    assert sorted(["CXR10", "CXR2", "CXR1"], key=C.natural_key) == ["CXR1", "CXR2", "CXR10"]
 
 
 def test_statuses_priority():
-    assert I.report_status(None, None, False) == I.NO_REPORT
-    assert I.report_status(None, None, True) == I.NO_SECTIONS
-    assert I.report_status("a", None, True) is None
-    assert I.image_status(0, 0) == I.NO_IMAGES
-    assert I.image_status(2, 1) == I.MISSING_IMAGES
-    assert I.image_status(2, 0) is None
+    assert C.report_status(None, None, False) == C.NO_REPORT
+    assert C.report_status(None, None, True) == C.NO_SECTIONS
+    assert C.report_status("a", None, True) is None
+    assert C.image_status(0, 0) == C.NO_IMAGES
+    assert C.image_status(2, 1) == C.MISSING_IMAGES
+    assert C.image_status(2, 0) is None
 
 
 def test_iu_metadata_key():
-    assert I.iu_metadata_key("CXR1_1_IM-0001-3001") == "CXR1_IM-0001-3001"
-    assert I.iu_metadata_key("CXR3_IM-1384-1001") == "CXR3_IM-1384-1001"
+    assert iu_xray.metadata_key("CXR1_1_IM-0001-3001") == "CXR1_IM-0001-3001"
+    assert iu_xray.metadata_key("CXR3_IM-1384-1001") == "CXR3_IM-1384-1001"
 
 
 def test_mimic_ingest_accounts_for_every_study(mimic):

@@ -13,6 +13,8 @@ import pytest
 from srrg import ingest as I
 from srrg.errors import UserError
 from srrg.ingest import IngestConfig, SplitConfig
+from srrg.sources import common as C
+from srrg.sources import iu_xray, mimic_cxr
 
 
 def expected_split(key: str, fractions: dict[str, float], seed: int) -> str:
@@ -53,48 +55,48 @@ def test_seeded_split_refuses_all_zero_fractions_with_one_line():
 
 
 def test_natural_key_parts():
-    assert I.natural_key("CXR10_2") == ("CXR", 10, "_", 2, "")
-    assert I.natural_key("abc") == ("abc",)
-    assert sorted(["s10", "s9", "s100", "s09x"], key=I.natural_key) == ["s9", "s09x", "s10", "s100"]
+    assert C.natural_key("CXR10_2") == ("CXR", 10, "_", 2, "")
+    assert C.natural_key("abc") == ("abc",)
+    assert sorted(["s10", "s9", "s100", "s09x"], key=C.natural_key) == ["s9", "s09x", "s10", "s100"]
 
 
 def test_report_and_image_status_rules():
-    assert I.report_status("findings", None, True) is None
-    assert I.report_status(None, "impression", True) is None
-    assert I.report_status("", "", True) == I.NO_SECTIONS
-    assert I.report_status("findings", "impression", False) == I.NO_REPORT
-    assert I.image_status(0, 3) == I.NO_IMAGES
-    assert I.image_status(1, 1) == I.MISSING_IMAGES
-    assert (I.OK, I.NO_REPORT, I.NO_SECTIONS, I.NO_IMAGES, I.MISSING_IMAGES) == (
+    assert C.report_status("findings", None, True) is None
+    assert C.report_status(None, "impression", True) is None
+    assert C.report_status("", "", True) == C.NO_SECTIONS
+    assert C.report_status("findings", "impression", False) == C.NO_REPORT
+    assert C.image_status(0, 3) == C.NO_IMAGES
+    assert C.image_status(1, 1) == C.MISSING_IMAGES
+    assert (C.OK, C.NO_REPORT, C.NO_SECTIONS, C.NO_IMAGES, C.MISSING_IMAGES) == (
         "ok", "no_report", "no_sections", "no_images", "missing_images")
 
 
 def test_iu_metadata_key_drops_only_the_leading_image_number():
-    assert I.iu_metadata_key("CXR12_3_IM-0001-1001") == "CXR12_IM-0001-1001"
-    assert I.iu_metadata_key("xCXR1_1_IM-0001") == "xCXR1_1_IM-0001"
-    assert I.iu_metadata_key("CXR1_1_2_IM") == "CXR1_2_IM"
+    assert iu_xray.metadata_key("CXR12_3_IM-0001-1001") == "CXR12_IM-0001-1001"
+    assert iu_xray.metadata_key("xCXR1_1_IM-0001") == "xCXR1_1_IM-0001"
+    assert iu_xray.metadata_key("CXR1_1_2_IM") == "CXR1_2_IM"
 
 
 def test_read_iu_views_keeps_images_with_a_view(tmp_path):
     path = tmp_path / "meta.csv"
     path.write_text("imageid,View Position,Other\nCXR1_IM-1,PA,x\nCXR1_IM-2,,y\nCXR2_IM-3,LATERAL,z\n")
-    assert I.read_iu_views(path) == {"CXR1_IM-1": "PA", "CXR2_IM-3": "LATERAL"}
+    assert iu_xray.read_views(path) == {"CXR1_IM-1": "PA", "CXR2_IM-3": "LATERAL"}
 
 
 def test_resolve_iu_image_prefers_an_existing_file(tmp_path):
     (tmp_path / "CXR1_IM-1.png").write_bytes(b"x")
     (tmp_path / "CXR2_1_IM-2.png").write_bytes(b"x")
-    assert I.resolve_iu_image(tmp_path, "CXR1_1_IM-1", ".png") == tmp_path / "CXR1_IM-1.png"
-    assert I.resolve_iu_image(tmp_path, "CXR2_1_IM-2", ".png") == tmp_path / "CXR2_1_IM-2.png"
-    assert I.resolve_iu_image(tmp_path, "CXR3_1_IM-3", ".jpg") == tmp_path / "CXR3_1_IM-3.jpg"  # expected path
+    assert iu_xray.resolve_image(tmp_path, "CXR1_1_IM-1", ".png") == tmp_path / "CXR1_IM-1.png"
+    assert iu_xray.resolve_image(tmp_path, "CXR2_1_IM-2", ".png") == tmp_path / "CXR2_1_IM-2.png"
+    assert iu_xray.resolve_image(tmp_path, "CXR3_1_IM-3", ".jpg") == tmp_path / "CXR3_1_IM-3.jpg"  # expected path
 
 
 def test_packaged_file_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="package 'no_such_package_srrg' is not installed"):
-        I.packaged_file("no_such_package_srrg", "x")
+        C.packaged_file("no_such_package_srrg", "x")
     with pytest.raises(FileNotFoundError, match="missing from the installed 'srrg' package"):
-        I.packaged_file("srrg", "no/such/file.txt")
-    assert I.packaged_file("srrg", "ingest.py").name == "ingest.py"
+        C.packaged_file("srrg", "no/such/file.txt")
+    assert C.packaged_file("srrg", "ingest.py").name == "ingest.py"
 
 
 def test_a_studys_missing_split_comes_from_its_patient_or_the_seed():
@@ -126,7 +128,7 @@ def test_input_paths_name_every_file_of_the_configured_source():
 def test_ingest_refuses_an_unknown_source_and_an_empty_collection(monkeypatch):
     with pytest.raises(UserError, match=r"^unknown ingest.source 'dicom' \(use iu_xray or mimic_cxr\)$"):
         I.ingest(IngestConfig(source="dicom"), progress=False)  # type: ignore[arg-type]
-    monkeypatch.setattr(I, "iu_rows", lambda cfg, progress: [])
+    monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [])
     with pytest.raises(UserError, match=r"^ingest.source iu_xray: the configured files hold no study; "
                                         r"check the paths in ingest.iu_xray$"):
         I.ingest(IngestConfig(), progress=False)
@@ -138,7 +140,7 @@ def test_ingest_sorts_naturally_splits_before_the_limit_and_sets_the_view(monkey
                 "image_views": views, "findings": "f", "impression": None, "ingest_status": "ok"}
 
     rows = [row("s10", "p1", "train", ["LATERAL", "PA"]), row("s9", "p1", None, []), row("s2", "p2", None, ["PA"])]
-    monkeypatch.setattr(I, "iu_rows", lambda cfg, progress: [dict(r) for r in rows])
+    monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [dict(r) for r in rows])
     df = I.ingest(IngestConfig(limit=2), progress=False)
     assert df.columns == list(I.SCHEMA)
     # s9 comes before s10 and is cut by the limit only after it took s10's official split
@@ -232,7 +234,7 @@ def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(iu_xray, "read_reports", damaged)
     with pytest.raises(UserError, match=r"^the torchxrayvision copy of NLMCXR_reports.tgz: the archive is truncated or "
                                         r"damaged \(Compressed file ended .*\); download it again$"):
-        I.iu_rows(I.IUConfig(metadata=str(meta)), progress=False)
+        iu_xray.study_rows(iu_xray.IUConfig(metadata=str(meta)), progress=False)
 
 
 def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
@@ -240,7 +242,7 @@ def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
 
     cfg = IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}).mimic_cxr
     with caplog.at_level(logging.INFO, logger="srrg.progress"):
-        assert len(I.mimic_rows(cfg, progress=False)) == 7
+        assert len(mimic_cxr.study_rows(cfg, progress=False)) == 7
         assert not caplog.records
-        I.mimic_rows(cfg, progress=True)  # without a terminal: plain progress lines through logging
+        mimic_cxr.study_rows(cfg, progress=True)  # without a terminal: plain progress lines through logging
         assert any(r.getMessage().startswith("mimic reports: ") for r in caplog.records)

@@ -1,6 +1,8 @@
 """Ingest stage: a source collection -> studies.parquet, one row per study (docs/workflow.md).
 
-Every study a source names is a row; `ingest_status` says why a study has no usable report
+What every source shares: the config, the table schema, the splits, the limit and the summary; each
+source's config and rows live in its module (srrg.sources.iu_xray, srrg.sources.mimic_cxr). Every
+study a source names is a row; `ingest_status` says why a study has no usable report
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official
 split (IU X-ray) get a seeded split computed from the patient id, so it does not depend on the
 order of files or on `limit`; a MIMIC-CXR study missing from its split file takes its patient's
@@ -10,26 +12,21 @@ official split, and only a patient missing from it altogether gets the seeded on
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import hashlib
-import importlib.util
-import re
-import tarfile
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
 import polars as pl
 
 from srrg.config import doc, from_dict, load_section
 from srrg.errors import UserError
-from srrg.sources import mimic_cxr
+from srrg.sources import iu_xray, mimic_cxr
+from srrg.sources.common import NO_REPORT, natural_key
+from srrg.sources.iu_xray import IUConfig
 from srrg.sources.mimic_cxr import MimicConfig
 
 SPLITS = ("train", "validate", "test")
-OK, NO_REPORT, NO_SECTIONS, NO_IMAGES, MISSING_IMAGES = "ok", "no_report", "no_sections", "no_images", "missing_images"
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
 
 SCHEMA: dict[str, Any] = {
@@ -64,20 +61,6 @@ class SplitConfig:
 
 
 @dataclass(frozen=True)
-class IUConfig:
-    """Open-i archive and optional image folder; None = the copies torchxrayvision ships."""
-
-    archive: str | None = field(default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision."))
-    metadata: str | None = field(
-        default=None, metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy.")
-    )
-    image_root: str | None = field(
-        default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")
-    )
-    image_ext: str = ".png"
-
-
-@dataclass(frozen=True)
 class IngestConfig:
     """Which report collection to read and how to split it (srrg ingest)."""
 
@@ -106,129 +89,6 @@ def seeded_split(key: str, fractions: Mapping[str, float], seed: int) -> str:
         if u < edge:
             return name
     return next(s for s in reversed(SPLITS) if fractions.get(s, 0.0) > 0)
-
-
-def natural_key(value: str) -> tuple[Any, ...]:
-    """Sort "CXR2" before "CXR10" and "9" before "10"."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
-
-
-def report_status(findings: str | None, impression: str | None, has_text: bool) -> str | None:
-    """The report part of the status, or None when the report is usable."""
-    if not has_text:
-        return NO_REPORT
-    if not findings and not impression:
-        return NO_SECTIONS
-    return None
-
-
-def image_status(n_images: int, n_missing: int) -> str | None:
-    if n_images == 0:
-        return NO_IMAGES
-    if n_missing:
-        return MISSING_IMAGES
-    return None
-
-
-def mimic_rows(cfg: MimicConfig, progress: bool = True) -> list[dict[str, Any]]:
-    """Rows for MIMIC-CXR; image paths are absolute under image_root, else relative to the JPG tree."""
-    root = Path(cfg.image_root) if cfg.image_root else None
-    rows = []
-    for s in mimic_cxr.read_studies(cfg, progress=progress):
-        findings, impression = mimic_cxr.findings_impression(s.text) if s.text is not None else (None, None)
-        rel = [mimic_cxr.image_relpath(s.subject_id, s.study_id, d) for d in s.dicom_ids]
-        paths = [str(root / r) for r in rel] if root else rel
-        missing = sum(not Path(p).is_file() for p in paths) if root else 0
-        status = report_status(findings, impression, s.text is not None) or image_status(len(paths), missing) or OK
-        rows.append(
-            {
-                "study_id": s.study_id,
-                "subject_id": s.subject_id,
-                "split": s.split,
-                "image_paths": paths,
-                "image_views": list(s.views),
-                "findings": findings,
-                "impression": impression,
-                "ingest_status": status,
-            }
-        )
-    return rows
-
-
-def packaged_file(package: str, relative: str) -> Path:
-    """A data file shipped inside an installed package, found without importing the package."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"package {package!r} is not installed; set the path in the config instead")
-    path = Path(next(iter(spec.submodule_search_locations))) / relative
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing from the installed {package!r} package")
-    return path
-
-
-def default_iu_metadata() -> Path:
-    return packaged_file("torchxrayvision", "data/nlmcxr_dicom_metadata.csv.gz")
-
-
-def iu_metadata_key(image_id: str) -> str:
-    """Open-i image ids carry the image number ("CXR1_1_IM-0001-3001"); the DICOM metadata and
-    some image distributions drop it ("CXR1_IM-0001-3001")."""
-    return re.sub(r"^(CXR\d+)_\d+_", r"\1_", image_id)
-
-
-def read_iu_views(path: str | Path) -> dict[str, str]:
-    """Image id (metadata spelling) -> View Position, for the images that have one."""
-    df = pl.read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
-    return {k: v for k, v in df.iter_rows() if v}
-
-
-def resolve_iu_image(root: Path, image_id: str, ext: str) -> Path:
-    """The existing file for an image id (either spelling), else the canonical expected path."""
-    for name in (image_id, iu_metadata_key(image_id)):
-        candidate = root / f"{name}{ext}"
-        if candidate.is_file():
-            return candidate
-    return root / f"{image_id}{ext}"
-
-
-def iu_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
-    """Rows for IU X-ray; without an image root the image ids are recorded (placeholders later)."""
-    from srrg.sources import iu_xray
-
-    views = read_iu_views(cfg.metadata or default_iu_metadata())
-    root = Path(cfg.image_root) if cfg.image_root else None
-    rows = []
-    try:  # the archive is read as the loop runs: a cut-off or damaged one fails here
-        for rec in iu_xray.read_reports(cfg.archive, progress=progress):
-            ids = sorted(rec.image_ids,
-                         key=lambda i: (mimic_cxr.view_rank(views.get(iu_metadata_key(i))), natural_key(i)))
-            if root:
-                paths = [str(resolve_iu_image(root, i, cfg.image_ext)) for i in ids]
-                missing = sum(not Path(p).is_file() for p in paths)
-            else:
-                paths, missing = list(ids), 0
-            status = (
-                (rec.status if rec.status != iu_xray.OK else None)
-                or report_status(rec.findings, rec.impression, True)
-                or image_status(len(paths), missing)
-                or OK
-            )
-            rows.append(
-                {
-                    "study_id": rec.study_id,
-                    "subject_id": rec.study_id,
-                    "split": None,
-                    "image_paths": paths,
-                    "image_views": [views.get(iu_metadata_key(i)) for i in ids],
-                    "findings": rec.findings or None,
-                    "impression": rec.impression or None,
-                    "ingest_status": status,
-                }
-            )
-    except (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile) as err:
-        where = cfg.archive or "the torchxrayvision copy of NLMCXR_reports.tgz"
-        raise UserError(f"{where}: the archive is truncated or damaged ({err}); download it again") from None
-    return rows
 
 
 def assign_splits(rows: Iterable[dict[str, Any]], split: SplitConfig) -> None:
@@ -262,9 +122,9 @@ def input_paths(cfg: IngestConfig) -> dict[str, str | None]:
 def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     """Read the configured source into the studies table (sorted by study id, `limit` applied)."""
     if cfg.source == "mimic_cxr":
-        rows = mimic_rows(cfg.mimic_cxr, progress)
+        rows = mimic_cxr.study_rows(cfg.mimic_cxr, progress)
     elif cfg.source == "iu_xray":
-        rows = iu_rows(cfg.iu_xray, progress)
+        rows = iu_xray.study_rows(cfg.iu_xray, progress)
     else:
         raise UserError(f"unknown ingest.source {cfg.source!r} (use iu_xray or mimic_cxr)")
     if not rows:

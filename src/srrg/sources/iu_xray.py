@@ -3,23 +3,46 @@
 Each `ecgen-radiology/<n>.xml` holds AbstractText sections (COMPARISON, INDICATION, FINDINGS,
 IMPRESSION), expert MeSH major codes with qualifiers ("Opacity/lung/base/left/mild"), automatic
 MTI terms and the ids of its images (parentImage). Every XML member becomes a record; one that
-does not parse is kept with status `invalid_xml`, so no study disappears silently.
+does not parse is kept with status `invalid_xml`, so no study disappears silently. `study_rows`
+turns the records into ingest's study rows (`ingest.iu_xray` config: IUConfig), with the images in
+view order (DICOM metadata) and their files under an optional image folder.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import gzip
+import re
 import tarfile
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass
+import zlib
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+import polars as pl
+
+from srrg.config import doc
 from srrg.errors import UserError
 from srrg.progress import tracked
+from srrg.sources.common import OK, image_status, natural_key, packaged_file, report_status
+from srrg.sources.mimic_cxr import view_rank
 
-OK, INVALID_XML = "ok", "invalid_xml"
+INVALID_XML = "invalid_xml"
 ARCHIVE_NAME = "NLMCXR_reports.tgz"
+
+
+@dataclass(frozen=True)
+class IUConfig:
+    """Open-i archive and optional image folder; None = the copies torchxrayvision ships."""
+
+    archive: str | None = field(default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision."))
+    metadata: str | None = field(
+        default=None, metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy.")
+    )
+    image_root: str | None = field(
+        default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")
+    )
+    image_ext: str = ".png"
 
 
 @dataclass(frozen=True)
@@ -46,13 +69,12 @@ class IUReport:
 
 def torchxrayvision_archive() -> Path:
     """The copy of the archive that the torchxrayvision wheel ships (found without importing it)."""
-    spec = importlib.util.find_spec("torchxrayvision")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("torchxrayvision is not installed; pass the path of NLMCXR_reports.tgz")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / ARCHIVE_NAME
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found in the torchxrayvision package")
-    return path
+    return packaged_file("torchxrayvision", f"data/{ARCHIVE_NAME}")
+
+
+def default_metadata() -> Path:
+    """torchxrayvision's copy of the DICOM metadata (View Position per image)."""
+    return packaged_file("torchxrayvision", "data/nlmcxr_dicom_metadata.csv.gz")
 
 
 def _text(value: str | None) -> str | None:
@@ -107,3 +129,62 @@ def read_iu_xray(archive_path: str | Path | None = None, progress: bool = False)
     """All reports as plain dicts (study_id, file, findings, impression, comparison, indication,
     mesh_major, mesh_automatic, image_ids, status)."""
     return [r.to_dict() for r in read_reports(archive_path, progress)]
+
+
+def metadata_key(image_id: str) -> str:
+    """Open-i image ids carry the image number ("CXR1_1_IM-0001-3001"); the DICOM metadata and
+    some image distributions drop it ("CXR1_IM-0001-3001")."""
+    return re.sub(r"^(CXR\d+)_\d+_", r"\1_", image_id)
+
+
+def read_views(path: str | Path) -> dict[str, str]:
+    """Image id (metadata spelling) -> View Position, for the images that have one."""
+    df = pl.read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
+    return {k: v for k, v in df.iter_rows() if v}
+
+
+def resolve_image(root: Path, image_id: str, ext: str) -> Path:
+    """The existing file for an image id (either spelling), else the canonical expected path."""
+    for name in (image_id, metadata_key(image_id)):
+        candidate = root / f"{name}{ext}"
+        if candidate.is_file():
+            return candidate
+    return root / f"{image_id}{ext}"
+
+
+def study_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
+    """Ingest's rows for IU X-ray (no official split: `split` None, seeded by ingest); without an
+    image root the image ids are recorded (placeholders later)."""
+    views = read_views(cfg.metadata or default_metadata())
+    root = Path(cfg.image_root) if cfg.image_root else None
+    rows = []
+    try:  # the archive is read as the loop runs: a cut-off or damaged one fails here
+        for rec in read_reports(cfg.archive, progress=progress):
+            ids = sorted(rec.image_ids, key=lambda i: (view_rank(views.get(metadata_key(i))), natural_key(i)))
+            if root:
+                paths = [str(resolve_image(root, i, cfg.image_ext)) for i in ids]
+                missing = sum(not Path(p).is_file() for p in paths)
+            else:
+                paths, missing = list(ids), 0
+            status = (
+                (rec.status if rec.status != OK else None)
+                or report_status(rec.findings, rec.impression, True)
+                or image_status(len(paths), missing)
+                or OK
+            )
+            rows.append(
+                {
+                    "study_id": rec.study_id,
+                    "subject_id": rec.study_id,
+                    "split": None,
+                    "image_paths": paths,
+                    "image_views": [views.get(metadata_key(i)) for i in ids],
+                    "findings": rec.findings or None,
+                    "impression": rec.impression or None,
+                    "ingest_status": status,
+                }
+            )
+    except (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile) as err:
+        where = cfg.archive or "the torchxrayvision copy of NLMCXR_reports.tgz"
+        raise UserError(f"{where}: the archive is truncated or damaged ({err}); download it again") from None
+    return rows
