@@ -114,3 +114,24 @@ def test_official_csv_without_its_columns_is_one_line_naming_it(tmp_path, which)
     bad.write_bytes(gzip.compress(b"a,b\n1,2\n"))
     with pytest.raises(UserError, match=r"bad-.*missing column\(s\).*found \['a', 'b'\]"):
         _ingest({**fx.config(), which: str(bad)})
+
+
+def test_zip_members_read_from_their_local_headers_match_zipfile(tmp_path):
+    import zipfile
+
+    path = tmp_path / "mimic-cxr-reports.zip"
+    texts = {"files/p10/p10000001/s50000001.txt": b"FINDINGS: clear.", "files/p10/p10000001/s50000002.txt": b"x" * 500}
+    with zipfile.ZipFile(path, "w") as zf:
+        for (name, data), method in zip(texts.items(), (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)):
+            zf.writestr(name, data, compress_type=method)
+        zf.writestr("files/p10/p10000001/s50000003.txt", b"IMPRESSION: none.", compress_type=zipfile.ZIP_BZIP2)
+    got = list(mimic_cxr.iter_report_files(path))
+    assert got == [("10000001", "5000000" + n, data) for n, data in zip("123", [*texts.values(), b"IMPRESSION: none."])]
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("files/p10/p10000001/s50000001.txt")
+    at = info.header_offset + 30 + len(info.filename) + 2  # a byte inside the stored member's text
+    raw[at] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(zipfile.BadZipFile, match="CRC"):
+        list(mimic_cxr.iter_report_files(path))
