@@ -15,13 +15,14 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator, Mapping
+from typing import Any, BinaryIO, Iterator, Mapping
 
 import polars as pl
 
 from srrg.config import doc
 from srrg.errors import UserError
 from srrg.progress import tracked
+from srrg.sources.common import OK, image_status, report_status
 from srrg.text.sections import split_sections
 
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
@@ -200,3 +201,28 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
             )
         )
     return studies
+
+
+def study_rows(cfg: MimicConfig, progress: bool = True) -> list[dict[str, Any]]:
+    """Ingest's rows for MIMIC-CXR; image paths are absolute under image_root, else relative to the JPG tree."""
+    root = Path(cfg.image_root) if cfg.image_root else None
+    rows = []
+    for s in read_studies(cfg, progress=progress):
+        findings, impression = findings_impression(s.text) if s.text is not None else (None, None)
+        rel = [image_relpath(s.subject_id, s.study_id, d) for d in s.dicom_ids]
+        paths = [str(root / r) for r in rel] if root else rel
+        missing = sum(not Path(p).is_file() for p in paths) if root else 0
+        status = report_status(findings, impression, s.text is not None) or image_status(len(paths), missing) or OK
+        rows.append(
+            {
+                "study_id": s.study_id,
+                "subject_id": s.subject_id,
+                "split": s.split,
+                "image_paths": paths,
+                "image_views": list(s.views),
+                "findings": findings,
+                "impression": impression,
+                "ingest_status": status,
+            }
+        )
+    return rows
