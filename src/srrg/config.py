@@ -124,7 +124,7 @@ def section_schema(key: str, schema: Mapping[str, Any] | None = None) -> dict[st
 
 def stage_config(
     value: str | Mapping[str, Any] | None,
-    section: type[T],
+    section: type[T] | tuple[str, str],
     key: str,
     *,
     adjust: typing.Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
@@ -135,8 +135,10 @@ def stage_config(
     key, a run picked from `runs`), validated once against the schema at `key` with its defaults
     filled, and built into the frozen dataclass `section`. `with_sections` names top-level sections
     the slice carries under their own key (normalize's `llm`). `section=dict` returns the validated
-    mapping (per-metric options, whose classes each metric builds). A value a class refuses in its
-    own checks is a ConfigError naming the key, like a schema error."""
+    mapping (per-metric options, whose classes each metric builds); (module, class name) names a
+    class whose module loads spaCy or torch, imported only once the settings are valid, so a wrong
+    setting is named before that import (srrg.codedeps sees the module name). A value a class refuses in its own checks is a
+    ConfigError naming the key, like a schema error."""
     raw = config_value(value)
     if adjust is not None:
         raw = dict(adjust(raw))
@@ -147,8 +149,13 @@ def stage_config(
     checked = validate(raw, schema, root=key)
     if section is dict:
         return typing.cast(T, checked)
+    if isinstance(section, tuple):
+        import importlib
+
+        module, name = section
+        section = getattr(importlib.import_module(module), name)
     try:
-        return from_dict(section, checked, key)
+        return from_dict(typing.cast(type, section), checked, key)
     except UserError:
         raise
     except ValueError as err:  # a class's own check (llm.base_url, optim.lr, ...)

