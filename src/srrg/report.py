@@ -400,17 +400,14 @@ def parse_indexed(texts: Iterable[Any]) -> list[tuple[ReportIndex, str]]:
     and indexed once per call (one shared index object per distinct text). Canonical JSON is
     indexed straight from the decoded findings, without building the report; other texts go through
     parse_report and its cache."""
-    seen: dict[str, tuple[ReportIndex, str]] = {}
-    out = []
-    for text in texts:
-        if type(text) is not str:
-            out.append(_parse_index(text))
-            continue
-        got = seen.get(text)
-        if got is None:
-            got = seen[text] = _parse_index(text)
-        out.append(got)
-    return out
+    texts = list(texts)
+    try:
+        distinct = dict.fromkeys(texts)
+    except TypeError:  # an unhashable item (not a text): each item on its own
+        return [_parse_index(text) for text in texts]
+    for text in distinct:
+        distinct[text] = _parse_index(text)
+    return list(map(distinct.__getitem__, texts))
 
 
 def _parse_index(text: Any) -> tuple[ReportIndex, str]:

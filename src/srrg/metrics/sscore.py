@@ -85,20 +85,26 @@ def prob_score(ref: int | None, hyp: int | None) -> float:
     return 1.0 - ((hyp - ref) / 2) ** 2
 
 
-def _ngrams(tokens: tuple[str, ...], n: int) -> dict[tuple[str, ...], int]:
-    """The count of each n-token window."""
-    counts: dict[tuple[str, ...], int] = {}
-    for gram in zip(*[tokens[i:] for i in range(n)]):
-        counts[gram] = counts.get(gram, 0) + 1
-    return counts
+def _clipped_matches(ref: list[str], hyp: list[str], n: int) -> int:
+    """BLEU's clipped n-gram matches: how many n-token windows of hyp find an equal window of ref
+    not already matched (the sum over windows of min(count in hyp, count in ref))."""
+    available: dict[tuple[str, ...], int] = {}
+    for gram in zip(*[ref[i:] for i in range(n)]):
+        available[gram] = available.get(gram, 0) + 1
+    matched = 0
+    for gram in zip(*[hyp[i:] for i in range(n)]):
+        if available.get(gram):
+            available[gram] -= 1
+            matched += 1
+    return matched
 
 
 @lru_cache(maxsize=65536)
 def location_bleu(ref: str, hyp: str) -> float:
     """Sentence BLEU of lower-cased word tokens, uniform weights over n = 1..min(4, |ref|, |hyp|),
     smoothing method 1; same value as NLTK's sentence_bleu with those settings."""
-    r = tuple(_TOKEN.findall(ref.lower()))
-    h = tuple(_TOKEN.findall(hyp.lower()))
+    r = _TOKEN.findall(ref.lower())
+    h = _TOKEN.findall(hyp.lower())
     if r == h:
         return 1.0
     order = min(4, len(r), len(h))
@@ -106,8 +112,7 @@ def location_bleu(ref: str, hyp: str) -> float:
         return 0.0
     log_sum = 0.0
     for n in range(1, order + 1):
-        h_counts, r_counts = _ngrams(h, n), _ngrams(r, n)
-        matched = sum(min(c, r_counts.get(g, 0)) for g, c in h_counts.items())
+        matched = _clipped_matches(r, h, n)
         if n == 1 and matched == 0:
             return 0.0  # NLTK returns 0 when not a single unigram matches
         total = max(1, len(h) - n + 1)
@@ -143,30 +148,37 @@ Attributes = dict[tuple[int, int], tuple[float, float, float, float]]
 
 def _score_row(ref: ReportIndex, hyp: ReportIndex, cfg: SScoreConfig, attributes: Attributes) -> tuple[float, ...]:
     """The KEYS values of two indexed reports: match_names' matching, computed from set sizes (the
-    matched positives in reference order, as D sums them). `attributes` keeps attribute_scores and
-    d of each pair of Finding objects by id (the caller keeps them alive): corpora repeat findings."""
+    matched positives in reference order, as D sums them)."""
     (r_pos, r_neg), (h_pos, h_neg) = ref, hyp
-    both = [name for name in r_pos if name in h_pos]
-    p_pos = count_f1(len(r_pos), len(h_pos), len(both))
+    common = r_pos.keys() & h_pos.keys()
+    n = len(common)
+    p_pos = count_f1(len(r_pos), len(h_pos), n)
     p_neg = count_f1(len(r_neg), len(h_neg), len(r_neg & h_neg))
     p = (p_pos + p_neg) / 2
-    denominator = len(r_pos) + len(h_pos) - len(both) if cfg.d_over == "union" else len(r_pos)
-    if not both:  # D sums nothing; the sub-scores average nothing (NaN)
+    denominator = len(r_pos) + len(h_pos) - n if cfg.d_over == "union" else len(r_pos)
+    if not n:  # D sums nothing; the sub-scores average nothing (NaN)
         d = 0.0 if denominator else 1.0
         return (p + d) / 2, p, d, p_pos, p_neg, math.nan, math.nan, math.nan
-    scored = []
-    for name in both:
-        rf, hf = r_pos[name], h_pos[name]
-        key = (id(rf), id(hf))
-        values = attributes.get(key)
-        if values is None:
-            sp, sl, sc = attribute_scores(rf, hf)
-            values = attributes[key] = (sp, sl, sc, cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
-        scored.append(values)
+    if n == 1:  # the sums of one value: 0 + x is x, as no value here is -0.0
+        (name,) = common
+        sp, sl, sc, weighted = _attributes(r_pos[name], h_pos[name], cfg, attributes)
+        d = weighted / denominator
+        return (p + d) / 2, p, d, p_pos, p_neg, sp, sl, sc
+    scored = [_attributes(r_pos[name], h_pos[name], cfg, attributes) for name in r_pos if name in common]
     probs, levels, locs, ds = zip(*scored)
     d = sum(ds) / denominator  # not 0: the matched names are in both sets
-    n = len(both)
     return (p + d) / 2, p, d, p_pos, p_neg, sum(probs) / n, sum(levels) / n, sum(locs) / n
+
+
+def _attributes(ref: Finding, hyp: Finding, cfg: SScoreConfig, cache: Attributes) -> tuple[float, float, float, float]:
+    """attribute_scores of a matched name and their weighted sum (its d), kept in `cache` by the ids of
+    the two Finding objects (the caller keeps them alive): corpora repeat findings."""
+    key = (id(ref), id(hyp))
+    values = cache.get(key)
+    if values is None:
+        sp, sl, sc = attribute_scores(ref, hyp)
+        values = cache[key] = (sp, sl, sc, cfg.w_prob * sp + cfg.w_level * sl + cfg.w_loc * sc)
+    return values
 
 
 def score_reports(
@@ -186,15 +198,11 @@ def score_indexed(
 ) -> MetricResult:
     """score_reports of indexed reports. An index object that recurs (parse_indexed shares one per
     distinct text) makes a recurring pair scored once, and a recurring pair of findings once, per call."""
-    scored: dict[tuple[int, int], tuple[float, ...]] = {}
+    keys = list(zip(map(id, refs), map(id, hyps), strict=True))
+    pairs = dict(zip(keys, zip(refs, hyps)))  # each distinct pair of index objects once
     attributes: Attributes = {}
-    rows = []
-    for ref, hyp in zip(refs, hyps, strict=True):
-        key = (id(ref), id(hyp))
-        row = scored.get(key)
-        if row is None:
-            row = scored[key] = _score_row(ref, hyp, cfg, attributes)
-        rows.append(row)
+    scored = {key: _score_row(ref, hyp, cfg, attributes) for key, (ref, hyp) in pairs.items()}
+    rows = list(map(scored.__getitem__, keys))
     columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in KEYS]
     per_report: dict[str, list[Any]] = dict(zip(KEYS, columns))
     return MetricResult(per_report, {k: nanmean(v) for k, v in per_report.items()})
