@@ -13,15 +13,12 @@ __all__ = ["Metric", "MetricResult", "available", "evaluate", "get_metric", "met
 
 def metric_options(metrics: Sequence[str], options: Mapping[str, Any]) -> dict[str, Any]:
     """The per-metric options of a stage that scores (`--config` of score, compare, metaeval-rank),
-    after checking that every metric named (in --metrics or as an options key) is registered; each
-    metric checks its own option keys when it is built."""
+    after checking that --metrics names metrics and only registered ones. `options` come through
+    srrg.config.stage_config at `score.options`, whose schema already allows registered metrics
+    only, each with its own option keys."""
     if not metrics:
         raise UserError(f"--metrics names no metric; available: {', '.join(available())}")
-    for where, names in (("--metrics", list(metrics)), ("--config", list(options))):
-        unknown = sorted(set(names) - set(available()))
-        if unknown:
-            raise UserError(f"{where}: unknown metric(s) {', '.join(unknown)}; available: {', '.join(available())}")
-    bad = sorted(k for k, v in options.items() if not isinstance(v, dict))
-    if bad:
-        raise UserError(f"--config: the options of {', '.join(bad)} must be a mapping of option -> value")
+    unknown = sorted(set(metrics) - set(available()))
+    if unknown:
+        raise UserError(f"--metrics: unknown metric(s) {', '.join(unknown)}; available: {', '.join(available())}")
     return dict(options)

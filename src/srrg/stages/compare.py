@@ -62,8 +62,8 @@ def systems(values: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.compare import CompareConfig, run_compare, run_compare_tables
+    from srrg.config import stage_config
     from srrg.errors import UserError
-    from srrg.io import load_config_arg
     from srrg.metrics import metric_options
 
     named = {
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
         rows = run_compare_tables(systems(args.per_report), args.out, cfg, args.allow_mixed)
     elif all(scoring):
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-        options = metric_options(metrics, load_config_arg(args.config))
+        options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
         rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, options, cfg, args.id_col, args.ref_col,
                            args.hyp_col)
     else:

@@ -34,13 +34,13 @@ def run(args: argparse.Namespace) -> None:
     import time
     from pathlib import Path
 
-    from srrg.io import load_config_arg
+    from srrg.config import stage_config
     from srrg.metrics import metric_options
     from srrg.metrics.score import COUNTS, run_score, signature_columns, summary_markdown
 
     _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    options = metric_options(metrics, load_config_arg(args.config))
+    options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
     start = time.perf_counter()
     summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col,
                         args.section)
