@@ -275,12 +275,21 @@ def test_chexbert_micro_macro_equal_radeval_own_report_code() -> None:
 
 def test_unreachable_hub_is_one_line_naming_the_fetch(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = pytest.importorskip("radeval.metrics._registry")
+    from huggingface_hub import constants
+
+    from srrg.models_fetch import hub_unreachable
+
+    # the reachability probe asks a closed loopback port (never the real hub); its offline switch is undone after
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    hub_unreachable.cache_clear()
 
     class NoWeights:
         def __init__(self) -> None:
             raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\nCheck your connection.")
 
     monkeypatch.setattr(registry, "get_metric_class", lambda name: NoWeights)
-    with pytest.raises(UserError, match=r"^bertscore: RadEval could not load its weights \(We couldn't connect.*"
-                                        r"srrg models fetch"):
+    with pytest.raises(UserError, match=r"^bertscore: RadEval could not load its weights \(the hub http://127.0.0.1:9 "
+                                        r"does not answer \(ConnectError.* We couldn't connect.*srrg models fetch"):
         score_all(["a"], ["a"], ["bertscore"])

@@ -79,7 +79,7 @@ def radeval_metric(name: str, metric: str) -> Any:
     radeval_version()
     from srrg.models_fetch import prepare_offline
 
-    prepare_offline(metric)
+    unreachable = prepare_offline(metric)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             from radeval.metrics import _registry
@@ -90,7 +90,8 @@ def radeval_metric(name: str, metric: str) -> Any:
                         f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)") from None
     except OSError as exc:  # the hub unreachable and the weights not in the cache
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(f"{metric}: RadEval could not load its weights ({first}); run `srrg models fetch "
+        why = f"{unreachable} and they are in no cache: " if unreachable else ""
+        raise UserError(f"{metric}: RadEval could not load its weights ({why}{first}); run `srrg models fetch "
                         "--config <config.yaml>` where the hub is reachable (docs/metrics.md)") from None
 
 
