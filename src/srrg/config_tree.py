@@ -337,7 +337,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         ("llm", lambda: LLMConfig.from_dict(cfg["llm"])),
         ("normalize", lambda: _check_normalize(cfg)),
         ("extract", lambda: check_installed(cfg["extract"].get("spacy_model"), "extract.spacy_model")),
-        ("dataset", lambda: DatasetConfig.from_dict(cfg["dataset"])),
+        ("dataset", lambda: from_dict(DatasetConfig, cfg["dataset"], "dataset")),
         ("judge.llm", lambda: _check_judges(cfg)),
         ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
         ("judge_train.train", lambda: from_dict(JudgeTrainConfig, cfg["judge_train"]["train"], "judge_train.train")),

@@ -5,12 +5,12 @@
 # next to the zero-shot metrics of metaeval.smk on the same held-out pairs.
 # Off by default (judge_train.datasets = []): training needs a GPU for any useful model.
 
-from srrg.config import stage_config
+from srrg.config import from_dict
 from srrg.judge_train.config import JudgeTrainConfig
 
-JT_CFG = stage_config(
-    JUDGE_TRAIN["train"], JudgeTrainConfig, "judge_train.train"
-).to_dict()  # validated before any job
+JT_CFG = from_dict(
+    JudgeTrainConfig, JUDGE_TRAIN["train"], "judge_train.train"
+).to_dict()  # validated with the whole config (common.smk), typed here
 
 
 rule judge_train_prepare:
