@@ -45,7 +45,8 @@ def _calls_by_function(path: Path) -> list[tuple[str, ast.Call]]:
 
 
 def _is_args_config(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "config" and isinstance(node.value, ast.Name) and node.value.id == "args"
+    is_attribute = isinstance(node, ast.Attribute) and node.attr == "config"
+    return is_attribute and isinstance(node.value, ast.Name) and node.value.id == "args"
 
 
 def _door_functions() -> dict[str, tuple[int, bool]]:
@@ -78,7 +79,8 @@ def _section_keys(path: Path) -> set[str]:
             keys.add(call.args[1].value)
         if _name(func) == "correlate_config":
             keys.add("metaeval.correlate")
-        helper = path.parent / f"{func.value.id}.py" if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        on_module = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        helper = path.parent / f"{func.value.id}.py" if on_module else None
         if helper is not None and helper.name.startswith("_") and helper != path and helper.is_file():
             keys |= _section_keys(helper)
     return keys
@@ -162,7 +164,8 @@ def test_adjust_runs_before_the_one_validation() -> None:
     assert stage_config({}, IngestConfig, "ingest", adjust=lambda s: {**s, "source": "mimic_cxr"}).source == "mimic_cxr"
     with pytest.raises(ConfigError, match=r"unknown key extract\.n_proc"):
         stage_config({}, dict, "extract", adjust=lambda s: {**s, "n_proc": 2})
-    runs = {"optim": {"lr": 1e-3}, "runs": [{"name": "a", "label": "A", "arch": "baseline", "overrides": {"trainer": {"max_steps": 7}}}]}
+    run = {"name": "a", "label": "A", "arch": "baseline", "overrides": {"trainer": {"max_steps": 7}}}
+    runs = {"optim": {"lr": 1e-3}, "runs": [run]}
     cfg = stage_config(json.dumps(runs), TrainConfig, "train", adjust=lambda s: pick_run(s, "a"))
     assert (cfg.model.arch, cfg.trainer.max_steps, cfg.optim.lr) == ("baseline", 7, 1e-3)
 

@@ -1,10 +1,11 @@
 """The workflow configuration: load, validate against the JSON Schema with its defaults, and turn a
-section into a typed dataclass (docs/config.md).
+section into a typed dataclass (docs/config.md); stage_config is every stage's one door from its
+`--config` to its settings.
 
-The schema ships inside the package (srrg/schemas/config.schema.json, generated: docs/config.md), so an installed srrg validates
-configs without the repository; the Snakefile, the stage commands and the tests agree on it. A typo,
-a wrong type or a duplicated key stops a run before any job starts, with one line that names the key
-and what was allowed.
+The schema ships inside the package (srrg/schemas/config.schema.json, generated: docs/config.md), so
+an installed srrg validates configs without the repository; the Snakefile, the stage commands and
+the tests agree on it. A typo, a wrong type or a duplicated key stops a run before any job starts,
+with one line that names the key and what was allowed.
 """
 
 from __future__ import annotations
@@ -137,8 +138,8 @@ def stage_config(
     the slice carries under their own key (normalize's `llm`). `section=dict` returns the validated
     mapping (per-metric options, whose classes each metric builds); (module, class name) names a
     class whose module loads spaCy or torch, imported only once the settings are valid, so a wrong
-    setting is named before that import (srrg.codedeps sees the module name). A value a class refuses in its own checks is a
-    ConfigError naming the key, like a schema error."""
+    setting is named before that import (srrg.codedeps sees the module name). A value a class
+    refuses in its own checks is a ConfigError naming the key, like a schema error."""
     raw = config_value(value)
     if adjust is not None:
         raw = dict(adjust(raw))

@@ -21,7 +21,9 @@ from srrg.model.network import ReportGenerator
 REQUIRED = ("model_config", "state_dict", "data_config")
 
 
-def save_model(path: str | Path, net: ReportGenerator, data_config: Mapping[str, Any], summary: Mapping[str, Any]) -> None:
+def save_model(
+    path: str | Path, net: ReportGenerator, data_config: Mapping[str, Any], summary: Mapping[str, Any]
+) -> None:
     """Write the model file atomically (a killed job leaves no half-written file)."""
     blob = {
         "model_config": asdict(net.cfg),
