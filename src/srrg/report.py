@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Mapping
+from typing import Annotated, Any, Iterable, Mapping, Sequence
 
 import json_repair
 import msgspec
@@ -395,19 +395,24 @@ def parse_report(
     return _parse(text, synonyms)
 
 
-def parse_indexed(texts: Iterable[Any]) -> list[tuple[ReportIndex, str]]:
-    """parse_report of every text as index_report's index and the status, each distinct text parsed
-    and indexed once per call (one shared index object per distinct text). Canonical JSON is
+def parse_indexed(texts: Iterable[Any]) -> tuple[Sequence[ReportIndex], Sequence[str]]:
+    """parse_report of every text as index_report's index, and the statuses: each distinct text
+    parsed and indexed once per call (one shared index object per distinct text). Canonical JSON is
     indexed straight from the decoded findings, without building the report; other texts go through
     parse_report and its cache."""
     texts = list(texts)
     try:
         distinct = dict.fromkeys(texts)
     except TypeError:  # an unhashable item (not a text): each item on its own
-        return [_parse_index(text) for text in texts]
-    for text in distinct:
-        distinct[text] = _parse_index(text)
-    return list(map(distinct.__getitem__, texts))
+        parsed = [_parse_index(text) for text in texts]
+    else:
+        for text in distinct:
+            distinct[text] = _parse_index(text)
+        parsed = list(map(distinct.__getitem__, texts))
+    if not parsed:
+        return (), ()
+    indexes, statuses = zip(*parsed)
+    return indexes, statuses
 
 
 def _parse_index(text: Any) -> tuple[ReportIndex, str]:

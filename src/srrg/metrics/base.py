@@ -115,7 +115,7 @@ def hypothesis_rates(name: str, statuses: Sequence[str], extra: Sequence[str] = 
 
 def nanmean(values: Sequence[float]) -> float:
     """Mean over the non-NaN values; NaN when there are none (e.g. no matched finding anywhere)."""
-    kept = [v for v in values if not math.isnan(v)]
+    kept = [v for v in values if v == v]  # NaN is the one value unequal to itself (no call per value)
     return sum(kept) / len(kept) if kept else math.nan
 
 

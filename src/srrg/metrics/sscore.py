@@ -210,9 +210,9 @@ def score_indexed(
 
 def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
     """The references, indexed; free text or broken JSON is a user error (see _refuse_unstructured)."""
-    parsed = parse_indexed(refs)
-    _refuse_unstructured(refs, [status for _, status in parsed])
-    return [r for r, _ in parsed]
+    indexes, statuses = parse_indexed(refs)
+    _refuse_unstructured(refs, statuses)
+    return list(indexes)
 
 
 def _refuse_unstructured(refs: Sequence[str | None], statuses: Sequence[str]) -> None:
@@ -240,11 +240,11 @@ class SScore(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         with relaxed_gc():  # parsing and scoring allocate many small acyclic objects
-            parsed = parse_indexed([*refs, *hyps])  # a text in both lists is parsed once
+            indexes, statuses = parse_indexed([*refs, *hyps])  # a text in both lists is parsed once
             n = len(refs)
-            _refuse_unstructured(refs, [status for _, status in parsed[:n]])
-            result = score_indexed([r for r, _ in parsed[:n]], [h for h, _ in parsed[n:]], self.cfg)
-        statuses = [status for _, status in parsed[n:]]
+            _refuse_unstructured(refs, statuses[:n])
+            result = score_indexed(indexes[:n], indexes[n:], self.cfg)
+        statuses = list(statuses[n:])
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
         return result
