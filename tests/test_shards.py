@@ -12,9 +12,8 @@ import pytest
 from model_fixtures import tiny_train_config
 from srrg import dataset as D
 from srrg.cli import main as srrg_main
-from srrg.dataset import DatasetConfig
+from srrg.dataset import DatasetConfig, read_split
 from srrg.errors import UserError
-from srrg.model.datamodule import read_split
 from srrg.shards import split_files
 from test_dataset import normalized_frame
 
@@ -174,3 +173,20 @@ def test_empty_split_shard_holds_the_schema(tmp_path):
     assert srrg_main(["dataset-shard", "--in", str(normalized), "--out-dir", str(out), "validate", "0"]) == 0
     part = pl.read_parquet(out / "validate" / "part-00000.parquet")
     assert part.height == 0 and list(part.columns[: len(D.COLUMNS)]) == list(D.COLUMNS)
+
+
+def test_read_split_columns_and_lazy(dataset):
+    part = read_split(dataset, "test", ["structured"])
+    assert part.columns == ["study_id", "structured"] and part["study_id"].to_list() == ["CXR10", "CXR2", "CXR6"]
+    lazy = read_split(dataset, "train", ["split"], lazy=True)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.filter(pl.col("study_id") == "CXR4").collect()["split"].to_list() == ["train"]
+
+
+@pytest.mark.parametrize("command", ["stats", "phantoms"])
+def test_stats_and_phantoms_stop_on_a_flipped_shard_with_one_line(dataset, tmp_path, capsys, command):
+    flip_byte(dataset / "train" / "part-00002.parquet")
+    out = ["--out-dir", str(tmp_path / "stats")] if command == "stats" else ["--out", str(tmp_path / "p.png")]
+    assert srrg_main([command, "--dataset", str(dataset), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"shard {dataset / 'train' / 'part-00002.parquet'} does not match manifest.json" in err

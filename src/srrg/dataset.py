@@ -13,18 +13,19 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
 from srrg import __version__
 from srrg.config import config_hash, doc, from_dict, load_section
 from srrg.errors import UserError
-from srrg.ingest import SPLITS, natural_key
 from srrg.io import atomic_path, is_id_column, read_table, write_text
 from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
-from srrg.shards import MANIFEST_NAME, file_sha256
+from srrg.shards import MANIFEST_NAME, file_sha256, split_files
+from srrg.sources.common import natural_key
+from srrg.splits import SPLITS
 
 SCHEMA_VERSION = 1
 PLAN_NAME = "plan.json"
@@ -265,6 +266,25 @@ def write_dataset(
     manifest = build_manifest(out_dir, plan, cfg, upstream)
     write_json(Path(out_dir) / MANIFEST_NAME, manifest)
     return manifest
+
+
+def read_split(
+    dataset_dir: str | Path, split: str, columns: Sequence[str] | None = None, lazy: bool = False
+) -> pl.DataFrame | pl.LazyFrame:
+    """The rows of one split of a dataset folder, sorted by study_id (a stable order for subsets and
+    sharding): the one reader of the shards write_dataset writes. The shards are first checked
+    against manifest.json (rows, SHA-256; srrg.shards.split_files), so a changed, missing or stray
+    shard is a UserError naming it, never rows read in silence; a split without shards is one too.
+    `columns` (study_id is always read) limits what is decoded; `lazy` returns the LazyFrame for
+    callers that filter before collecting."""
+    files = split_files(dataset_dir, split)
+    if not files:
+        raise UserError(f"no Parquet shards in {Path(dataset_dir) / split}")
+    frame = pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
+    if columns is not None:
+        frame = frame.select("study_id", *(c for c in columns if c != "study_id"))
+    frame = frame.with_columns(pl.col("study_id").cast(pl.String)).sort("study_id")
+    return frame if lazy else frame.collect()
 
 
 def summarize(manifest: Mapping[str, Any], rows_in: int, seconds: float) -> str:

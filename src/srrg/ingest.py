@@ -25,8 +25,8 @@ from srrg.sources import iu_xray, mimic_cxr
 from srrg.sources.common import NO_REPORT, natural_key
 from srrg.sources.iu_xray import IUConfig
 from srrg.sources.mimic_cxr import MimicConfig
+from srrg.splits import SPLITS
 
-SPLITS = ("train", "validate", "test")
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
 
 SCHEMA: dict[str, Any] = {

@@ -16,9 +16,10 @@ from pathlib import Path
 import polars as pl
 
 from srrg.errors import UserError
+from srrg.splits import SPLITS
 
 MANIFEST_NAME = "manifest.json"
-_SHARD = re.compile(r"(train|validate|test)/part-(\d{5})\.parquet")
+_SHARD = re.compile(rf"({'|'.join(SPLITS)})/part-(\d{{5}})\.parquet")
 
 
 def file_sha256(path: str | Path) -> str:

@@ -8,7 +8,6 @@ structured report holds one entry per name); `share` is the count over the numbe
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +16,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import polars as pl
 
 from srrg.config import doc, from_dict, load_section
+from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import atomic_path
 from srrg.report import StructuredReport, parse_reports
+from srrg.splits import SPLITS
 
 PROBABILITY_LABELS = {3: "stated (3)", 2: "probable (2)", 1: "uncertain (1)", None: "missing"}
 NO_LEVEL = "(none)"
@@ -48,13 +49,12 @@ class StatsConfig:
 
 
 def read_dataset(dataset_dir: str | Path) -> pl.DataFrame:
-    """All shards listed in manifest.json, concatenated."""
-    root = Path(dataset_dir)
-    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    frames = [pl.read_parquet(root / f["path"], columns=["study_id", "split", "structured"]) for f in manifest["files"]]
-    if not frames or sum(f.height for f in frames) == 0:
-        raise UserError(f"{root}: the dataset holds no study; statistics of nothing would be empty figures")
-    return pl.concat(frames)
+    """The study_id, split and structured columns of every split (srrg.dataset.read_split: each
+    shard checked against manifest.json first)."""
+    frame = pl.concat([read_split(dataset_dir, s, ["split", "structured"]) for s in SPLITS])
+    if frame.height == 0:
+        raise UserError(f"{dataset_dir}: the dataset holds no study; statistics of nothing would be empty figures")
+    return frame
 
 
 def _table(counts: Counter[Any], total: int, key: str, labels: Iterable[Any]) -> pl.DataFrame:

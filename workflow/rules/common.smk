@@ -21,6 +21,7 @@ from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
 from srrg.model.config import run_slice, run_specs
+from srrg.splits import SPLITS
 
 try:
     _checked = check_workflow_config(config, workflow.configfiles)
@@ -69,7 +70,6 @@ shell.prefix(
     + "${{PYTHONPATH:+:$PYTHONPATH}}; "
 )
 
-SPLITS = ("train", "validate", "test")
 
 # Final targets: each stage file appends what `snakemake` (rule all) should build.
 ALL_TARGETS = []

@@ -14,6 +14,7 @@ import polars as pl
 
 from srrg.cases.align import MARKS, POSITIVE, AlignedFinding, align
 from srrg.cases.thumbs import thumbnails
+from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.report import UNPARSEABLE, StructuredReport, parse_report, render_sentences
 
@@ -89,16 +90,11 @@ def scored_run(run: RunTables) -> tuple[pl.DataFrame, dict[str, int]]:
 
 def dataset_rows(dataset: Path, split: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """study_id -> structured and image_paths of the run's split, read from the dataset's shards."""
-    files = sorted((dataset / split).glob("*.parquet"))
-    if not files:
-        raise UserError(f"--dataset {dataset}: no Parquet shards in {dataset / split}")
-    df = (
-        pl.scan_parquet(files)
-        .select("study_id", "structured", "image_paths")
-        .with_columns(pl.col("study_id").cast(pl.String))
-        .filter(pl.col("study_id").is_in(list(ids)))
-        .collect()
-    )
+    try:  # the shards are checked against manifest.json first
+        frame = read_split(dataset, split, ["structured", "image_paths"], lazy=True)
+    except UserError as err:
+        raise UserError(f"--dataset {dataset}: {err}") from None
+    df = frame.filter(pl.col("study_id").is_in(list(ids))).collect()
     _missing_ids(ids, df["study_id"], "--dataset", f"{dataset / split}")
     return {r["study_id"]: r for r in df.iter_rows(named=True)}
 

@@ -25,8 +25,8 @@ from srrg.metaeval.adapters import RatingsDataset
 from srrg.metaeval.run import ID, MetaevalConfig, resolve_human
 from srrg.metrics.judge_common import JudgeConfig, pair_requests
 from srrg.report import normalize_text
+from srrg.splits import SPLITS
 
-SPLITS = ("train", "validate", "test")
 # example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |
 # empty_text (reference or candidate missing); training adds too_long
 OK, NO_TARGET, EMPTY_TEXT, TOO_LONG = "ok", "no_target", "empty_text", "too_long"

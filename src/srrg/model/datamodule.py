@@ -11,21 +11,11 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from srrg.dataset import read_split  # checked against manifest.json (rows, SHA-256), once per job
 from srrg.errors import UserError
 from srrg.model.config import DataConfig
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
-from srrg.shards import split_files
-
-
-def read_split(dataset_dir: str | Path, split: str) -> pl.DataFrame:
-    """All shards of one split, sorted by study_id (a stable order for subsets and sharding); a
-    shard that does not match the manifest is a UserError naming it."""
-    files = split_files(dataset_dir, split)  # checked against manifest.json (rows, SHA-256), once per job
-    if not files:
-        raise FileNotFoundError(f"no Parquet shards in {Path(dataset_dir) / split}")
-    df = pl.concat([pl.read_parquet(f) for f in files], how="diagonal_relaxed")
-    return df.with_columns(pl.col("study_id").cast(pl.String)).sort("study_id")
 
 
 def view_mask(df: pl.DataFrame, views: Sequence[str] | None) -> pl.Series:

@@ -15,9 +15,10 @@ from typing import Any
 import polars as pl
 import torch
 
+from srrg.dataset import read_split
 from srrg.io import write_parquet
 from srrg.model.config import InferConfig, check_decoding
-from srrg.model.datamodule import ReportDataset, collate, read_split, reference_text, view_mask
+from srrg.model.datamodule import ReportDataset, collate, reference_text, view_mask
 from srrg.model.file import load_model
 from srrg.model.images import log_image_source, resolve_images
 from srrg.report import parse_report, render_sentences

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.splits import SPLITS
 from srrg.stages import _dataset
 
 HELP = "write one Parquet shard of the dataset (a split and a shard index of plan.json)"
-SPLITS = ("train", "validate", "test")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

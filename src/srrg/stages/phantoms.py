@@ -18,19 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import json
-    from pathlib import Path
 
-    import polars as pl
-
-    from srrg.errors import UserError
+    from srrg.dataset import read_split
     from srrg.phantom import figure
     from srrg.report import from_obj
 
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
-    shards = sorted((Path(args.dataset) / "train").glob("*.parquet"))
-    if not shards:
-        raise UserError(f"no training shards in {Path(args.dataset) / 'train'}")
-    df = pl.concat([pl.read_parquet(f, columns=["study_id", "structured"]) for f in shards]).drop_nulls().sort("study_id")
+    df = read_split(args.dataset, "train", ["structured"]).drop_nulls()  # sorted by study_id, shards checked
     reports = [(sid, from_obj(json.loads(s))[0]) for sid, s in df.iter_rows()]
     # the studies with the most positive findings (ties by id): the figure should show something
     reports.sort(key=lambda item: -len(item[1].positive))
