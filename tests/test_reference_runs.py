@@ -125,10 +125,15 @@ def test_ceiling_stands_only_beside_runs_that_saw_phantoms(scored_references: Pa
     assert math.isclose(t1["S-Score"][1], 0.5)
 
 
-def test_references_scored_on_other_studies_are_refused(scored_references: Path, tmp_path: Path) -> None:
+def test_references_scored_on_other_studies_or_without_a_structured_run_are_refused(
+    scored_references: Path, tmp_path: Path
+) -> None:
     refs = [RunEntry(**_entry(scored_references, "constant", "Constant"))]
     with pytest.raises(UserError, match="scored on 2 studies, the run small on 1"):
         run_tables([RunEntry(**_entry(scored_references, "small", "S"))], tmp_path / "t", refs)
+    sentences = RunEntry(**{**_entry(scored_references, "base", "B"), "target": "sentences"})
+    with pytest.raises(UserError, match="no Structured-First run"):
+        run_tables([sentences], tmp_path / "t", refs)
 
 
 def test_reference_runs_without_training_shards_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,3 +145,11 @@ def test_reference_runs_without_training_shards_is_one_line(tmp_path: Path, caps
     assert srrg_main(args) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "no training shards" in err
+
+
+def test_a_reference_named_like_a_run_is_one_line(scored_references: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [_entry(scored_references, "base", "B")]
+    args = ["tables", "--runs", json.dumps(runs), "--references", json.dumps(runs), "--out-dir",
+            str(scored_references / "t")]
+    assert srrg_main(args) == 2
+    assert "run name(s) base given twice" in capsys.readouterr().err

@@ -92,13 +92,15 @@ def shown_references(
     runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], references: Sequence[RunEntry],
     ref_results: Mapping[str, Mapping[str, Any]],
 ) -> list[RunEntry]:
-    """The reference runs Table 1 shows: none without a Structured-First run; those whose
-    predictions were made from no image or from the images of the run whose studies they were
-    scored on (srrg.reference_runs.base_run): Ceiling, the phantom round trip, only beside phantom
-    runs. A reference scored on another number of studies than that run is a UserError."""
-    json_runs = {r.name: int(results[r.name]["studies"]) for r in runs if r.target == "json"}
-    if not references or not json_runs:
+    """The reference runs Table 1 shows: those whose predictions were made from no image or from
+    the images of the run whose studies they were scored on (srrg.reference_runs.base_run):
+    Ceiling, the phantom round trip, only beside phantom runs. References without a
+    Structured-First run, or scored on another number of studies than that run, are a UserError."""
+    if not references:
         return []
+    json_runs = {r.name: int(results[r.name]["studies"]) for r in runs if r.target == "json"}
+    if not json_runs:
+        raise UserError("--references: no Structured-First run in --runs to end Table 1 after")
     base = base_run(json_runs)
     shown = []
     for ref in references:
