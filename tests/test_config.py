@@ -76,15 +76,15 @@ def test_wrong_type_and_range_are_all_reported():
     assert "llm.backend" in msg
 
 
-def test_load_section_accepts_json_yaml_and_mapping(tmp_path):
-    assert C.load_section('{"rows_per_shard": 7}', "dataset")["rows_per_shard"] == 7
+def test_a_section_is_read_from_json_yaml_or_a_mapping(tmp_path):
+    assert C.stage_config('{"rows_per_shard": 7}', dict, "dataset")["rows_per_shard"] == 7
     f = tmp_path / "d.yaml"
     f.write_text(yaml.safe_dump({"row_group_size": 9}))
-    got = C.load_section(str(f), "dataset")
-    assert got["row_group_size"] == 9 and got["rows_per_shard"] == 20000
-    assert C.load_section({"compression": "snappy"}, "dataset")["compression"] == "snappy"
+    got = C.stage_config(str(f), DatasetConfig, "dataset")
+    assert got.row_group_size == 9 and got.rows_per_shard == 20000
+    assert C.stage_config({"compression": "snappy"}, DatasetConfig, "dataset").compression == "snappy"
     with pytest.raises(C.ConfigError, match="unknown key dataset.rows"):
-        C.load_section('{"rows": 1}', "dataset")
+        C.stage_config('{"rows": 1}', DatasetConfig, "dataset")
     with pytest.raises(C.ConfigError, match="no section"):
         C.section_schema("nope")
 
@@ -116,16 +116,16 @@ def test_from_dict_builds_nested_dataclasses():
 
 
 def test_typed_stage_slices():
-    ingest = IngestConfig.from_dict({"limit": 3, "split": {"seed": 1}})
+    ingest = C.stage_config({"limit": 3, "split": {"seed": 1}}, IngestConfig, "ingest")
     assert ingest.limit == 3 and ingest.split.seed == 1
     assert ingest.split.fractions == {"train": 0.7, "validate": 0.1, "test": 0.2}
     assert ingest.mimic_cxr.reports is None
-    assert DatasetConfig.from_dict(None) == DatasetConfig()
+    assert C.stage_config(None, DatasetConfig, "dataset") == DatasetConfig()
 
 
 def test_dataclass_defaults_mirror_the_schema():
-    assert DatasetConfig.from_dict({}) == DatasetConfig()
-    assert IngestConfig.from_dict({}) == IngestConfig()
+    assert C.stage_config({}, DatasetConfig, "dataset") == DatasetConfig()
+    assert C.stage_config({}, IngestConfig, "ingest") == IngestConfig()
 
 
 def test_the_committed_schema_carries_every_section():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from srrg.config import ConfigError, load_section
+from srrg.config import ConfigError, stage_config
 from srrg.config_tree import check_workflow_config
 
 
@@ -58,6 +58,6 @@ def test_valid_values_pass_and_run_settings_get_no_defaults():
 
 def test_a_stage_run_by_hand_refuses_the_same_values():
     with pytest.raises(ConfigError, match=r"extract\.sections\.0"):
-        load_section({"sections": ["summary"]}, "extract")
+        stage_config({"sections": ["summary"]}, dict, "extract")
     with pytest.raises(ConfigError, match=r"infer\.max_studies: 0"):
-        load_section({"max_studies": 0}, "infer")
+        stage_config({"max_studies": 0}, dict, "infer")
