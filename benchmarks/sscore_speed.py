@@ -25,7 +25,7 @@ from typing import Callable
 
 from srrg.extract import extract_many
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import location_bleu, score_pair, score_reports
+from srrg.metrics.sscore import clear_caches, score_pair, score_reports
 from srrg.report import clear_parse_caches, parse_report
 from srrg.sources.iu_xray import read_iu_xray
 
@@ -119,7 +119,7 @@ def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, tupl
     best = {name: (math.inf, math.inf) for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            location_bleu.cache_clear()  # cold caches each round: no credit for earlier rounds
+            clear_caches()  # cold caches each round: no credit for earlier rounds
             clear_parse_caches()
             w0, c0 = time.perf_counter(), time.process_time()
             fn()

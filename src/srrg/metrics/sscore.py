@@ -24,6 +24,8 @@ KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", 
 _TOKEN = re.compile(r"\w+")
 _EPSILON = 0.1  # Chen & Cherry smoothing method 1, as in NLTK's SmoothingFunction().method1
 LOCATION_CACHE_MAX_CHARS = 512  # longer location pairs are scored uncached: they cannot grow memory (docs/inputs.md)
+PHRASE_MAX_CHARS = 256  # location phrases whose tokens and windows are kept (at most PHRASE_CACHE_SIZE)
+PHRASE_CACHE_SIZE = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -85,26 +87,38 @@ def prob_score(ref: int | None, hyp: int | None) -> float:
     return 1.0 - ((hyp - ref) / 2) ** 2
 
 
-def _clipped_matches(ref: list[str], hyp: list[str], n: int) -> int:
-    """BLEU's clipped n-gram matches: how many n-token windows of hyp find an equal window of ref
-    not already matched (the sum over windows of min(count in hyp, count in ref))."""
-    available: dict[tuple[str, ...], int] = {}
-    for gram in zip(*[ref[i:] for i in range(n)]):
-        available[gram] = available.get(gram, 0) + 1
-    matched = 0
-    for gram in zip(*[hyp[i:] for i in range(n)]):
-        if available.get(gram):
-            available[gram] -= 1
-            matched += 1
-    return matched
+def _windows(tokens: list[str], order: int) -> tuple[dict[tuple[str, ...], int], ...]:
+    """The count of each n-token window of tokens, for n = 1..order."""
+    counts: list[dict[tuple[str, ...], int]] = []
+    for n in range(1, order + 1):
+        grams: dict[tuple[str, ...], int] = {}
+        for gram in zip(*[tokens[i:] for i in range(n)]):
+            grams[gram] = grams.get(gram, 0) + 1
+        counts.append(grams)
+    return tuple(counts)
+
+
+def _phrase_windows(phrase: str) -> tuple[list[str], tuple[dict[tuple[str, ...], int], ...]]:
+    """The lower-cased word tokens of a location phrase and their window counts for n = 1..4;
+    phrases of at most PHRASE_MAX_CHARS are kept (_cached_phrase_windows): a corpus names few places."""
+    if len(phrase) <= PHRASE_MAX_CHARS:
+        return _cached_phrase_windows(phrase)
+    tokens = _TOKEN.findall(phrase.lower())
+    return tokens, _windows(tokens, 4)
+
+
+@lru_cache(maxsize=PHRASE_CACHE_SIZE)
+def _cached_phrase_windows(phrase: str) -> tuple[list[str], tuple[dict[tuple[str, ...], int], ...]]:
+    tokens = _TOKEN.findall(phrase.lower())
+    return tokens, _windows(tokens, 4)
 
 
 @lru_cache(maxsize=65536)
 def location_bleu(ref: str, hyp: str) -> float:
     """Sentence BLEU of lower-cased word tokens, uniform weights over n = 1..min(4, |ref|, |hyp|),
     smoothing method 1; same value as NLTK's sentence_bleu with those settings."""
-    r = _TOKEN.findall(ref.lower())
-    h = _TOKEN.findall(hyp.lower())
+    r, r_counts = _phrase_windows(ref)
+    h, h_counts = _phrase_windows(hyp)
     if r == h:
         return 1.0
     order = min(4, len(r), len(h))
@@ -112,13 +126,20 @@ def location_bleu(ref: str, hyp: str) -> float:
         return 0.0
     log_sum = 0.0
     for n in range(1, order + 1):
-        matched = _clipped_matches(r, h, n)
+        available = r_counts[n - 1]  # clipped matches: each window of h counts up to its count in r
+        matched = sum(min(c, available.get(g, 0)) for g, c in h_counts[n - 1].items())
         if n == 1 and matched == 0:
             return 0.0  # NLTK returns 0 when not a single unigram matches
         total = max(1, len(h) - n + 1)
         log_sum += math.log((matched if matched else _EPSILON) / total) / order
     brevity = 1.0 if len(h) > len(r) else math.exp(1 - len(r) / len(h))
     return brevity * math.exp(log_sum)
+
+
+def clear_caches() -> None:
+    """Empty the scoring caches (benchmarks time cold runs)."""
+    location_bleu.cache_clear()
+    _cached_phrase_windows.cache_clear()
 
 
 def location_score(ref: str | None, hyp: str | None) -> float:
