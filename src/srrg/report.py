@@ -457,6 +457,12 @@ def _parse(text: str | bytes | None, synonyms: Mapping[str, str] | None) -> tupl
         fast = _canonical_report(text)
         if fast is not None:
             return fast, VALID
+    return _parse_general(text, synonyms)
+
+
+def _parse_general(text: str, synonyms: Mapping[str, str] | None) -> tuple[StructuredReport, str]:
+    """The general path: lenient decoding, from_obj and canonicalize; on canonical JSON the fast
+    path (_canonical_parts) gives the same report and status."""
     obj, strict = decode_json(text)
     try:
         report, exact = from_obj(obj)
