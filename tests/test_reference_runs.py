@@ -61,8 +61,8 @@ def scored_references(tmp_path: Path) -> Path:
     """Two Structured-First runs (the second has more studies, so it is the base), the reference
     runs written and scored on S-Score with the ordinary commands."""
     (tmp_path / "ds" / "train").mkdir(parents=True)
-    pl.DataFrame({"structured": [EMPTY_PTX, EFFUSION, EMPTY_PTX, None]}).write_parquet(
-        tmp_path / "ds" / "train" / "part-00000.parquet")
+    train = pl.DataFrame({"study_id": ["t1", "t2", "t3", "t4"], "structured": [EMPTY_PTX, EFFUSION, EMPTY_PTX, None]})
+    train.write_parquet(tmp_path / "ds" / "train" / "part-00000.parquet")
     runs = tmp_path / "runs"
     _model_run(runs, "small", "phantom", [EFFUSION], 0.25)
     _model_run(runs, "base", "phantom", [EMPTY_PTX, EFFUSION], 0.75)
@@ -144,7 +144,7 @@ def test_reference_runs_without_training_shards_is_one_line(tmp_path: Path, caps
             "--out-dir", str(tmp_path / "runs")]
     assert srrg_main(args) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "no training shards" in err
+    assert "\n" not in err and f"no Parquet shards in {tmp_path / 'ds' / 'train'}" in err
 
 
 def test_a_reference_named_like_a_run_is_one_line(scored_references: Path, capsys: pytest.CaptureFixture[str]) -> None:

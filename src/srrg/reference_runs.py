@@ -20,7 +20,6 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet
 from srrg.report import StructuredReport, from_obj, parse_report, render_sentences
-from srrg.shards import split_files
 
 log = logging.getLogger("srrg.reference_runs")
 
@@ -55,12 +54,11 @@ def most_frequent_report(structured: Sequence[str]) -> StructuredReport:
 
 
 def training_reports(dataset: str | Path) -> list[str]:
-    """The structured reports (JSON) of the training split's shards (checked against the manifest)."""
-    files = split_files(dataset, "train")
-    if not files:
-        raise UserError(f"no training shards in {Path(dataset) / 'train'} (needed for the Constant run)")
-    train = pl.concat([pl.read_parquet(f, columns=["structured"]) for f in files])
-    return train["structured"].drop_nulls().to_list()
+    """The structured reports (JSON) of the training split (srrg.dataset.read_split: the shards are
+    checked against the manifest)."""
+    from srrg.dataset import read_split
+
+    return read_split(dataset, "train", columns=["structured"])["structured"].drop_nulls().to_list()
 
 
 def reference_reports(refs: Sequence[str], constant: StructuredReport) -> dict[str, list[StructuredReport]]:
