@@ -119,6 +119,7 @@ def test_shard_job_reads_its_split_and_writes_the_whole_table_bytes(dataset, tmp
     normalized = tmp_path / "normalized.parquet"
     normalized_frame(11).write_parquet(normalized)
     assert D.read_split_rows(normalized, "test")["study_id"].to_list() == ["CXR10", "CXR6", "CXR2"]  # file order
+    assert D.plan_input(normalized, DatasetConfig(rows_per_shard=2))[0] == 11
     assert D.count_rows(normalized) == 11
     jobs = tmp_path / "jobs"
     cfg = json.dumps({"rows_per_shard": 2})

@@ -85,18 +85,30 @@ def to_dataset_frame(df: pl.DataFrame, check_rows: bool = True) -> pl.DataFrame:
     """Contract columns (without `sentences`, which shards add for their own rows), then
     image_views / structured_raw and every *_status column; rows ordered by study id. The whole
     table must have rows (check_rows); one split's rows may be none (its shard holds the schema)."""
-    needed = [c for c in COLUMNS if c != "sentences"]
-    missing = [c for c in needed if c not in df.columns]
-    if missing:
-        raise UserError(f"dataset input lacks column(s) {missing}; expected the output of `srrg normalize`")
-    if check_rows and df.height == 0:
-        raise UserError("the dataset input has no rows: nothing to shard (did ingest read any study?)")
+    needed = check_columns(df.columns)
+    check_splits(df["split"], check_rows)
     extra = [c for c in EXTRA_COLUMNS if c in df.columns] + sorted(c for c in df.columns if c.endswith("_status"))
     out = df.select([*needed, *extra])
-    unknown = sorted(set(out["split"].unique().to_list()) - set(SPLITS))
+    return out[natural_order(out["study_id"])]
+
+
+def check_columns(columns: Sequence[str]) -> list[str]:
+    """The contract columns a dataset input must hold (all but `sentences`), or a UserError naming
+    the missing ones."""
+    needed = [c for c in COLUMNS if c != "sentences"]
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        raise UserError(f"dataset input lacks column(s) {missing}; expected the output of `srrg normalize`")
+    return needed
+
+
+def check_splits(splits: pl.Series, check_rows: bool = True) -> None:
+    """The split column holds known splits only, and (check_rows) some rows."""
+    if check_rows and splits.len() == 0:
+        raise UserError("the dataset input has no rows: nothing to shard (did ingest read any study?)")
+    unknown = sorted(set(splits.unique().to_list()) - set(SPLITS))
     if unknown:
         raise UserError(f"unknown split value(s) {unknown}; expected {SPLITS}")
-    return out[natural_order(out["study_id"])]
 
 
 def natural_order(ids: pl.Series) -> list[int]:
@@ -110,10 +122,10 @@ def natural_order(ids: pl.Series) -> list[int]:
     return sorted(range(len(values)), key=lambda i: natural_key(values[i]))
 
 
-def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
-    """The rows of one split of the normalized table, in file order. A Parquet file with a `split`
-    column and text ids is scanned and filtered, so a shard job never holds the other splits; any
-    other input is read whole by read_table (its checks and id handling) and filtered."""
+def scan_input(path: str | Path) -> pl.LazyFrame:
+    """The normalized table as a LazyFrame. A Parquet file with a text `split` column and text ids
+    is scanned, so a job decodes only the columns and rows it asks for; any other input is read
+    whole by read_table (its checks and id handling)."""
     p = Path(path)
     if p.suffix.lower() == ".parquet" and p.is_file():
         try:
@@ -121,9 +133,26 @@ def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
         except (pl.exceptions.PolarsError, OSError):
             schema = {}  # read_table names the problem
         if schema.get("split") == pl.String and all(t == pl.String for c, t in schema.items() if is_id_column(c)):
-            return pl.scan_parquet(p).filter(pl.col("split") == split).collect()
-    df = read_table(p)
-    return df.filter(pl.col("split") == split) if "split" in df.columns else df
+            return pl.scan_parquet(p)
+    return read_table(p).lazy()
+
+
+def plan_input(path: str | Path, cfg: DatasetConfig) -> tuple[int, dict[str, Any]]:
+    """(rows, plan) of the normalized table, read from its column names and `split` column alone,
+    with the checks of to_dataset_frame."""
+    frame = scan_input(path)
+    check_columns(frame.collect_schema().names())
+    splits = frame.select("split").collect()
+    check_splits(splits["split"])
+    return splits.height, make_plan(splits, cfg)
+
+
+def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
+    """The rows of one split of the normalized table, in file order: a shard job never holds the
+    other splits. (Its rows are then ordered and sliced as the whole table's: a shard gathered from
+    fewer rows holds the same values but is written in other Parquet pages, i.e. other bytes.)"""
+    frame = scan_input(path)
+    return frame.filter(pl.col("split") == split).collect() if "split" in frame.collect_schema() else frame.collect()
 
 
 def count_rows(path: str | Path) -> int:

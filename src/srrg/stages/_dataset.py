@@ -19,11 +19,17 @@ def check_paths(args: argparse.Namespace) -> None:
     _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir})
 
 
-def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(config, normalized table) of a dataset command."""
+def dataset_config(args: argparse.Namespace) -> Any:
+    """The DatasetConfig of a dataset command's --config."""
     from srrg.config import stage_config
     from srrg.dataset import DatasetConfig
+
+    return stage_config(args.config, DatasetConfig, "dataset")
+
+
+def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(config, normalized table) of a dataset command."""
     from srrg.io import read_table
 
     check_paths(args)
-    return stage_config(args.config, DatasetConfig, "dataset"), read_table(args.inp)
+    return dataset_config(args), read_table(args.inp)

@@ -19,11 +19,11 @@ def run(args: argparse.Namespace) -> None:
     import sys
     from pathlib import Path
 
-    from srrg.dataset import PLAN_NAME, make_plan, remove_stale_shards, to_dataset_frame, write_json
+    from srrg.dataset import PLAN_NAME, plan_input, remove_stale_shards, write_json
 
-    cfg, df = _dataset.read_input(args)
+    _dataset.check_paths(args)
+    rows, plan = plan_input(args.inp, _dataset.dataset_config(args))  # the split column alone is read
     out_dir = Path(args.out_dir)
-    plan = make_plan(to_dataset_frame(df), cfg)
     stale = remove_stale_shards(out_dir, plan)
     write_json(out_dir / PLAN_NAME, plan)
-    print(f"dataset plan: rows in={df.height} {json.dumps(plan['splits'])} stale removed={len(stale)}", file=sys.stderr)
+    print(f"dataset plan: rows in={rows} {json.dumps(plan['splits'])} stale removed={len(stale)}", file=sys.stderr)
