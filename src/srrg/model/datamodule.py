@@ -11,7 +11,7 @@ import polars as pl
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from srrg.dataset import read_split  # checked against manifest.json (rows, SHA-256), once per job
+from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.model.config import DataConfig
 from srrg.model.images import log_image_source, resolve_images, study_image
