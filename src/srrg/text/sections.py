@@ -15,8 +15,10 @@ from typing import Iterable, Mapping
 from srrg import vocab
 from srrg.text.normalize import normalize_text
 
-# a header: at the start of a line (or text), words then a colon; MIMIC writes them upper case
-_HEADER = re.compile(r"(?:^|\n)[ \t]*([A-Za-z][A-Za-z /&()-]{0,60}?)[ \t]*:", re.MULTILINE)
+# a header: at the start of a line (or text), words then a colon; MIMIC writes them upper case.
+# It is only tried at line starts (a report has few lines), not searched for at every character.
+_HEADER = re.compile(r"[ \t]*([A-Za-z][A-Za-z /&()-]{0,60}?)[ \t]*:")
+_NEWLINE = re.compile(r"\n")
 PREAMBLE = "preamble"
 
 
@@ -35,7 +37,10 @@ def split_sections(text: str, headers: Mapping[str, str] | None = None) -> list[
     stays inside its section); text before the first header is the preamble."""
     table = vocab.section_headers() if headers is None else headers
     cuts: list[tuple[int, int, str, str]] = []  # (header start, body start, name, header)
-    for m in _HEADER.finditer(text):
+    for line in (0, *(n.end() for n in _NEWLINE.finditer(text))):
+        m = _HEADER.match(text, line)
+        if m is None:
+            continue
         header = m.group(1)
         key = normalize_text(header)
         if key in table:
