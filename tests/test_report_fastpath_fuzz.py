@@ -71,6 +71,6 @@ def test_parse_indexed_shares_one_index_per_distinct_text_and_reads_non_texts():
     assert indexes[0] is indexes[2] and statuses[0] == statuses[2] == R.VALID
     assert indexes[0] == ({f["name"]: R.Finding(**f) for f in FINDINGS[:2]}, frozenset(NEGATIVES[:1]))
     assert statuses[1] == statuses[3] == statuses[4] == R.UNPARSEABLE and indexes[1] == ({}, frozenset())
-    assert R.parse_indexed([]) == ((), ())
+    assert R.parse_indexed([]) == ([], [])
     unhashable = [text, ["a list"]]  # not texts: read one by one, as parse_report reads them
-    assert R.parse_indexed(unhashable)[1] == (R.VALID, R.UNPARSEABLE)
+    assert R.parse_indexed(unhashable)[1] == [R.VALID, R.UNPARSEABLE]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Mapping
 
 import json_repair
 import msgspec
@@ -271,8 +272,8 @@ def index_report(report: StructuredReport) -> ReportIndex:
     return {f.name: f for f in report.positive}, frozenset(report.negative)
 
 
-def _canonical_parts(text: str) -> tuple[dict[str, Finding], tuple[str, ...], frozenset[str]] | None:
-    """The positives by name, the negatives and their set of a text that is already canonical JSON,
+def _canonical_parts(text: str) -> tuple[ReportIndex, tuple[str, ...]] | None:
+    """The index (index_report's) and the negative names of a text that is already canonical JSON,
     as the extractor and to_json() write it (exactly the two lists, findings with to_dict()'s keys,
     an int probability 1..3, canonical names once each, normalized or null attributes); None for
     anything else, which the general path (decode_json + from_obj + canonicalize) then reads. Where
@@ -303,13 +304,13 @@ def _canonical_parts(text: str) -> tuple[dict[str, Finding], tuple[str, ...], fr
             _NEGATIVES[names] = negatives
     if len(by_name) != len(shape.positive) or not negatives.isdisjoint(by_name):
         return None
-    return by_name, names, negatives
+    return (by_name, negatives), names
 
 
 def _canonical_report(text: str) -> StructuredReport | None:
     """The report of canonical JSON (see _canonical_parts), else None."""
     parts = _canonical_parts(text)
-    return None if parts is None else StructuredReport(tuple(parts[0].values()), parts[1])
+    return None if parts is None else StructuredReport(tuple(parts[0][0].values()), parts[1])
 
 
 def clear_parse_caches() -> None:
@@ -395,32 +396,28 @@ def parse_report(
     return _parse(text, synonyms)
 
 
-def parse_indexed(texts: Iterable[Any]) -> tuple[Sequence[ReportIndex], Sequence[str]]:
+def parse_indexed(texts: Iterable[Any]) -> tuple[list[ReportIndex], list[str]]:
     """parse_report of every text as index_report's index, and the statuses: each distinct text
     parsed and indexed once per call (one shared index object per distinct text). Canonical JSON is
     indexed straight from the decoded findings, without building the report; other texts go through
     parse_report and its cache."""
     texts = list(texts)
     try:
-        distinct = dict.fromkeys(texts)
+        indexes: dict[Any, ReportIndex] = dict.fromkeys(texts)
     except TypeError:  # an unhashable item (not a text): each item on its own
-        parsed = [_parse_index(text) for text in texts]
-    else:
-        for text in distinct:
-            distinct[text] = _parse_index(text)
-        parsed = list(map(distinct.__getitem__, texts))
-    if not parsed:
-        return (), ()
-    indexes, statuses = zip(*parsed)
-    return indexes, statuses
-
-
-def _parse_index(text: Any) -> tuple[ReportIndex, str]:
-    parts = _canonical_parts(text) if isinstance(text, str) else None
-    if parts is not None:
-        return (parts[0], parts[2]), VALID
-    report, status = parse_report(text)
-    return index_report(report), status
+        parsed = [parse_report(text) for text in texts]
+        return [index_report(report) for report, _ in parsed], [status for _, status in parsed]
+    statuses: dict[Any, str] = {}  # the texts whose status is not valid
+    for text in indexes:
+        parts = _canonical_parts(text) if isinstance(text, str) else None
+        if parts is not None:
+            indexes[text] = parts[0]
+            continue
+        report, status = parse_report(text)
+        indexes[text] = index_report(report)
+        if status != VALID:
+            statuses[text] = status
+    return list(map(indexes.__getitem__, texts)), list(map(statuses.get, texts, repeat(VALID)))
 
 
 def parse_reports(texts: Iterable[Any], synonyms: Mapping[str, str] | None = None) -> list[tuple[StructuredReport, str]]:

@@ -233,7 +233,7 @@ def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
     """The references, indexed; free text or broken JSON is a user error (see _refuse_unstructured)."""
     indexes, statuses = parse_indexed(refs)
     _refuse_unstructured(refs, statuses)
-    return list(indexes)
+    return indexes
 
 
 def _refuse_unstructured(refs: Sequence[str | None], statuses: Sequence[str]) -> None:
@@ -265,7 +265,7 @@ class SScore(Metric):
             n = len(refs)
             _refuse_unstructured(refs, statuses[:n])
             result = score_indexed(indexes[:n], indexes[n:], self.cfg)
-        statuses = list(statuses[n:])
+        statuses = statuses[n:]
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
         return result
