@@ -229,6 +229,11 @@ def assert_mention(
             trigger = outer
     if hypothetical and (trigger is None or trigger.kind != IGNORE):
         trigger = _hypothetical(group, item.anchor, lowers) or trigger
+    return _asserted(item, sentence, trigger)
+
+
+def _asserted(item: Item, sentence: int, trigger: Item | None) -> Mention:
+    """The mention of a finding item whose trigger (None: none reaches it) is known."""
     mention = Mention(item, str(item.entry.value), sentence, trigger=trigger)
     if item.entry.normal:
         return _normal(mention)
@@ -255,6 +260,8 @@ def _normal(mention: Mention) -> Mention:
 
 def assert_sentence(group: Sequence[Item], lowers: Sequence[str], sentence: int) -> list[Mention]:
     """Mentions of every finding item of one sentence, in text order."""
+    if not any(i.kind in TRIGGERS for i in group):  # no trigger: every finding is stated as it stands
+        return [_asserted(i, sentence, None) for i in group if i.kind == FINDING]
     hypothetical = any(i.kind == IGNORE for i in group)
     clauses = _and_clauses(group, lowers)
     return [assert_mention(i, group, lowers, sentence, hypothetical, clauses) for i in group if i.kind == FINDING]

@@ -30,8 +30,9 @@ def _breaks(item: Item, lowers: Sequence[str]) -> bool:
     return item.kind == TERMINATION and lowers[item.start] in CLAUSE_BREAKS
 
 
-def _owner(mod: Item, mentions: Sequence[Mention], group: Sequence[Item], lowers: Sequence[str]) -> Mention | None:
-    """The mention a modifier belongs to (see module docstring)."""
+def _owner(mod: Item, mentions: Sequence[Mention], breaks: Sequence[Item], boundaries: Sequence[Item]) -> Mention | None:
+    """The mention a modifier belongs to (see module docstring), given the sentence's clause
+    breaks and boundary items."""
     inside = [m for m in mentions if m.item.start <= mod.start and mod.end <= m.item.end]
     if inside:
         return min(inside, key=lambda m: m.item.end - m.item.start)
@@ -40,13 +41,13 @@ def _owner(mod: Item, mentions: Sequence[Mention], group: Sequence[Item], lowers
     prev = before[-1] if before else None
     nxt = after[0] if after else None
     # a clause break ("but", ";", "there is") closes the clause: nothing links across it
-    if prev is not None and any(_breaks(i, lowers) and prev.item.end <= i.start and i.end <= mod.start for i in group):
+    if prev is not None and any(prev.item.end <= i.start and i.end <= mod.start for i in breaks):
         prev = None
-    if nxt is not None and any(_breaks(i, lowers) and mod.end <= i.start and i.end <= nxt.item.start for i in group):
+    if nxt is not None and any(mod.end <= i.start and i.end <= nxt.item.start for i in breaks):
         nxt = None
     if prev is None or nxt is None:
         return prev or nxt
-    split = any(i.kind in _BOUNDARIES and prev.item.end <= i.start and i.end <= mod.start for i in group)
+    split = any(prev.item.end <= i.start and i.end <= mod.start for i in boundaries)
     return nxt if split else prev
 
 
@@ -185,10 +186,11 @@ def link_sentence(
         return
     levels: dict[int, list[Item]] = {}
     locs: dict[int, list[Item]] = {}
-    for mod in group:
-        if mod.kind not in (LEVEL, LOCATION):
-            continue
-        owner = _owner(mod, mentions, group, lowers)
+    mods = [i for i in group if i.kind in (LEVEL, LOCATION)]
+    breaks = [i for i in group if _breaks(i, lowers)] if mods else []
+    boundaries = [i for i in group if i.kind in _BOUNDARIES] if mods else []
+    for mod in mods:
+        owner = _owner(mod, mentions, breaks, boundaries)
         if owner is not None:
             (levels if mod.kind == LEVEL else locs).setdefault(id(owner), []).append(mod)
     for m in mentions:
@@ -201,6 +203,7 @@ def link_sentence(
         m.locations = location_phrases(locs.get(id(m), []), lowers, joiners)
         if hedged_levels and m.level and m.status == POSITIVE and m.probability == STATED:
             m.probability = hedged_levels.get(m.level[0], STATED)
-    _share_span(mentions)
-    _share_alternatives(mentions, lowers)
-    _inherit(mentions, lowers, links)
+    if len(mentions) > 1:  # what mentions share or inherit from each other
+        _share_span(mentions)
+        _share_alternatives(mentions, lowers)
+        _inherit(mentions, lowers, links)
