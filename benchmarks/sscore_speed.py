@@ -4,10 +4,13 @@ end to end >= 1.5x a plain-Python implementation on 10,000 pairs).
 Pairs are realistic: references are the extractor's structured reports of real IU X-ray texts
 (the archive shipped by torchxrayvision), hypotheses are seeded perturbations of them (findings
 dropped or added, probability / severity / location changed, negatives dropped), as a trained
-model's outputs differ from references; both are canonical, as srrg writes them. Timed end to end from JSON strings (parse + canonicalize +
-score) and for the scoring of already parsed reports, next to a straightforward plain-Python
-implementation of the same definition written here (json.loads + the formulas of docs/metrics.md,
-no caches), whose corpus S-Score must agree.
+model's outputs differ from references; both are canonical, as srrg writes them. Timed end to end
+from JSON strings (parse + canonicalize + score) and for the scoring of already parsed reports,
+next to a straightforward plain-Python implementation of the same definition written here
+(json.loads + the formulas of docs/metrics.md, no caches), the two taking turns round by round
+with cold caches each round. The corpus S-Scores must agree, and every pair is checked (on these
+pairs and randomly re-paired): srrg's batched value = score_pair of the two parsed reports, bit
+for bit, = the plain value to 1e-12.
 
     .venv/bin/python benchmarks/sscore_speed.py [--pairs 10000] [--repeat 5]
 """
@@ -30,7 +33,9 @@ from srrg.report import clear_parse_caches, parse_report
 from srrg.sources.iu_xray import read_iu_xray
 
 LEVELS = ["mild", "small", "moderate", "large", "minimal", None]
-LOCATIONS = ["in the left lower lobe", "in the right lung base", "at the bases bilaterally", "in the left upper zone", None]
+LOCATIONS = [
+    "in the left lower lobe", "in the right lung base", "at the bases bilaterally", "in the left upper zone", None
+]
 EXTRA = ["atelectasis", "cardiomegaly", "pleural effusion", "nodule", "consolidation", "edema", "granuloma"]
 
 
@@ -47,7 +52,8 @@ def perturb(report: dict, rng: random.Random) -> dict:
     negative = [n for n in report["negative"] if rng.random() > 0.2]
     extra = rng.choice(EXTRA)
     if rng.random() < 0.3 and extra not in {f["name"] for f in positive} | set(negative):  # stays canonical
-        positive.append({"name": extra, "probability": 3, "level": rng.choice(LEVELS), "location": rng.choice(LOCATIONS)})
+        level, location = rng.choice(LEVELS), rng.choice(LOCATIONS)
+        positive.append({"name": extra, "probability": 3, "level": level, "location": location})
     return {"positive": positive, "negative": negative}
 
 
@@ -157,7 +163,8 @@ def main() -> None:
         {"srrg": lambda: evaluate(refs, hyps, ["s_score"]), "plain": lambda: plain_s_score(refs, hyps)},
     )
     t_end_to_end, t_plain = timed["srrg"], timed["plain"]
-    t_warm = best_of(1, {"warm": lambda: (evaluate(refs, hyps, ["s_score"]), evaluate(refs, hyps, ["s_score"]))})["warm"]
+    twice = {"warm": lambda: (evaluate(refs, hyps, ["s_score"]), evaluate(refs, hyps, ["s_score"]))}
+    t_warm = best_of(1, twice)["warm"]
     parsed_r = [parse_report(r)[0] for r in refs]
     parsed_h = [parse_report(h)[0] for h in hyps]
     t_score = best_of(args.repeat, {"parsed": lambda: score_reports(parsed_r, parsed_h)})["parsed"]
@@ -166,11 +173,15 @@ def main() -> None:
         f"reference; {len(set(refs))} distinct references, {len(set(hyps))} distinct hypotheses)"
     )
     n = len(refs)
-    print(f"S-Score from JSON strings (parse + canonicalize + score): {n / t_end_to_end[0]:,.0f} pairs/s wall, {n / t_end_to_end[1]:,.0f} pairs/s CPU")
-    print(f"plain Python (json.loads + formulas, no caches):         {n / t_plain[0]:,.0f} pairs/s wall, {n / t_plain[1]:,.0f} pairs/s CPU")
-    print(f"srrg end to end / plain Python:                          {t_plain[1] / t_end_to_end[1]:.2f}x (CPU)")
-    print(f"S-Score of parsed reports:                               {n / t_score[0]:,.0f} pairs/s wall, {n / t_score[1]:,.0f} pairs/s CPU")
-    print(f"two calls in a row (cold, then warm caches):             {2 * n / t_warm[1]:,.0f} pairs/s CPU")
+    rates = {
+        "S-Score from JSON strings (parse + canonicalize + score)": t_end_to_end,
+        "plain Python (json.loads + formulas, no caches)": t_plain,
+        "S-Score of parsed reports": t_score,
+    }
+    for label, (wall, cpu) in rates.items():
+        print(f"{label + ':':<58}{n / wall:,.0f} pairs/s wall, {n / cpu:,.0f} pairs/s CPU")
+    print(f"{'srrg end to end / plain Python:':<58}{t_plain[1] / t_end_to_end[1]:.2f}x (CPU)")
+    print(f"{'two calls in a row (cold, then warm caches):':<58}{2 * n / t_warm[1]:,.0f} pairs/s CPU")
     summary = evaluate(refs, hyps, ["s_score"])
     plain = plain_s_score(refs, hyps)
     print(f"corpus S-Score: srrg {summary['s_score']:.12f}, plain Python {plain:.12f}")
@@ -180,7 +191,7 @@ def main() -> None:
     shuffled = rng.sample(hyps, len(hyps))
     for name, (r, h) in {"these": (refs, hyps), "randomly re-paired": (refs, shuffled)}.items():
         check_pairs(r, h)
-        print(f"per-pair check, {name} {len(r)} pairs: batched = one pair at a time (bit for bit) = plain Python (1e-12)")
+        print(f"per-pair check, {name} {len(r)} pairs: batched = one pair at a time (bit for bit) = plain (1e-12)")
 
 
 if __name__ == "__main__":
