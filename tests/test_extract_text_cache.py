@@ -54,3 +54,11 @@ def test_cache_forgets_the_oldest_texts(monkeypatch: pytest.MonkeyPatch) -> None
     assert [e.report for e in again] == [e.report for e in got]
     extractor.clear_cache()
     assert not extractor._cache
+
+
+def test_no_config_shares_the_default_extractor_and_its_cache() -> None:
+    from srrg.extract import ExtractConfig
+    from srrg.extract.pipeline import get_extractor
+
+    assert get_extractor() is get_extractor(ExtractConfig())
+    assert get_extractor() is not get_extractor(ExtractConfig(borderline_probability=1))

@@ -531,9 +531,14 @@ def column_sections(row: Mapping[str, Any], wanted: Sequence[str]) -> list[Secti
     return out
 
 
-@lru_cache(maxsize=4)
 def get_extractor(config: ExtractConfig | None = None) -> Extractor:
-    """One built pipeline per config and process (building it takes about a second)."""
+    """One built pipeline per config and process (building it takes about a second); no config is
+    the default config, so both share one extractor and its text cache."""
+    return _built(config or ExtractConfig())
+
+
+@lru_cache(maxsize=4)
+def _built(config: ExtractConfig) -> Extractor:
     return Extractor(config)
 
 
