@@ -12,6 +12,8 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
+from operator import lshift, or_
 from typing import Any, Iterable, Mapping, Sequence
 
 from srrg.config import from_dict
@@ -164,7 +166,7 @@ def score_pair(ref: StructuredReport, hyp: StructuredReport, cfg: SScoreConfig =
     return dict(zip(KEYS, _score_row(index_report(ref), index_report(hyp), cfg, {})))
 
 
-Attributes = dict[tuple[int, int], tuple[float, float, float, float]]
+Attributes = dict[int, tuple[float, float, float, float]]
 
 
 def _score_row(ref: ReportIndex, hyp: ReportIndex, cfg: SScoreConfig, attributes: Attributes) -> tuple[float, ...]:
@@ -192,9 +194,10 @@ def _score_row(ref: ReportIndex, hyp: ReportIndex, cfg: SScoreConfig, attributes
 
 
 def _attributes(ref: Finding, hyp: Finding, cfg: SScoreConfig, cache: Attributes) -> tuple[float, float, float, float]:
-    """attribute_scores of a matched name and their weighted sum (its d), kept in `cache` by the ids of
-    the two Finding objects (the caller keeps them alive): corpora repeat findings."""
-    key = (id(ref), id(hyp))
+    """attribute_scores of a matched name and their weighted sum (its d), kept in `cache` by the
+    pair of Finding objects, ids side by side as in score_indexed (the caller keeps them alive):
+    corpora repeat findings."""
+    key = id(ref) << 64 | id(hyp)
     values = cache.get(key)
     if values is None:
         sp, sl, sc = attribute_scores(ref, hyp)
@@ -219,10 +222,14 @@ def score_indexed(
 ) -> MetricResult:
     """score_reports of indexed reports. An index object that recurs (parse_indexed shares one per
     distinct text) makes a recurring pair scored once, and a recurring pair of findings once, per call."""
-    keys = list(zip(map(id, refs), map(id, hyps), strict=True))
-    pairs = dict(zip(keys, zip(refs, hyps)))  # each distinct pair of index objects once
+    if len(refs) != len(hyps):
+        raise ValueError(f"refs and hyps differ in length: {len(refs)} vs {len(hyps)}")
+    # one int per pair of index objects, both ids side by side (unique while they live; an int,
+    # unlike a tuple, is no work for the garbage collector), computed in C
+    keys = list(map(or_, map(lshift, map(id, refs), repeat(64)), map(id, hyps)))
+    first = dict(zip(keys, range(len(keys))))  # each distinct pair of index objects once
     attributes: Attributes = {}
-    scored = {key: _score_row(ref, hyp, cfg, attributes) for key, (ref, hyp) in pairs.items()}
+    scored = {key: _score_row(refs[i], hyps[i], cfg, attributes) for key, i in first.items()}
     rows = list(map(scored.__getitem__, keys))
     columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in KEYS]
     per_report: dict[str, list[Any]] = dict(zip(KEYS, columns))
