@@ -271,7 +271,8 @@ class SScore(Metric):
             indexes, statuses = parse_indexed([*refs, *hyps])  # a text in both lists is parsed once
             n = len(refs)
             _refuse_unstructured(refs, statuses[:n])
-            result = score_indexed(indexes[:n], indexes[n:], self.cfg)
+            with relaxed_gc():  # the indexes, alive to the end, frozen too: scoring never rescans them
+                result = score_indexed(indexes[:n], indexes[n:], self.cfg)
         statuses = statuses[n:]
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
