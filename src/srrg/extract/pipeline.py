@@ -169,7 +169,8 @@ class BatchComponent(ABC):
     def __call__(self, doc: Doc) -> Doc:
         """The component's work on one doc."""
 
-    def pipe(self, docs: Iterable[Doc], batch_size: int = 128) -> Iterator[Doc]:
+    def pipe(self, docs: Iterable[Doc], batch_size: int) -> Iterator[Doc]:
+        """The docs batch by batch; nlp.pipe passes its batch_size (extract.batch_size)."""
         for batch in minibatch(docs, size=batch_size):
             yield from [self(doc) for doc in batch]
 
