@@ -381,9 +381,6 @@ class TextResult:
     def provenance(self, section: str, offset: int) -> list[dict[str, Any]]:
         """One provenance record per kept mention, spans moved by the text's offset in its section."""
 
-        def at(span: Span | None) -> list[int] | None:
-            return None if span is None else [span[0] + offset, span[1] + offset]
-
         return [
             {
                 "name": name,
@@ -392,7 +389,13 @@ class TextResult:
                 "probability": probability,
                 "level": level,
                 "location": location,
-                "spans": {"name": at(n), "trigger": at(t), "level": at(lv), "location": [at(x) for x in locs], "size": at(z)},
+                "spans": {
+                    "name": [n[0] + offset, n[1] + offset],
+                    "trigger": None if t is None else [t[0] + offset, t[1] + offset],
+                    "level": None if lv is None else [lv[0] + offset, lv[1] + offset],
+                    "location": [[a + offset, b + offset] for a, b in locs],
+                    "size": None if z is None else [z[0] + offset, z[1] + offset],
+                },
             }
             for name, status, probability, level, location, (n, t, lv, locs, z) in self.records
         ]
