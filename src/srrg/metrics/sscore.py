@@ -128,8 +128,8 @@ def location_bleu(ref: str, hyp: str) -> float:
         return 0.0
     log_sum = 0.0
     for n in range(1, order + 1):
-        available = r_counts[n - 1]  # clipped matches: each window of h counts up to its count in r
-        matched = sum(min(c, available.get(g, 0)) for g, c in h_counts[n - 1].items())
+        counts, available = h_counts[n - 1], r_counts[n - 1]  # clipped: each window of h up to its count in r
+        matched = sum(map(min, counts.values(), map(available.get, counts, repeat(0))))
         if n == 1 and matched == 0:
             return 0.0  # NLTK returns 0 when not a single unigram matches
         total = max(1, len(h) - n + 1)
