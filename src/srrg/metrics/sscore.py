@@ -173,12 +173,13 @@ def _score_row(ref: ReportIndex, hyp: ReportIndex, cfg: SScoreConfig, attributes
     """The KEYS values of two indexed reports: match_names' matching, computed from set sizes (the
     matched positives in reference order, as D sums them)."""
     (r_pos, r_neg), (h_pos, h_neg) = ref, hyp
-    common = r_pos.keys() & h_pos.keys()
+    n_ref, n_hyp = len(r_pos), len(h_pos)
+    common = r_pos.keys() & h_pos.keys() if n_ref and n_hyp else ()
     n = len(common)
-    p_pos = count_f1(len(r_pos), len(h_pos), n)
+    p_pos = count_f1(n_ref, n_hyp, n)
     p_neg = count_f1(len(r_neg), len(h_neg), len(r_neg & h_neg))
     p = (p_pos + p_neg) / 2
-    denominator = len(r_pos) + len(h_pos) - n if cfg.d_over == "union" else len(r_pos)
+    denominator = n_ref + n_hyp - n if cfg.d_over == "union" else n_ref
     if not n:  # D sums nothing; the sub-scores average nothing (NaN)
         d = 0.0 if denominator else 1.0
         return (p + d) / 2, p, d, p_pos, p_neg, math.nan, math.nan, math.nan
