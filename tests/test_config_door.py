@@ -50,23 +50,34 @@ def _is_args_config(node: ast.expr) -> bool:
 
 
 def _door_functions() -> dict[str, tuple[int, bool]]:
-    """Function name -> (index of its parameter that goes into stage_config, whether the function
+    """Function name -> (index of its parameter that reaches stage_config, whether the function
     passes that parameter's `.config`) for every function of the stage package that hands one of
-    its parameters to the door (a stage may give `args` to a shared reader, e.g. the dataset
-    commands' _dataset.read_input)."""
+    its parameters to the door, directly or through another such function (a stage may give `args`
+    to a shared reader, e.g. the dataset commands' _dataset.read_input -> dataset_config)."""
+    functions = [
+        node
+        for path in STAGE_FILES
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     doors: dict[str, tuple[int, bool]] = {}
-    for path in STAGE_FILES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+    while True:  # until no function is added: readers of readers
+        found = dict(doors)
+        for node in functions:
             params = [a.arg for a in node.args.posonlyargs + node.args.args]
             for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
-                first = call.args[0] if call.args and _name(call.func) == "stage_config" else None
-                if isinstance(first, ast.Name) and first.id in params:
-                    doors[node.name] = (params.index(first.id), False)
-                elif _is_args_config(first) and "args" in params:
-                    doors[node.name] = (params.index("args"), True)
-    return doors
+                callee = _name(call.func)
+                index, dotted = (0, False) if callee == "stage_config" else doors.get(callee, (None, False))
+                given = call.args[index] if index is not None and len(call.args) > index else None
+                if dotted and isinstance(given, ast.Name) and given.id == "args" and "args" in params:
+                    found[node.name] = (params.index("args"), True)
+                elif not dotted and isinstance(given, ast.Name) and given.id in params:
+                    found[node.name] = (params.index(given.id), False)
+                elif not dotted and _is_args_config(given) and "args" in params:
+                    found[node.name] = (params.index("args"), True)
+        if found == doors:
+            return doors
+        doors = found
 
 
 def _section_keys(path: Path) -> set[str]:
