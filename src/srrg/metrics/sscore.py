@@ -247,8 +247,8 @@ def structured_references(refs: Sequence[str | None]) -> list[ReportIndex]:
 def _refuse_unstructured(refs: Sequence[str | None], statuses: Sequence[str]) -> None:
     """Raise when a reference is not a structured report (docs/metrics.md: two empty reports would
     agree and score 1), naming s_score_text, which extracts free text first."""
-    bad = [i for i, status in enumerate(statuses) if status == UNPARSEABLE]
-    if bad:
+    if UNPARSEABLE in statuses:
+        bad = [i for i, status in enumerate(statuses) if status == UNPARSEABLE]
         first = refs[bad[0]]
         shown = repr(first[:60]) if isinstance(first, str) else repr(first)
         raise UserError(
