@@ -22,10 +22,10 @@ LOCATIONS = ["left lower lobe", "right lung base", "at the bases bilaterally", "
 def random_report(rng: random.Random) -> dict:
     names = rng.sample(NAMES, rng.randint(0, 5))
     cut = rng.randint(0, len(names))
-    positive = [
-        {"name": n, "probability": rng.choice([1, 2, 3]), "level": rng.choice(LEVELS), "location": rng.choice(LOCATIONS)}
-        for n in names[:cut]
-    ]
+    positive = []
+    for name in names[:cut]:
+        probability, level, location = rng.choice([1, 2, 3]), rng.choice(LEVELS), rng.choice(LOCATIONS)
+        positive.append({"name": name, "probability": probability, "level": level, "location": location})
     return {"positive": positive, "negative": names[cut:]}
 
 

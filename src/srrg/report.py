@@ -420,7 +420,9 @@ def parse_indexed(texts: Iterable[Any]) -> tuple[list[ReportIndex], list[str]]:
     return list(map(indexes.__getitem__, texts)), list(map(statuses.get, texts, repeat(VALID)))
 
 
-def parse_reports(texts: Iterable[Any], synonyms: Mapping[str, str] | None = None) -> list[tuple[StructuredReport, str]]:
+def parse_reports(
+    texts: Iterable[Any], synonyms: Mapping[str, str] | None = None
+) -> list[tuple[StructuredReport, str]]:
     """parse_report of every text, each distinct text parsed once per call. A corpus with more
     distinct texts than the shared cache holds (PARSE_CACHE_SIZE) bypasses that cache: it would
     only evict its own entries before they are asked for again."""
