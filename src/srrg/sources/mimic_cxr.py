@@ -62,8 +62,10 @@ def findings_impression(text: str) -> tuple[str | None, str | None]:
     lines mid-sentence); None when the section is absent or empty."""
     found: dict[str, list[str]] = {"findings": [], "impression": []}
     for section in split_sections(text):
+        if section.name not in found:
+            continue  # the preamble, indication, comparison, ...: not collapsed, as they are not kept
         body = _WS.sub(" ", section.text).strip()
-        if section.name in found and body:
+        if body:
             found[section.name].append(body)
     return (" ".join(found["findings"]) or None), (" ".join(found["impression"]) or None)
 
