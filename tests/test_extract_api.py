@@ -8,6 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from srrg.config import stage_config
+
 from srrg.cli import main as srrg_main
 from srrg.extract import ExtractConfig, extract, extract_detailed, extract_many
 from srrg.extract.evaluation import evaluate, expected_findings, format_result, map_code, mesh_mapping, side_of, zones_of
@@ -89,10 +91,10 @@ def test_configured_spacy_pipeline_supplies_sentences(tmp_path: Path) -> None:
 
 
 def test_config_from_dict_validates() -> None:
-    cfg = ExtractConfig.from_dict({"sections": ["impression"], "batch_size": 64})
+    cfg = stage_config({"sections": ["impression"], "batch_size": 64}, ExtractConfig, "extract")
     assert cfg.sections == ("impression",) and cfg.batch_size == 64 and cfg.spacy_model is None
     with pytest.raises(ValueError, match="nonsense"):
-        ExtractConfig.from_dict({"nonsense": 1})
+        stage_config({"nonsense": 1}, ExtractConfig, "extract")
 
 
 def test_extract_cli_accounts_for_every_row(tmp_path: Path) -> None:

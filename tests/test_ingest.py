@@ -8,6 +8,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from srrg.config import stage_config
 from fixtures.mimic_cxr_layout import build_mimic_fixture
 
 from srrg import ingest as I
@@ -63,7 +65,7 @@ def test_iu_metadata_key():
 
 
 def test_mimic_ingest_accounts_for_every_study(mimic):
-    df = I.ingest(IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": mimic.config()}), progress=False)
+    df = I.ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
     assert df.columns == list(I.SCHEMA)
     rows = {r["study_id"]: r for r in df.to_dicts()}
     assert list(rows) == [f"5000000{i}" for i in range(1, 8)]
@@ -94,13 +96,13 @@ def test_mimic_ingest_accounts_for_every_study(mimic):
 
 
 def test_mimic_zip_equals_folder_and_relative_paths_without_image_root(mimic):
-    folder = I.ingest(IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": mimic.config()}), progress=False)
+    folder = I.ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
     zipped = I.ingest(
-        IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": mimic.config(use_zip=True)}), progress=False
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(use_zip=True)}, IngestConfig, "ingest"), progress=False
     )
     assert folder.equals(zipped)
     rel = I.ingest(
-        IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": mimic.config(images=False)}), progress=False
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(images=False)}, IngestConfig, "ingest"), progress=False
     )
     first = rel.filter(pl.col("study_id") == "50000001").row(0, named=True)
     assert first["image_paths"][0] == "files/p10/p10000001/s50000001/aaaaaaa1-00000000-00000000-00000000-00000002.jpg"
@@ -109,7 +111,7 @@ def test_mimic_zip_equals_folder_and_relative_paths_without_image_root(mimic):
 
 
 def test_limit_keeps_first_studies(mimic):
-    df = I.ingest(IngestConfig.from_dict({"source": "mimic_cxr", "limit": 2, "mimic_cxr": mimic.config()}), progress=False)
+    df = I.ingest(stage_config({"source": "mimic_cxr", "limit": 2, "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
     assert df["study_id"].to_list() == ["50000001", "50000002"]
 
 
@@ -130,7 +132,7 @@ def test_cli_rejects_bad_config(tmp_path, capsys):
 
 
 def test_iu_default_ingest_offline_slice():
-    df = I.ingest(IngestConfig.from_dict({"limit": 40}), progress=False)
+    df = I.ingest(stage_config({"limit": 40}, IngestConfig, "ingest"), progress=False)
     assert df.height == 40 and df.columns == list(I.SCHEMA)
     assert df["study_id"][:3].to_list() == ["CXR1", "CXR2", "CXR3"]
     assert set(df["split_source"]) == {"seeded"} and set(df["split"]) <= set(I.SPLITS)
@@ -141,7 +143,7 @@ def test_iu_default_ingest_offline_slice():
     assert first["impression"] == "Normal chest x-XXXX."
     assert first["ingest_status"] == "ok"
     # same seed, same splits; the split of a study does not depend on the limit
-    again = I.ingest(IngestConfig.from_dict({"limit": 10}), progress=False)
+    again = I.ingest(stage_config({"limit": 10}, IngestConfig, "ingest"), progress=False)
     assert again["split"].to_list() == df["split"][:10].to_list()
 
 
@@ -158,7 +160,7 @@ def test_iu_image_root_resolves_both_spellings(tmp_path):
     images = SHARED / "iu_xray_images"
     if not images.is_dir():
         pytest.skip(f"shared data not found at {images}")
-    df = I.ingest(IngestConfig.from_dict({"limit": 7, "iu_xray": {"image_root": str(images)}}), progress=False)
+    df = I.ingest(stage_config({"limit": 7, "iu_xray": {"image_root": str(images)}}, IngestConfig, "ingest"), progress=False)
     rows = {r["study_id"]: r for r in df.to_dicts()}
     # CXR7 has two images in the shared folder, named without the image number
     assert [Path(p).name for p in rows["CXR7"]["image_paths"]] == ["CXR7_IM-2263-1001.png", "CXR7_IM-2263-2001.png"]

@@ -10,6 +10,8 @@ import logging
 import polars as pl
 import pytest
 
+from srrg.config import stage_config
+
 from srrg import ingest as I
 from srrg.errors import UserError
 from srrg.ingest import IngestConfig, SplitConfig
@@ -116,10 +118,10 @@ def test_a_studys_missing_split_comes_from_its_patient_or_the_seed():
 
 
 def test_input_paths_name_every_file_of_the_configured_source():
-    iu = IngestConfig.from_dict({"iu_xray": {"archive": "a.tgz", "image_root": "img"}})
+    iu = stage_config({"iu_xray": {"archive": "a.tgz", "image_root": "img"}}, IngestConfig, "ingest")
     assert I.input_paths(iu) == {"ingest.iu_xray.archive": "a.tgz", "ingest.iu_xray.metadata": None,
                                  "ingest.iu_xray.image_root": "img"}
-    mimic = IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": {"reports": "r", "split_csv": "s.csv.gz"}})
+    mimic = stage_config({"source": "mimic_cxr", "mimic_cxr": {"reports": "r", "split_csv": "s.csv.gz"}}, IngestConfig, "ingest")
     paths = I.input_paths(mimic)
     assert paths["ingest.mimic_cxr.reports"] == "r" and paths["ingest.mimic_cxr.split_csv"] == "s.csv.gz"
     assert all(k.startswith("ingest.mimic_cxr.") for k in paths) and "ingest.mimic_cxr.image_ext" not in paths
@@ -203,7 +205,7 @@ def iu_archive(tmp_path):
 
 def test_iu_rows_read_the_configured_archive_and_order_images_by_view(tmp_path):
     archive, meta = iu_archive(tmp_path)
-    df = I.ingest(IngestConfig.from_dict({"iu_xray": {"archive": str(archive), "metadata": str(meta)}}), progress=False)
+    df = I.ingest(stage_config({"iu_xray": {"archive": str(archive), "metadata": str(meta)}}, IngestConfig, "ingest"), progress=False)
     rows = {r["study_id"]: r for r in df.to_dicts()}
     assert list(rows) == ["CXR2", "CXR10"]
     assert rows["CXR2"]["image_paths"] == ["CXR2_2_IM-0001-3001", "CXR2_1_IM-0001-4001"]
@@ -217,7 +219,7 @@ def test_iu_rows_resolve_each_image_under_the_image_root(tmp_path):
     root = tmp_path / "images"
     root.mkdir()
     (root / "CXR2_IM-0001-3001.png").write_bytes(b"png")  # the PA image, in the metadata spelling
-    cfg = IngestConfig.from_dict({"iu_xray": {"archive": str(archive), "metadata": str(meta), "image_root": str(root)}})
+    cfg = stage_config({"iu_xray": {"archive": str(archive), "metadata": str(meta), "image_root": str(root)}}, IngestConfig, "ingest")
     row = I.ingest(cfg, progress=False).filter(pl.col("study_id") == "CXR2").row(0, named=True)
     assert row["image_paths"] == [str(root / "CXR2_IM-0001-3001.png"), str(root / "CXR2_1_IM-0001-4001.png")]
     assert row["ingest_status"] == "missing_images"
@@ -240,7 +242,7 @@ def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
 def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
     from fixtures.mimic_cxr_layout import build_mimic_fixture
 
-    cfg = IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}).mimic_cxr
+    cfg = stage_config({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}, IngestConfig, "ingest").mimic_cxr
     with caplog.at_level(logging.INFO, logger="srrg.progress"):
         assert len(mimic_cxr.study_rows(cfg, progress=False)) == 7
         assert not caplog.records

@@ -5,6 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from srrg.config import stage_config
+
 from fixtures.mimic_cxr_layout import build_mimic_fixture
 from srrg.errors import UserError
 from srrg.sources import mimic_cxr
@@ -71,7 +73,7 @@ def test_missing_reports_path_is_a_clear_error(tmp_path):
 def _ingest(cfg: dict, **over):
     from srrg.ingest import IngestConfig, ingest
 
-    return ingest(IngestConfig.from_dict({"source": "mimic_cxr", "mimic_cxr": cfg, **over}), progress=False)
+    return ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": cfg, **over}, IngestConfig, "ingest"), progress=False)
 
 
 def test_study_missing_from_the_split_file_takes_its_patients_split(tmp_path):

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metrics import evaluate
 from srrg.metrics.sscore import SScoreConfig, location_bleu, score_pair, score_reports, structured_references
@@ -38,8 +39,8 @@ def test_negative_weights_or_a_sum_other_than_one_are_refused(weights):
 def test_d_over_option_is_checked_and_read_from_options():
     with pytest.raises(UserError, match="d_over must be 'union' or 'reference'"):
         SScoreConfig(d_over="hypothesis")
-    assert SScoreConfig.from_dict(None) == SScoreConfig()
-    assert SScoreConfig.from_dict({"d_over": "reference"}).d_over == "reference"
+    assert from_dict(SScoreConfig, None) == SScoreConfig()
+    assert from_dict(SScoreConfig, {"d_over": "reference"}).d_over == "reference"
 
 
 def test_reference_only_d_with_an_empty_reference_is_one():

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 import polars as pl
 
-from srrg.config import doc, from_dict, load_section
+from srrg.config import doc
 from srrg.errors import UserError
 from srrg.sources import iu_xray, mimic_cxr
 from srrg.sources.common import NO_REPORT, natural_key
@@ -69,11 +69,6 @@ class IngestConfig:
     split: SplitConfig = field(default_factory=SplitConfig)
     iu_xray: IUConfig = field(default_factory=IUConfig)
     mimic_cxr: MimicConfig = field(default_factory=MimicConfig)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | str | None) -> IngestConfig:
-        """Validate against the `ingest` schema section (defaults filled), then type it."""
-        return from_dict(cls, load_section(data, "ingest"), "ingest")
 
 
 def seeded_split(key: str, fractions: Mapping[str, float], seed: int) -> str:

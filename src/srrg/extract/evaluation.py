@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from srrg import vocab
+from srrg.config import stage_config
 from srrg.errors import UserError
 from srrg.report import normalize_text
 
@@ -379,7 +380,7 @@ def extract_records(records: Sequence[Any], config: Any = None) -> tuple[list[An
     """Extract the configured sections of IU reports: (extractions, section rows, seconds)."""
     from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor
 
-    cfg = config if isinstance(config, ExtractConfig) else ExtractConfig.from_dict(config)
+    cfg = config if isinstance(config, ExtractConfig) else stage_config(config, ExtractConfig, "extract")
     extractor = get_extractor(cfg)
     rows = [{"findings": r.findings, "impression": r.impression} for r in records]
     start = time.perf_counter()

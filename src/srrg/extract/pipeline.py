@@ -110,13 +110,6 @@ class ExtractConfig:
         # a list would make the config unhashable (extractors are cached per config)
         object.__setattr__(self, "sections", tuple(self.sections))
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | str | None) -> ExtractConfig:
-        """Validate against the `extract` schema section (defaults filled), then type it."""
-        from srrg.config import from_dict, load_section
-
-        return from_dict(cls, load_section(data, "extract"), "extract")
-
 
 class _Strings(dict):
     """Token string id -> its text, one str object per id: the rules index the lower-cased tokens

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 import polars as pl
 
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval
 
@@ -37,5 +38,5 @@ def compare(
     joined, metrics = side_by_side(finetuned, zero_shot, suffix)
     if not metrics:
         raise UserError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")
-    cfg = MetaevalConfig.from_dict({**options, "metrics": metrics})
+    cfg = from_dict(MetaevalConfig, {**options, "metrics": metrics}, "metaeval.correlate")
     return joined, run_metaeval(joined, ratings, cfg)

@@ -11,7 +11,6 @@ from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
-from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.metaeval import tables
@@ -73,10 +72,6 @@ class MetaevalConfig:
             raise UserError(
                 f"metaeval.correlate.min_cases must be >= 2 (a bootstrap over one case), got {self.min_cases}"
             )
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> MetaevalConfig:
-        return from_dict(cls, data, "metaeval.correlate")
 
 
 @dataclass

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
+from srrg.config import from_dict
+
 from srrg.llm.base import schema_text
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
@@ -306,7 +308,7 @@ class Gema(Metric):
     config_class = GemaConfig  # its fields are the option keys the config schema allows
 
     def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = GemaConfig.from_dict(options)
+        self.cfg = from_dict(GemaConfig, options, "GemaConfig options")
         self.client = client
 
     def signature(self, key: str) -> str:

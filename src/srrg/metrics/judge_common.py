@@ -373,10 +373,6 @@ class JudgeConfig:
         if not 0.0 <= self.max_failure_fraction <= 1.0:
             raise ValueError(f"max_failure_fraction must be in [0, 1], got {self.max_failure_fraction}")
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Any:
-        return from_dict(cls, data, f"{cls.__name__} options")
-
 
 class JudgeFailed(StageFailed):
     """The judge could not answer well enough for its scores to be trusted. `result` holds the
@@ -493,7 +489,7 @@ class PairJudge(Metric):
     text_model: ClassVar[re.Pattern[str] | None] = None  # models that answer text even where schemas work
 
     def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = self.config_class.from_dict(options)
+        self.cfg = from_dict(self.config_class, options, f"{self.config_class.__name__} options")
         self.client = client
 
     @abstractmethod

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from operator import lshift, or_
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
-from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.gc_policy import relaxed_gc
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
@@ -46,10 +45,6 @@ class SScoreConfig:
             raise UserError(f"S-Score weights w_prob, w_level, w_loc must be non-negative and sum to 1, got {weights}")
         if self.d_over not in {"union", "reference"}:
             raise UserError(f"S-Score option d_over must be 'union' or 'reference', got {self.d_over!r}")
-
-    @classmethod
-    def from_dict(cls, cfg: Mapping[str, Any] | None) -> SScoreConfig:
-        return from_dict(cls, cfg, "s_score options")
 
 
 def set_f1(ref: set[str] | frozenset[str], hyp: set[str] | frozenset[str]) -> float:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
-from srrg.config import doc, from_dict
+from srrg.config import doc
 from srrg.errors import UserError
 from srrg.extract import ExtractConfig, extract_detailed
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
@@ -129,10 +129,6 @@ class SScoreTextConfig:
                   "fold_general": False, "normalize_locations": False, "levels": "exact",
                   "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
         return cls(**{**parity, **options})
-
-    @classmethod
-    def from_dict(cls, cfg: Mapping[str, Any] | None) -> SScoreTextConfig:
-        return from_dict(cls, cfg, "s_score_text options")
 
 
 def smoothed_f1(tp: float, fp: float, fn: float, alpha: float) -> float:
