@@ -37,10 +37,6 @@ SRC = Path(srrg.__file__).resolve().parent
 REPO = SRC.parents[1]
 # (module, function, parameter): literal defaults of settings left to their owners (see above)
 KNOWN = {
-    ("srrg.extract", "extract_detailed", "n_process"),
-    ("srrg.extract", "extract_many", "n_process"),
-    ("srrg.extract.pipeline", "run_reports", "n_process"),
-    ("srrg.extract.mentions", "phrase_table", "versus_probability"),
     ("srrg.llm.usage", "__init__", "price_input_per_1m"),
     ("srrg.llm.usage", "__init__", "price_output_per_1m"),
     ("srrg.metaeval.correlation", "correlate", "n_boot"),

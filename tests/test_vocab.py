@@ -6,8 +6,10 @@ import pytest
 
 from srrg import vocab
 from srrg.extract.mentions import HEDGE, NEGATION, phrase_table
+from srrg.extract.pipeline import ExtractConfig
 from srrg.report import canonical_name
 
+DEFAULT = ExtractConfig()  # the conventions the extractor uses unless configured
 REQUIRED = [
     "atelectasis", "cardiomegaly", "pleural effusion", "infiltration", "mass", "nodule", "pneumonia",
     "pneumothorax", "consolidation", "edema", "emphysema", "fibrosis", "pleural thickening", "hernia",
@@ -47,7 +49,7 @@ def test_hedges_and_triggers() -> None:
 
 
 def test_phrase_table_has_no_conflicts_and_roles() -> None:
-    table = phrase_table()  # raises VocabularyConflict on an ambiguous phrase
+    table = phrase_table(DEFAULT.nodular_opacity, DEFAULT.versus_probability)  # raises VocabularyConflict if ambiguous
     assert table["no"].kind == NEGATION and table["no"].pre
     assert table["versus"].kind == HEDGE and table["versus"].pre and table["versus"].post
     assert table["aorta"].location  # a composition subject that also names a place
@@ -77,7 +79,7 @@ def test_normals_compounds_sizes_and_hedged_levels() -> None:
     assert "cm" in vocab.size_words().units and "x" in vocab.size_words().by
     assert vocab.hedged_levels() == {"borderline"}
     assert "nodular opacity" in vocab.nodular_opacity_forms() and "nodule" not in vocab.nodular_opacity_forms()
-    table = phrase_table()
+    table = phrase_table(DEFAULT.nodular_opacity, DEFAULT.versus_probability)
     assert table["within normal limits"].kind == NEGATION and table["within normal limits"].verdict
     assert table["heart size"].rules_out == {"cardiomegaly"}
 

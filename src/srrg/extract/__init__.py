@@ -15,10 +15,14 @@ from srrg.extract.pipeline import ExtractConfig, Extraction, Extractor, run_repo
 __all__ = ["ExtractConfig", "Extraction", "Extractor", "extract", "extract_detailed", "extract_many"]
 
 
-def extract_detailed(texts: Iterable[Any], config: ExtractConfig | None = None, n_process: int = 1) -> list[Extraction]:
-    """Reports, provenance and status for free-text reports, in input order."""
-    wanted = (config or ExtractConfig()).sections
-    return run_reports([text_sections(t, wanted) for t in texts], config, n_process)
+def extract_detailed(
+    texts: Iterable[Any], config: ExtractConfig | None = None, n_process: int | None = None
+) -> list[Extraction]:
+    """Reports, provenance and status for free-text reports, in input order; n_process None = the
+    config's (ExtractConfig.n_process)."""
+    resolved = config or ExtractConfig()
+    n_process = resolved.n_process if n_process is None else n_process
+    return run_reports([text_sections(t, resolved.sections) for t in texts], config, n_process=n_process)
 
 
 def extract(text: Any, config: ExtractConfig | None = None) -> dict[str, Any]:
@@ -26,7 +30,9 @@ def extract(text: Any, config: ExtractConfig | None = None) -> dict[str, Any]:
     return extract_detailed([text], config)[0].to_dict()
 
 
-def extract_many(texts: Iterable[Any], n_process: int = 1, config: ExtractConfig | None = None) -> list[dict[str, Any]]:
+def extract_many(
+    texts: Iterable[Any], n_process: int | None = None, config: ExtractConfig | None = None
+) -> list[dict[str, Any]]:
     """Structured reports of many texts, same order, one per input; n_process > 1 splits the
-    texts into contiguous chunks handled by worker processes."""
+    texts into contiguous chunks handled by worker processes (None = the config's n_process)."""
     return [e.to_dict() for e in extract_detailed(texts, config, n_process)]

@@ -95,11 +95,12 @@ def _add(table: dict[str, Entry], phrase: str, entry: Entry) -> None:
 
 
 @lru_cache(maxsize=4)
-def phrase_table(nodular_opacity: str = NODULAR_READINGS[0], versus_probability: int = 3) -> Mapping[str, Entry]:
+def phrase_table(nodular_opacity: str, versus_probability: int) -> Mapping[str, Entry]:
     """Every vocabulary phrase -> its meaning; raises VocabularyConflict on an ambiguous phrase.
     The conventions (docs/extraction.md, "Conventions"): `nodular_opacity` is the finding the
     nodular-opacity forms report (`lung opacity` or `nodule`), `versus_probability` the
-    probability of the findings a "versus" alternative names (1 to 3)."""
+    probability of the findings a "versus" alternative names (1 to 3); their defaults are the
+    ExtractConfig fields of the same names."""
     if nodular_opacity not in NODULAR_READINGS:
         raise ValueError(f"nodular_opacity {nodular_opacity!r} is not one of {', '.join(NODULAR_READINGS)}")
     table: dict[str, Entry] = {}

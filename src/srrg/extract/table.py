@@ -52,5 +52,7 @@ def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True
 
 def _stored(config: ExtractConfig, reports: list[list[Section]]) -> list[tuple[str, str, str]]:
     """(structured, provenance, status) of a chunk as stored: workers send back strings, which
-    pickle faster and hold less memory than the Extraction objects."""
-    return [(r.report.to_json(), json.dumps(r.provenance, ensure_ascii=False), r.status) for r in run_reports(reports, config)]
+    pickle faster and hold less memory than the Extraction objects. One process per chunk: the
+    chunks are what the config.n_process workers share out."""
+    done = run_reports(reports, config, n_process=1)
+    return [(r.report.to_json(), json.dumps(r.provenance, ensure_ascii=False), r.status) for r in done]
