@@ -37,20 +37,11 @@ SRC = Path(srrg.__file__).resolve().parent
 REPO = SRC.parents[1]
 # (module, function, parameter): literal defaults of settings left to their owners (see above)
 KNOWN = {
-    ("srrg.llm.usage", "__init__", "price_input_per_1m"),
-    ("srrg.llm.usage", "__init__", "price_output_per_1m"),
     ("srrg.metaeval.correlation", "correlate", "n_boot"),
     ("srrg.metaeval.correlation", "correlate", "seed"),
     ("srrg.metaeval.correlation", "paired_test", "n_boot"),
     ("srrg.metaeval.correlation", "paired_test", "seed"),
     ("srrg.metaeval.systems", "ranking_agreement", "lower_is_better"),
-    ("srrg.metrics.ce", "observation_labels", "definite_only"),
-    ("srrg.metrics.judge_common", "category_counts", "number_words"),
-    ("srrg.metrics.judge_common", "matched_count", "number_words"),
-    ("srrg.metrics.judge_common", "parse_error_report", "number_words"),
-    ("srrg.metrics.nlg", "prepare", "tokenization"),
-    ("srrg.metrics.nlg", "bleu_statistics", "tokenization"),
-    ("srrg.metrics.sscore_text", "level_agreement", "levels"),
 }
 
 

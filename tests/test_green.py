@@ -33,7 +33,7 @@ def test_reports_are_truncated_to_max_words():
 
 
 def test_well_formed_answer():
-    r = parse_error_report(green_answer((2, 1, 0, 0, 0, 1), 3, insig=(0, 0, 1, 0, 0, 0)))
+    r = parse_error_report(green_answer((2, 1, 0, 0, 0, 1), 3, insig=(0, 0, 1, 0, 0, 0)), number_words=True)
     assert r.status == OK
     assert r.significant == (2, 1, 0, 0, 0, 1) and r.insignificant == (0, 0, 1, 0, 0, 0)
     assert r.matched == 3 and r.matched_findings == ("finding 1", "finding 2", "finding 3")
@@ -56,7 +56,7 @@ def test_five_pair_example_mean_and_population_std():
 
 def test_missing_sections_are_partial_and_read_as_zero():
     text = "[Explanation]:\nfine\n\n[Matched Findings]:\n2. effusion; edema\n"
-    r = parse_error_report(text)
+    r = parse_error_report(text, number_words=True)
     assert r.status == PARTIAL and r.significant == (0,) * 6 and r.matched == 2
     res = score_responses([text])
     assert res.per_report["green"] == [1.0] and res.summary["green_partial"] == 1
@@ -82,7 +82,7 @@ def test_numbers_written_as_words():
         "(b) Missing a finding present in the reference: one. z\n\n"
         "[Matched Findings]:\nthree. a; b; c\n"
     )
-    r = parse_error_report(text)
+    r = parse_error_report(text, number_words=True)
     assert r.significant[:2] == (2, 1) and r.matched == 3
     assert score_responses([text]).per_report["green"] == [pytest.approx(3 / 6)]
     official = parse_error_report(text, number_words=False)  # the official parser reads words as 0
@@ -92,7 +92,7 @@ def test_numbers_written_as_words():
 def test_duplicated_lines_are_not_added_up():
     sig = "(a) False report of a finding in the candidate: 1. x\n"
     text = f"[Clinically Significant Errors]:\n{sig}{sig}{sig}\n[Matched Findings]:\n1. y\n"
-    r = parse_error_report(text)
+    r = parse_error_report(text, number_words=True)
     assert r.significant[0] == 1
     assert score_responses([text]).per_report["green"] == [0.5]
 
@@ -102,7 +102,7 @@ def test_numbered_categories_and_no_errors_sections():
         "[Clinically Significant Errors]:\n(1) False report: 0.\n(2) Missing: 2. a; b\n\n"
         "[Clinically Insignificant Errors]:\nNo errors.\n\n[Matched Findings]:\n2. c; d\n"
     )
-    r = parse_error_report(text)
+    r = parse_error_report(text, number_words=True)
     assert r.significant == (0, 2, 0, 0, 0, 0) and r.insignificant == (0,) * 6 and r.status == OK
     assert score_responses([text]).per_report["green"] == [0.5]
 
@@ -110,7 +110,7 @@ def test_numbered_categories_and_no_errors_sections():
 def test_section_runs_to_the_first_blank_line():
     # a category line after a blank line belongs to no section (official rule)
     text = "[Clinically Significant Errors]:\n(a) False report: 1.\n\n(b) Missing: 4.\n\n[Matched Findings]:\n1. x\n"
-    assert parse_error_report(text).significant == (1, 0, 0, 0, 0, 0)
+    assert parse_error_report(text, number_words=True).significant == (1, 0, 0, 0, 0, 0)
 
 
 def test_metric_rejects_unknown_options():

@@ -105,7 +105,7 @@ CASES = {
 def test_agrees_with_official_or_names_the_deviation(name):
     answer, (sig, matched, green), status, deviation = CASES[name]
     res = score_responses([answer])
-    report = parse_error_report(answer)
+    report = parse_error_report(answer, number_words=True)
     assert report.status == status
     ours = res.per_report["green"][0]
     if deviation is None:

@@ -51,7 +51,7 @@ def test_r2gen_collapses_repeats_and_removes_numbering():
 def test_prepare_keeps_refs_and_hyps_apart():
     gts, res = nlg.prepare(["The Heart.", "lungs"], ["heart", "LUNGS clear"], "none")
     assert gts == {0: ["The Heart."], 1: ["lungs"]} and res == {0: ["heart"], 1: ["LUNGS clear"]}
-    gts, res = nlg.prepare(["The Heart."], ["heart"])  # r2gen by default
+    gts, res = nlg.prepare(["The Heart."], ["heart"], nlg.NLGConfig().tokenization)  # r2gen by default
     assert gts == {0: ["the heart ."]} and res == {0: ["heart ."]}
 
 

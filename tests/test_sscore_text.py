@@ -208,9 +208,10 @@ def test_locations_compare_normalized_anatomy():
 
 
 def test_ordinal_levels_hand_computed():
-    assert level_agreement("small", "moderate") == 0.5 and level_agreement("small", "large") == 0.0
-    assert level_agreement("severe", "marked") == 1.0 and level_agreement("mild to moderate", "moderate") == 0.75
-    assert level_agreement("small", "moderate", "exact") == 0.0 and level_agreement("patchy", "mild") == 0.0
+    assert level_agreement("small", "moderate", "ordinal") == 0.5 and level_agreement("small", "large", "ordinal") == 0.0
+    assert level_agreement("severe", "marked", "ordinal") == 1.0
+    assert level_agreement("mild to moderate", "moderate", "ordinal") == 0.75
+    assert level_agreement("small", "moderate", "exact") == 0.0 and level_agreement("patchy", "mild", "ordinal") == 0.0
     assert s_text("Large pleural effusion.", "Moderate pleural effusion.") == pytest.approx((1 + 2.5 / 3) / 2)
     assert s_text("Large pleural effusion.", "Pleural effusion.") == pytest.approx((1 + 2.5 / 3) / 2)  # omitted level
     assert s_text("Large pleural effusion.", "Small pleural effusion.") == pytest.approx((1 + 2 / 3) / 2)

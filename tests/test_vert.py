@@ -90,7 +90,7 @@ def test_summary_means_over_scored_answers():
 def test_prompt_lists_categories_and_asks_for_two_decimals():
     content = vert_requests(["ref text"], ["cand text"], VertConfig())[0].messages[0]["content"]
     assert "ref text" in content and "cand text" in content and "two decimals" in content and "[Score]:" in content
-    assert formula_scores(parse_error_report("junk"))["f1_formula"] != formula_scores(parse_error_report("junk"))["f1_formula"]  # NaN
+    assert formula_scores(parse_error_report("junk", number_words=True))["f1_formula"] != formula_scores(parse_error_report("junk", number_words=True))["f1_formula"]  # NaN
 
 
 def test_vert_end_to_end_through_openai_server(tmp_path, monkeypatch):

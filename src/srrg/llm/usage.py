@@ -27,9 +27,9 @@ class Usage:
 
 
 class UsageLedger:
-    """Usage per purpose, with prices per million input/output tokens."""
+    """Usage per purpose, with prices per million input/output tokens (LLMConfig's)."""
 
-    def __init__(self, price_input_per_1m: float = 0.0, price_output_per_1m: float = 0.0) -> None:
+    def __init__(self, price_input_per_1m: float, price_output_per_1m: float) -> None:
         self.price_in = price_input_per_1m
         self.price_out = price_output_per_1m
         self.by_purpose: dict[str, Usage] = {}

@@ -31,9 +31,11 @@ def slug(observation: str) -> str:
     return re.sub(r"\W+", "_", observation.lower()).strip("_")
 
 
-def observation_labels(report: StructuredReport, definite_only: bool = False, mapping: ChexpertMap | None = None) -> frozenset[str]:
-    """The positive observations of one report. A finding without a probability is mentioned but
-    not positive: it rules out No Finding without labeling its observation."""
+def observation_labels(
+    report: StructuredReport, definite_only: bool, mapping: ChexpertMap | None = None
+) -> frozenset[str]:
+    """The positive observations of one report (definite_only: CEConfig's). A finding without a
+    probability is mentioned but not positive: it rules out No Finding without labeling its observation."""
     mapping = mapping or chexpert_map()
     threshold = 3 if definite_only else 2
     labels = {

@@ -144,7 +144,7 @@ class Reading:
     any_read: bool
 
 
-def category_counts(body: str, number_words: bool = True) -> Reading:
+def category_counts(body: str, number_words: bool) -> Reading:
     """Six counts (a)..(f) from a category section, as the official parser reads them: lines
     `(x) ...: N.`, numbered (1)..(6) when no lettered line exists; the lines are sorted and the last
     line of a category with a readable count wins, so duplicated lines are never added up. A body
@@ -173,7 +173,7 @@ def category_counts(body: str, number_words: bool = True) -> Reading:
     return Reading(tuple(counts), complete, any_read)
 
 
-def matched_count(body: str, number_words: bool = True) -> tuple[int | None, tuple[str, ...]]:
+def matched_count(body: str, number_words: bool) -> tuple[int | None, tuple[str, ...]]:
     """Matched findings: the integer before the first period at the very start of the section
     (official rule; "No ..." means 0) and the `;`-separated finding names after it; None when no
     count can be read there (the official code then reads 0)."""
@@ -208,7 +208,7 @@ def _echoes_template(bodies: Sequence[str | None]) -> bool:
     return any(body is not None and p in body for body in bodies for p in _PLACEHOLDERS)
 
 
-def parse_error_report(answer: str | Reply | None, number_words: bool = True) -> ErrorReport:
+def parse_error_report(answer: str | Reply | None, number_words: bool) -> ErrorReport:
     """Parse a GREEN-format answer; never raises. Counts are the official parser's; the status adds
     what it does not say: `partial` when a section is missing or a count could not be read (both
     read as 0, as officially); `unparseable` when neither the significant-error nor the

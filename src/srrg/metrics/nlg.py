@@ -134,7 +134,7 @@ def tokenize(texts: Sequence[str], tokenization: str) -> list[str]:
     raise UserError(f"unknown tokenization {tokenization!r}; use one of {', '.join(TOKENIZATIONS)}")
 
 
-def prepare(refs: Sequence[str], hyps: Sequence[str], tokenization: str = "r2gen") -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+def prepare(refs: Sequence[str], hyps: Sequence[str], tokenization: str) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
     """The {id: [text]} dictionaries the coco scorers take, after rendering and tokenization."""
     tokens = tokenize([text_for_nlg(t) for t in [*refs, *hyps]], tokenization)
     n = len(refs)
@@ -145,7 +145,7 @@ def prepare(refs: Sequence[str], hyps: Sequence[str], tokenization: str = "r2gen
 BLEU_STATS = ("testlen", "reflen", *(f"guess_{k}" for k in range(1, 5)), *(f"correct_{k}" for k in range(1, 5)))
 
 
-def bleu_statistics(refs: Sequence[str], hyps: Sequence[str], tokenization: str = "r2gen") -> list[tuple[float, ...]]:
+def bleu_statistics(refs: Sequence[str], hyps: Sequence[str], tokenization: str) -> list[tuple[float, ...]]:
     """Per pair the sufficient statistics of corpus BLEU (BLEU_STATS), from pycocoevalcap's own
     cook functions with the "closest" reference length, so any subset of pairs can be rescored."""
     from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test

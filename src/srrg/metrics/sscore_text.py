@@ -149,7 +149,7 @@ def detail_score(ref: Any, hyp: Any, compare: Callable[[Any, Any], float], cfg: 
     return compare(ref, hyp)
 
 
-def level_agreement(ref: str, hyp: str, levels: str = "ordinal") -> float:
+def level_agreement(ref: str, hyp: str, levels: str) -> float:
     """1 for equal levels; on the ordinal scale max(0, 1 - |rank difference| / 2) when both are on it."""
     if ref == hyp:
         return 1.0
