@@ -35,20 +35,23 @@ def test_map_file_has_the_14_observations_and_vocabulary_names():
 
 def test_positive_is_definite_or_probable():
     r = rep(Finding("cardiomegaly", 3), Finding("edema", 2), Finding("pneumonia", 1))
-    assert observation_labels(r, definite_only=False) == {"Cardiomegaly", "Edema"}  # uncertain pneumonia is not positive
+    # uncertain pneumonia is not positive
+    assert observation_labels(r, definite_only=False) == {"Cardiomegaly", "Edema"}
     assert observation_labels(r, definite_only=True) == {"Cardiomegaly"}
 
 
 def test_no_finding_rules():
     assert observation_labels(rep(), definite_only=False) == {NO_FINDING}
     # devices are not a finding
-    assert observation_labels(rep(Finding("support devices", 3)), definite_only=False) == {NO_FINDING, "Support Devices"}
+    devices = rep(Finding("support devices", 3))
+    assert observation_labels(devices, definite_only=False) == {NO_FINDING, "Support Devices"}
     # an uncertain mention, an unmapped finding or a missing probability still rules out No Finding
     assert observation_labels(rep(Finding("pneumonia", 1)), definite_only=False) == set()
     assert observation_labels(rep(Finding("granuloma", 3)), definite_only=False) == set()
     assert observation_labels(rep(Finding("edema", None)), definite_only=False) == set()
     # a finding can count as two observations
-    assert observation_labels(rep(Finding("hydropneumothorax", 3)), definite_only=False) == {"Pneumothorax", "Pleural Effusion"}
+    both = rep(Finding("hydropneumothorax", 3))
+    assert observation_labels(both, definite_only=False) == {"Pneumothorax", "Pleural Effusion"}
 
 
 def test_prf_zero_denominators():

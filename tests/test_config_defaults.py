@@ -11,10 +11,6 @@ ways a default gets written a second time, each checked here:
 2. config.yaml sets a key to the value it has anyway: the dataclass and config.yaml would then both
    hold it, and editing the dataclass would leave the workflow unchanged. config.yaml holds only
    what the embedded default sets differently (and comments).
-
-KNOWN lists the parameters of the first kind that other packages still had when the check came;
-their owners remove them (the test fails on a new one, and on a listed one that is gone, so the
-list only shrinks).
 """
 
 from __future__ import annotations
@@ -35,14 +31,6 @@ from srrg.text.decode import read_mapping_file
 
 SRC = Path(srrg.__file__).resolve().parent
 REPO = SRC.parents[1]
-# (module, function, parameter): literal defaults of settings left to their owners (see above)
-KNOWN = {
-    ("srrg.metaeval.correlation", "correlate", "n_boot"),
-    ("srrg.metaeval.correlation", "correlate", "seed"),
-    ("srrg.metaeval.correlation", "paired_test", "n_boot"),
-    ("srrg.metaeval.correlation", "paired_test", "seed"),
-    ("srrg.metaeval.systems", "ranking_agreement", "lower_is_better"),
-}
 
 
 def _config_classes() -> set[type]:
@@ -113,8 +101,7 @@ def _restated_defaults() -> set[tuple[str, str, str]]:
 
 def test_no_function_writes_a_setting_default_a_second_time():
     found = _restated_defaults()
-    assert found - KNOWN == set(), "give the setting no default (its dataclass has it), or None for 'not given'"
-    assert KNOWN - found == set(), "removed: drop these from KNOWN"
+    assert found == set(), "give the setting no default (its dataclass has it), or None for 'not given'"
 
 
 def test_the_scan_finds_a_restated_default(tmp_path: Path):

@@ -16,9 +16,12 @@ import pytest
 from scipy import stats
 
 from srrg.metaeval.correlation import bootstrap_indices, coefficient, complete_pairs, correlate, orient, paired_test
+from srrg.metaeval.run import MetaevalConfig
 
 X = np.array([0.1, 0.4, 0.35, 0.8, 0.6, 0.9, 0.2, 0.75, 0.5, 0.3, 0.65, 0.05])
 Y = np.array([1, 3, 2, 5, 4, 5, 1, 4, 3, 3, 4, 2], dtype=float)
+DEFAULT = MetaevalConfig()  # the bootstrap settings a config that sets none gets
+BOOT = {"n_boot": DEFAULT.n_boot, "seed": DEFAULT.seed}
 
 
 def scipy_coefficient(method: str, x: np.ndarray, y: np.ndarray) -> float:
@@ -41,7 +44,8 @@ def expected_ci(method: str, x, y, n_boot: int, seed: int, level: float) -> tupl
 
 @pytest.mark.parametrize("method", ["kendall", "spearman"])
 def test_default_ci_is_the_95_percent_percentile_interval_of_1000_seed_0_resamples(method):
-    c = correlate(X, Y, method)
+    assert (DEFAULT.n_boot, DEFAULT.seed, DEFAULT.ci_level) == (1000, 0, 0.95)
+    c = correlate(X, Y, method, **BOOT)
     assert (c.ci_low, c.ci_high) == pytest.approx(expected_ci(method, X, Y, 1000, 0, 0.95), abs=1e-12)
     assert c.method == method and c.n == len(X) and c.n_dropped == 0
     assert c.value == pytest.approx(scipy_coefficient(method, X, Y))
@@ -90,9 +94,9 @@ def test_smallest_inputs_that_get_an_interval():
 
 
 def test_no_interval_without_resamples_or_with_two_pairs():
-    for c in (correlate(X, Y, "kendall", n_boot=0), correlate([1, 2], [2, 1], "kendall", n_boot=100)):
+    for c in (correlate(X, Y, "kendall", n_boot=0, seed=0), correlate([1, 2], [2, 1], "kendall", n_boot=100, seed=0)):
         assert math.isnan(c.ci_low) and math.isnan(c.ci_high)
-    two = correlate([1, 2, math.nan], [2, 1, 3], "kendall")
+    two = correlate([1, 2, math.nan], [2, 1, 3], "kendall", **BOOT)
     assert two.n == 2 and two.n_dropped == 1 and math.isnan(two.value) and math.isnan(two.p_value)
 
 
@@ -136,7 +140,7 @@ def expected_paired(a, b, y, method: str, n_boot: int, seed: int, level: float):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["kendall"])
 def test_paired_test_defaults_against_independent_computation(method):
-    t = paired_test(A, B, Y, method, ("a", "b"))
+    t = paired_test(A, B, Y, method, ("a", "b"), **BOOT)
     low, high, p = expected_paired(A, B, Y, method, 1000, 0, 0.95)
     assert (t.ci_low, t.ci_high, t.p_value) == pytest.approx((low, high, p), abs=1e-12)
     assert t.difference == pytest.approx(scipy_coefficient(method, A, Y) - scipy_coefficient(method, B, Y))
@@ -161,11 +165,11 @@ def test_paired_test_drops_pairs_missing_on_any_side():
 
 
 def test_paired_test_without_resamples_keeps_the_difference():
-    t = paired_test(A, B, Y, "kendall", ("m1", "m2"), n_boot=0)
+    t = paired_test(A, B, Y, "kendall", ("m1", "m2"), n_boot=0, seed=0)
     assert (t.method, t.metric_a, t.metric_b, t.n) == ("kendall", "m1", "m2", len(Y))
     assert t.difference == pytest.approx(scipy_coefficient("kendall", A, Y) - scipy_coefficient("kendall", B, Y))
     assert math.isnan(t.ci_low) and math.isnan(t.ci_high) and math.isnan(t.p_value)
-    few = paired_test(A[:2], B[:2], Y[:2], "kendall", n_boot=50)
+    few = paired_test(A[:2], B[:2], Y[:2], "kendall", n_boot=50, seed=0)
     assert few.n == 2 and math.isnan(few.ci_low)
     three = paired_test(A[:3], B[:3], Y[:3], "kendall", n_boot=1, seed=0)
     assert three.n == 3 and three.ci_low == three.ci_high or math.isnan(three.ci_low)

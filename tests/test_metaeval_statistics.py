@@ -42,7 +42,7 @@ def test_clustered_ci_against_an_independent_computation():
         samples.append(stats.kendalltau(metric[idx], human[idx], variant="b").statistic)
     low, high = np.percentile(samples, [2.5, 97.5])
     assert (c.ci_low, c.ci_high) == pytest.approx((low, high), abs=1e-12)
-    assert c.n_clusters == 12 and c.value == correlate(metric, human, "kendall", n_boot=0).value
+    assert c.n_clusters == 12 and c.value == correlate(metric, human, "kendall", n_boot=0, seed=0).value
     pairs = correlate(metric, human, "kendall", n_boot=200, seed=5)
     assert pairs.n_clusters == 0 and (pairs.ci_low, pairs.ci_high) != (c.ci_low, c.ci_high)
     t = paired_test(metric, human * 0 + rng.normal(size=24), human, "kendall", n_boot=100, seed=1, clusters=clusters)
@@ -74,15 +74,15 @@ def test_clustered_bootstrap_below_the_minimum_case_count_gives_no_ci_and_says_w
     t = paired_test(x, y, y, "kendall", ("x", "y"), n_boot=50, seed=0, clusters=clusters, min_clusters=5)
     assert math.isnan(t.ci_low) and math.isnan(t.p_value) and t.status == "too_few_cases"
     assert t.difference == free.value - 1
-    assert paired_test(x, y, y, "kendall", n_boot=50, clusters=clusters, min_clusters=4).status == "ok"
+    assert paired_test(x, y, y, "kendall", n_boot=50, seed=0, clusters=clusters, min_clusters=4).status == "ok"
 
 
 def test_ci_status_names_every_reason_for_a_missing_ci():
-    assert correlate([1, 2, 3, 4], [1, 2, 4, 3], "kendall", n_boot=0).ci_status == "not_resampled"
-    assert correlate([1, 2], [2, 1], "kendall", n_boot=10).ci_status == "too_few_pairs"
+    assert correlate([1, 2, 3, 4], [1, 2, 4, 3], "kendall", n_boot=0, seed=0).ci_status == "not_resampled"
+    assert correlate([1, 2], [2, 1], "kendall", n_boot=10, seed=0).ci_status == "too_few_pairs"
     # constant human side in every resample: no finite coefficient to take an interval from
-    assert correlate([1, 2, 3, 4], [5, 5, 5, 5], "kendall", n_boot=10).ci_status == "no_finite_resample"
-    assert paired_test([1, 2], [2, 1], [1, 2], "kendall", n_boot=10).status == "too_few_pairs"
+    assert correlate([1, 2, 3, 4], [5, 5, 5, 5], "kendall", n_boot=10, seed=0).ci_status == "no_finite_resample"
+    assert paired_test([1, 2], [2, 1], [1, 2], "kendall", n_boot=10, seed=0).status == "too_few_pairs"
 
 
 def test_min_cases_of_the_metaeval_config():
@@ -152,13 +152,13 @@ def test_system_ranking_agreement_hand_computed():
     }
     t = {
         (r["metric_a"], r["metric_b"]): (r["kendall"], r["n_systems"])
-        for r in ranking_agreement(values, ["errors"]).iter_rows(named=True)
+        for r in ranking_agreement(values, lower_is_better=["errors"]).iter_rows(named=True)
     }
     assert t[("bleu", "green")] == (pytest.approx(-1.0), 4)
     # bleu order s4 > s3 > s2 > s1 vs errors s3 > s4 > s2 > s1: 5 concordant, 1 discordant of 6 -> 4/6
     assert t[("bleu", "errors")][0] == pytest.approx(4 / 6)
     assert math.isnan(t[("bleu", "few")][0]) and t[("bleu", "few")][1] == 1
-    md = agreement_markdown(ranking_agreement(values, ["errors"]), "caption")
+    md = agreement_markdown(ranking_agreement(values, lower_is_better=["errors"]), "caption")
     assert "| bleu | 1.000 | -1.000 | 0.667 | – |" in md
 
 

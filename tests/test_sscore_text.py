@@ -208,7 +208,8 @@ def test_locations_compare_normalized_anatomy():
 
 
 def test_ordinal_levels_hand_computed():
-    assert level_agreement("small", "moderate", "ordinal") == 0.5 and level_agreement("small", "large", "ordinal") == 0.0
+    assert level_agreement("small", "moderate", "ordinal") == 0.5
+    assert level_agreement("small", "large", "ordinal") == 0.0
     assert level_agreement("severe", "marked", "ordinal") == 1.0
     assert level_agreement("mild to moderate", "moderate", "ordinal") == 0.75
     assert level_agreement("small", "moderate", "exact") == 0.0 and level_agreement("patchy", "mild", "ordinal") == 0.0

@@ -366,7 +366,7 @@ def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, leve
     write_text(out / "unmatched.csv", unmatched.write_csv())
     write_text(out / "compare.csv", pl.DataFrame(to_records(rows)).write_csv())
     write_text(out / "compare.md", to_markdown(rows, level) + signature_lines(rows))
-    agreement = ranking_agreement(system_values(rows))
+    agreement = ranking_agreement(system_values(rows), lower_is_better=())  # raw values, higher first
     caption = (
         "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
         "first; needs three or more systems)."

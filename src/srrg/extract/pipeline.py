@@ -294,7 +294,9 @@ def _make_sentences(nlp: Language, name: str, use_model: bool) -> SentenceCompon
     return SentenceComponent(nlp, use_model)
 
 
-@Language.factory("srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0], "versus_probability": STATED})
+@Language.factory(
+    "srrg_mentions", default_config={"nodular_opacity": NODULAR_READINGS[0], "versus_probability": STATED}
+)
 def _make_mentions(nlp: Language, name: str, nodular_opacity: str, versus_probability: int) -> MentionComponent:
     return MentionComponent(nlp, nodular_opacity, versus_probability)
 
@@ -543,7 +545,9 @@ def _run_chunk(config: ExtractConfig | None, reports: list[list[Section]]) -> li
     return get_extractor(config).run(reports)
 
 
-def run_reports(reports: Sequence[Sequence[Section]], config: ExtractConfig | None, *, n_process: int) -> list[Extraction]:
+def run_reports(
+    reports: Sequence[Sequence[Section]], config: ExtractConfig | None, *, n_process: int
+) -> list[Extraction]:
     """Extract many reports in order; n_process > 1 hands contiguous chunks to worker processes (the
     caller decides: a table's chunks already run in config.n_process workers)."""
     reports = [list(r) for r in reports]

@@ -152,15 +152,16 @@ def correlate(
     metric: Sequence[float],
     human: Sequence[float],
     method: str,
-    n_boot: int = 1000,
-    seed: int = 0,
+    *,
+    n_boot: int,
+    seed: int,
     level: float = 0.95,
     clusters: Clusters = None,
     min_clusters: int = 0,
 ) -> Correlation:
     """Coefficient with p-value and a percentile bootstrap CI over resampled pairs, or over
     resampled clusters when cluster ids are given (seeded); no CI (NaN, with its ci_status) over
-    fewer than min_clusters clusters."""
+    fewer than min_clusters clusters. n_boot and seed: the caller's (MetaevalConfig's)."""
     x, y, dropped = complete_pairs(metric, human)
     kept = _kept(clusters, np.isfinite(np.asarray(metric, dtype=float)) & np.isfinite(np.asarray(human, dtype=float)))
     value, p = coefficient(method, x, y)
@@ -193,14 +194,16 @@ def paired_test(
     human: Sequence[float],
     method: str,
     names: tuple[str, str] = ("a", "b"),
-    n_boot: int = 1000,
-    seed: int = 0,
+    *,
+    n_boot: int,
+    seed: int,
     level: float = 0.95,
     clusters: Clusters = None,
     min_clusters: int = 0,
 ) -> PairedTest:
     """Paired bootstrap: both metrics are correlated on the same resampled pairs (or clusters)
-    each round; no CI or p-value (NaN, with its status) over fewer than min_clusters clusters."""
+    each round; no CI or p-value (NaN, with its status) over fewer than min_clusters clusters.
+    n_boot and seed: the caller's (MetaevalConfig's)."""
     xa, xb, y = (np.asarray(v, dtype=float) for v in (a, b, human))
     keep = np.isfinite(xa) & np.isfinite(xb) & np.isfinite(y)
     xa, xb, y, kept = xa[keep], xb[keep], y[keep], _kept(clusters, keep)

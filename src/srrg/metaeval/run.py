@@ -161,7 +161,7 @@ def systems_frame(xs: Mapping[str, Any], y: Any, ids: Sequence[str], pairs: pl.D
     )
     if frame["system"].n_unique() < 2:
         return pl.DataFrame()
-    return ranking_agreement(system_means(frame, "system", ["human", *xs]))
+    return ranking_agreement(system_means(frame, "system", ["human", *xs]), lower_is_better=())  # oriented above
 
 
 def few_cases_note(rows: Sequence[Correlation], min_cases: int) -> str:
@@ -191,9 +191,10 @@ def run_metaeval(
     boot_clusters = clusters if cfg.resample == "cluster" else None
     y = orient(joined["human"].to_list(), human_lower)
     xs = {m: orient(joined[m].cast(pl.Float64).to_list(), m in cfg.lower_is_better) for m in metrics}
-    boot = (cfg.n_boot, cfg.seed, cfg.ci_level, boot_clusters, cfg.min_cases)
+    boot: dict[str, Any] = {"n_boot": cfg.n_boot, "seed": cfg.seed, "level": cfg.ci_level}
+    boot |= {"clusters": boot_clusters, "min_clusters": cfg.min_cases}
     rows: list[tuple[str, Correlation]] = [
-        (m, correlate(xs[m], y, method, *boot))
+        (m, correlate(xs[m], y, method, **boot))
         for m in metrics
         for method in METHODS
     ]
@@ -208,7 +209,7 @@ def run_metaeval(
         for m in metrics:
             if m != reference:
                 for method in METHODS:
-                    test = paired_test(xs[reference], xs[m], y, method, (reference, m), *boot)
+                    test = paired_test(xs[reference], xs[m], y, method, (reference, m), **boot)
                     paired_rows.append(asdict(test))
     paired = pl.DataFrame(paired_rows) if paired_rows else pl.DataFrame()
 

@@ -16,10 +16,11 @@ from srrg.metaeval.correlation import coefficient, orient
 AGREEMENT_SCHEMA = {"metric_a": pl.String, "metric_b": pl.String, "kendall": pl.Float64, "n_systems": pl.Int64}
 
 
-def ranking_agreement(values: Mapping[str, Mapping[str, float]], lower_is_better: Sequence[str] = ()) -> pl.DataFrame:
+def ranking_agreement(values: Mapping[str, Mapping[str, float]], *, lower_is_better: Sequence[str]) -> pl.DataFrame:
     """values: metric -> system -> summary value. One row per metric pair: Kendall tau-b over the
     systems both metrics have a finite value for (NaN with fewer than 3 such systems, or a
-    constant metric); lower-is-better metrics are negated first."""
+    constant metric); the lower_is_better metrics are negated first (empty when the caller's values
+    are oriented or raw)."""
     rows = []
     for a, b in itertools.combinations(values, 2):
         systems = [
