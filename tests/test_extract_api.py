@@ -65,6 +65,18 @@ def test_extract_many_processes_match_single_process() -> None:
     assert extract_many(texts, n_process=2) == extract_many(texts)
 
 
+def test_batch_api_takes_n_process_from_the_config_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """n_process is written once, in ExtractConfig: None (not given) means the config's."""
+    import srrg.extract as api
+
+    seen: list[int] = []
+    monkeypatch.setattr(api, "run_reports", lambda reports, config, *, n_process: seen.append(n_process) or [])
+    extract_detailed([], ExtractConfig(n_process=3))
+    extract_detailed([], ExtractConfig(n_process=3), n_process=2)
+    extract_many([])
+    assert seen == [3, 2, ExtractConfig().n_process] and ExtractConfig().n_process == 1
+
+
 def test_overlong_text_is_cut_and_flagged() -> None:
     (res,) = extract_detailed(["No pneumothorax. " + "x " * 200 + "Large effusion."], ExtractConfig(max_chars=40))
     assert res.status == "truncated" and res.report.negative == ("pneumothorax",) and not res.report.positive
