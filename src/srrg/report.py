@@ -8,11 +8,12 @@ Parsing never raises on model output: it returns an (possibly empty) report and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Mapping
+from typing import Annotated, Any
 
 import json_repair
 import msgspec
@@ -80,6 +81,31 @@ class StructuredReport:
 
 
 EMPTY = StructuredReport()
+
+
+def _finding_builder() -> Callable[[str, int | None, str | None, str | None, str | None], Finding]:
+    """Finding(name, probability, level, location, size) without the frozen dataclass's __init__,
+    which sets each field through object.__setattr__ (~2 us a finding: a tenth of parsing a corpus
+    of new findings on the fast path); the builder writes the slots through their descriptors, so
+    the object is the same. Unpacking the five slots fails at import if Finding's fields change."""
+    new = object.__new__
+    set_name, set_probability, set_level, set_location, set_size = (
+        getattr(Finding, slot).__set__ for slot in Finding.__slots__
+    )
+
+    def build(name: str, probability: int | None, level: str | None, location: str | None, size: str | None) -> Finding:
+        finding = new(Finding)
+        set_name(finding, name)
+        set_probability(finding, probability)
+        set_level(finding, level)
+        set_location(finding, location)
+        set_size(finding, size)
+        return finding
+
+    return build
+
+
+_new_finding = _finding_builder()
 
 
 @lru_cache(maxsize=1)
@@ -217,7 +243,7 @@ def _canonical_finding(name: str, probability: int, level: Any, location: Any, s
     for text in (level, location, size):
         if text is not None and not _is_canonical_text(text):
             return None
-    return Finding(name, probability, level, location, size)
+    return _new_finding(name, probability, level, location, size)
 
 
 def _canonical_negatives(names: tuple[str, ...]) -> frozenset[str] | None:
