@@ -19,9 +19,9 @@ import numpy as np
 import polars as pl
 
 from srrg.errors import UserError
-from srrg.io import write_parquet, write_text
+from srrg.io import read_table, write_parquet, write_text
 from srrg.judge_train.config import JudgeTrainConfig
-from srrg.metaeval.adapters import RatingsDataset
+from srrg.metaeval.adapters import RatingsDataset, load_dataset
 from srrg.metaeval.run import ID, MetaevalConfig, resolve_human
 from srrg.metrics.judge_common import JudgeConfig, pair_requests
 from srrg.report import normalize_text
@@ -158,3 +158,15 @@ def write_prepared(examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mappi
     write_parquet(test.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out / "heldout" / "hyps.parquet")
     write_parquet(ratings.filter(pl.col("pair_id").is_in(test["pair_id"].implode())), out / "heldout" / "ratings.parquet")
     write_text(out / "prepare.json", json.dumps(dict(summary), indent=2) + "\n")
+
+
+def run_judge_train_prepare(
+    adapter: str, data: str, options: Mapping[str, Any], analyses: str | None, cfg: JudgeTrainConfig, out_dir: str | Path
+) -> str:
+    """The judge-train-prepare stage: the ratings dataset (and optional judge analyses) as training
+    examples and held-out tables in out_dir; returns the summary line it prints."""
+    ds = load_dataset(adapter, data, **options)
+    table = read_table(analyses).with_columns(pl.col("pair_id").cast(pl.String)) if analyses else None
+    examples, summary = build_examples(ds, cfg, table)
+    write_prepared(examples, ds.ratings, summary, out_dir)
+    return f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, statuses {summary['pairs']}"

@@ -244,6 +244,13 @@ def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Pa
     return Setup(trainer, model, tokenizer, encoded, quantize, bf16, cuda)
 
 
+def run_judge_train_fit(
+    prepared_dir: str | Path, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path
+) -> dict[str, Any]:
+    """The judge-train-fit stage: fit on the examples.parquet that judge-train-prepare wrote."""
+    return fit(pl.read_parquet(Path(prepared_dir) / "examples.parquet"), cfg, out_dir, work_dir)
+
+
 def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path) -> dict[str, Any]:
     """Train on the train split, resuming from the last checkpoint in work_dir; write
     out_dir/adapter (+ merged), encoded.parquet (a status per pair), train_log.jsonl and fit.json."""
@@ -282,7 +289,7 @@ def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work
         save_merged(setup.model.merge_and_unload(), setup.tokenizer, out / "merged")
     elif cfg.merge:  # QLoRA: fold into the unquantized base, not into 4-bit weights
         del setup
-        merge(out / "adapter", cfg, out / "merged")
+        run_judge_train_merge(out / "adapter", cfg, out / "merged")
     summary["seconds"] = round(time.perf_counter() - start, 1)
     write_text(out / "fit.json", json.dumps(summary, indent=2) + "\n")
     return summary
@@ -296,7 +303,7 @@ def save_merged(model: Any, tokenizer: Any, out_dir: str | Path) -> Path:
     return Path(out_dir)
 
 
-def merge(adapter_dir: str | Path, cfg: JudgeTrainConfig, out_dir: str | Path) -> Path:
+def run_judge_train_merge(adapter_dir: str | Path, cfg: JudgeTrainConfig, out_dir: str | Path) -> Path:
     """Base (unquantized, even after QLoRA) + adapter folded into one model folder with the tokenizer:
     what `llm.model` and vLLM load."""
     import torch

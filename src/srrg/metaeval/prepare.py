@@ -14,7 +14,7 @@ from srrg.metaeval.adapters import PAIR_INFO_SCHEMA, load_dataset
 from srrg.metaeval.run import ID
 
 
-def prepare_from_dataset(adapter: str, data: str, options: dict, out_dir: Path) -> str:
+def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) -> str:
     """refs/hyps for `srrg score`, ratings.parquet, pairs.parquet (clusters, systems, context) and
     info.json (pair, rater and rating counts, and what the reader skipped)."""
     ds = load_dataset(adapter, data, **options)
@@ -44,7 +44,7 @@ def prepare_from_dataset(adapter: str, data: str, options: dict, out_dir: Path) 
     )
 
 
-def prepare_from_predictions(path: str, limit: int, ref_col: str, hyp_col: str, out_dir: Path) -> str:
+def run_judge_subset(path: str, limit: int, ref_col: str, hyp_col: str, out_dir: Path) -> str:
     """The first `limit` predictions by study id (deterministic), for judges that are too slow for
     the whole test split."""
     df = read_table(path)

@@ -22,10 +22,10 @@ def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from srrg.errors import UserError
-    from srrg.metaeval.prepare import prepare_from_predictions
+    from srrg.metaeval.prepare import run_judge_subset
 
     _args.check_outputs({"--predictions": args.predictions}, folders={"--out-dir": args.out_dir})
     if args.limit < 0:
         raise UserError(f"--limit {args.limit}: must be 0 (all) or a positive number of predictions")
-    line = prepare_from_predictions(args.predictions, args.limit, args.ref_col, args.hyp_col, Path(args.out_dir))
+    line = run_judge_subset(args.predictions, args.limit, args.ref_col, args.hyp_col, Path(args.out_dir))
     print(f"srrg judge-subset: {line}")

@@ -18,18 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    import polars as pl
-
     from srrg.config import stage_config
     from srrg.judge_train.config import JudgeTrainConfig
-    from srrg.judge_train.train import fit
+    from srrg.judge_train.train import run_judge_train_fit
 
     _args.check_outputs({"--prepared": args.prepared}, folders={"--out-dir": args.out_dir, "--work-dir": args.work_dir})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
-    examples = pl.read_parquet(Path(args.prepared) / "examples.parquet")
-    s = fit(examples, cfg, args.out_dir, args.work_dir)
+    s = run_judge_train_fit(args.prepared, cfg, args.out_dir, args.work_dir)
     print(
         f"{s['method']} on {s['device']}: {s['train_examples']} examples, {s['steps']} steps, "
         f"loss {s['train_loss']:.4f}, {s['trainable_params']} trainable params -> {args.out_dir}"

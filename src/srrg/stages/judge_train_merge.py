@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
     from srrg.judge_train.config import JudgeTrainConfig
-    from srrg.judge_train.train import merge
+    from srrg.judge_train.train import run_judge_train_merge
 
     _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
-    print(f"merged -> {merge(args.adapter, cfg, args.out)}")
+    print(f"merged -> {run_judge_train_merge(args.adapter, cfg, args.out)}")

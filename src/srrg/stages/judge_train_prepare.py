@@ -18,18 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import polars as pl
-
     from srrg.config import stage_config
-    from srrg.io import read_table
     from srrg.judge_train.config import JudgeTrainConfig
-    from srrg.judge_train.dataset import build_examples, write_prepared
-    from srrg.metaeval.adapters import load_dataset
+    from srrg.judge_train.dataset import run_judge_train_prepare
 
     _args.check_outputs({"--data": args.data, "--analyses": args.analyses}, folders={"--out-dir": args.out_dir})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
-    ds = load_dataset(args.adapter, args.data, **_args.mapping(args.options))
-    analyses = read_table(args.analyses).with_columns(pl.col("pair_id").cast(pl.String)) if args.analyses else None
-    examples, summary = build_examples(ds, cfg, analyses)
-    write_prepared(examples, ds.ratings, summary, args.out_dir)
-    print(f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, statuses {summary['pairs']}")
+    print(run_judge_train_prepare(args.adapter, args.data, _args.mapping(args.options), args.analyses, cfg, args.out_dir))

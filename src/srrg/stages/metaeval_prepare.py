@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from srrg.metaeval.prepare import prepare_from_dataset
+    from srrg.metaeval.prepare import run_metaeval_prepare
 
     _args.check_outputs({"--data": args.data}, folders={"--out-dir": args.out_dir})
 
-    print(f"srrg metaeval-prepare: {prepare_from_dataset(args.adapter, args.data, _args.mapping(args.options), Path(args.out_dir))}")
+    print(f"srrg metaeval-prepare: {run_metaeval_prepare(args.adapter, args.data, _args.mapping(args.options), Path(args.out_dir))}")
