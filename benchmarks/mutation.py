@@ -74,9 +74,9 @@ TARGETS: dict[str, Target] = {
         # the shard writer and the shard/manifest jobs' readers; the CLI around it lives in srrg.stages
         functions=tuple(
             f"srrg.dataset.x_{name}__mutmut_*"
-            for name in ("sentences_of", "to_dataset_frame", "scan_input", "read_split_rows", "plan_input", "count_rows",
+            for name in ("sentences_of", "to_dataset_frame", "scan_input", "read_shard", "plan_input", "count_rows",
                          "with_sentences", "plan_shards", "shard_name", "shard_paths", "make_plan", "remove_stale_shards",
-                         "shard_frame",
+                         "shard_frame", "shard_rows", "dataset_columns",
                          "write_shard", "build_manifest", "write_json", "write_dataset", "summarize")
         ),
     ),

@@ -118,7 +118,11 @@ def test_folder_without_manifest_is_read_by_glob(dataset):
 def test_shard_job_reads_its_split_and_writes_the_whole_table_bytes(dataset, tmp_path):
     normalized = tmp_path / "normalized.parquet"
     normalized_frame(11).write_parquet(normalized)
-    assert D.read_split_rows(normalized, "test")["study_id"].to_list() == ["CXR10", "CXR6", "CXR2"]  # file order
+    whole = D.to_dataset_frame(normalized_frame(11))
+    for split, index in (("test", 0), ("test", 1), ("train", 0), ("validate", 0)):
+        assert D.read_shard(normalized, split, index, 2).equals(D.shard_frame(whole, split, index, 2))
+    with pytest.raises(UserError, match="has 2 shard"):
+        D.read_shard(normalized, "test", 2, 2)
     assert D.plan_input(normalized, DatasetConfig(rows_per_shard=2))[0] == 11
     assert D.count_rows(normalized) == 11
     jobs = tmp_path / "jobs"

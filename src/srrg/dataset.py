@@ -43,6 +43,8 @@ COLUMNS = (
     "provenance",
 )
 EXTRA_COLUMNS = ("image_views", "structured_raw")
+_LIST_COLUMNS = ("image_paths", "image_views")  # what read_shard reads for the whole split besides the ids
+_ROW = "__row"  # read_shard's row number in the input file
 
 
 # the levels Parquet's codecs accept (pyarrow: zstd 1-22, gzip 1-9)
@@ -81,15 +83,18 @@ def sentences_of(structured: str | None) -> str:
     return render_sentences(parse_report(structured)[0])
 
 
-def to_dataset_frame(df: pl.DataFrame, check_rows: bool = True) -> pl.DataFrame:
-    """Contract columns (without `sentences`, which shards add for their own rows), then
-    image_views / structured_raw and every *_status column; rows ordered by study id. The whole
-    table must have rows (check_rows); one split's rows may be none (its shard holds the schema)."""
-    needed = check_columns(df.columns)
-    check_splits(df["split"], check_rows)
-    extra = [c for c in EXTRA_COLUMNS if c in df.columns] + sorted(c for c in df.columns if c.endswith("_status"))
-    out = df.select([*needed, *extra])
+def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The dataset_columns of a table with rows, ordered by study id."""
+    check_splits(df["split"])
+    out = df.select(dataset_columns(df.columns))
     return out[natural_order(out["study_id"])]
+
+
+def dataset_columns(columns: Sequence[str]) -> list[str]:
+    """Contract columns (without `sentences`, which shards add for their own rows), then
+    image_views / structured_raw and every *_status column."""
+    needed = check_columns(columns)
+    return [*needed, *(c for c in EXTRA_COLUMNS if c in columns), *sorted(c for c in columns if c.endswith("_status"))]
 
 
 def check_columns(columns: Sequence[str]) -> list[str]:
@@ -102,9 +107,9 @@ def check_columns(columns: Sequence[str]) -> list[str]:
     return needed
 
 
-def check_splits(splits: pl.Series, check_rows: bool = True) -> None:
-    """The split column holds known splits only, and (check_rows) some rows."""
-    if check_rows and splits.len() == 0:
+def check_splits(splits: pl.Series) -> None:
+    """The split column holds known splits only, and some rows."""
+    if splits.len() == 0:
         raise UserError("the dataset input has no rows: nothing to shard (did ingest read any study?)")
     unknown = sorted(set(splits.unique().to_list()) - set(SPLITS))
     if unknown:
@@ -147,12 +152,23 @@ def plan_input(path: str | Path, cfg: DatasetConfig) -> tuple[int, dict[str, Any
     return splits.height, make_plan(splits, cfg)
 
 
-def read_split_rows(path: str | Path, split: str) -> pl.DataFrame:
-    """The rows of one split of the normalized table, in file order: a shard job never holds the
-    other splits. (Its rows are then ordered and sliced as the whole table's: a shard gathered from
-    fewer rows holds the same values but is written in other Parquet pages, i.e. other bytes.)"""
+def read_shard(path: str | Path, split: str, index: int, rows_per_shard: int) -> pl.DataFrame:
+    """One shard's rows, sentences rendered, equal to shard_frame's cut of the whole table while the
+    texts of this shard's rows alone are decoded: the split's ids and list columns are read, ordered
+    and sliced, then the other columns of those rows only. The list columns stay slices of the
+    split's ordered columns, as in shard_frame: polars lays out a list column's Parquet pages from
+    the array it is a slice of, so the shard keeps the bytes a job reading the whole table wrote."""
     frame = scan_input(path)
-    return frame.filter(pl.col("split") == split).collect() if "split" in frame.collect_schema() else frame.collect()
+    names = frame.collect_schema().names()
+    check_columns(names)
+    lists = [c for c in _LIST_COLUMNS if c in names]
+    keys = frame.with_row_index(_ROW).filter(pl.col("split") == split).select(_ROW, "study_id", "split", *lists)
+    keys = shard_rows(keys.collect().pipe(lambda df: df[natural_order(df["study_id"])]), split, index, rows_per_shard)
+    mine = pl.col(_ROW).is_in(keys[_ROW].implode())
+    rows = frame.with_row_index(_ROW).filter(mine).drop(*lists).collect()  # in file order
+    rows = rows[keys[_ROW].rank("ordinal") - 1].drop(_ROW)  # the keys' order: each row's place among them
+    rows = rows.with_columns(keys[c] for c in lists)
+    return with_sentences(rows.select(dataset_columns(rows.columns)))
 
 
 def count_rows(path: str | Path) -> int:
@@ -216,11 +232,17 @@ def remove_stale_shards(out_dir: str | Path, plan: Mapping[str, Any]) -> list[Pa
 
 def shard_frame(df: pl.DataFrame, split: str, index: int, rows_per_shard: int) -> pl.DataFrame:
     """Rows of one shard, sentences rendered, from a frame ordered by to_dataset_frame."""
+    return with_sentences(shard_rows(df, split, index, rows_per_shard))
+
+
+def shard_rows(df: pl.DataFrame, split: str, index: int, rows_per_shard: int) -> pl.DataFrame:
+    """Rows of one shard: a slice of the split's rows in the frame's order (an empty split has one
+    shard, holding the schema)."""
     part = df.filter(pl.col("split") == split)
     n_shards = max(1, math.ceil(part.height / rows_per_shard))
     if not 0 <= index < n_shards:
         raise UserError(f"split {split!r} has {n_shards} shard(s); index {index} does not exist")
-    return with_sentences(part.slice(index * rows_per_shard, rows_per_shard))
+    return part.slice(index * rows_per_shard, rows_per_shard)
 
 
 def write_shard(df: pl.DataFrame, path: str | Path, cfg: DatasetConfig) -> None:

@@ -1,5 +1,5 @@
 """A shard is a pure function of (input, split, index, config): rerunning gives the same bytes. A shard
-job reads only its split's rows of the normalized table."""
+job decodes the texts of its own rows only (srrg.dataset.read_shard)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,10 @@ def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from srrg.config import stage_config
-    from srrg.dataset import DatasetConfig, read_split_rows, shard_frame, shard_name, to_dataset_frame, write_shard
+    from srrg.dataset import DatasetConfig, read_shard, shard_name, write_shard
 
     _dataset.check_paths(args)
     cfg = stage_config(args.config, DatasetConfig, "dataset")
-    rows = read_split_rows(args.inp, args.split)  # this split's rows only: the same order as the whole table's
-    part = shard_frame(to_dataset_frame(rows, check_rows=False), args.split, args.index, cfg.rows_per_shard)
+    part = read_shard(args.inp, args.split, args.index, cfg.rows_per_shard)
     write_shard(part, Path(args.out_dir) / args.split / shard_name(args.index), cfg)
     print(f"dataset shard {args.split}/{shard_name(args.index)}: rows={part.height}", file=sys.stderr)
