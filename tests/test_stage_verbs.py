@@ -22,7 +22,7 @@ NOT_YET = {
     "ingest": "srrg.ingest was being changed (ingest + input_paths + summarize)",
     **dict.fromkeys(
         ("cases", "compare", "config_schema", "eval_extraction", "extract", "judge_train_compare",
-         "metaeval_correlate", "metaeval_rank", "models", "normalize", "phantoms", "stats"),
+         "metaeval_correlate", "metaeval_rank", "models"),
         "not converted yet",
     ),
 }

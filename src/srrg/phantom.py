@@ -12,13 +12,15 @@ reader of phantoms could reach.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
-from srrg.report import Finding, StructuredReport
+from srrg.dataset import read_split
+from srrg.report import Finding, StructuredReport, from_obj
 
 # Severity words from smallest to largest; None (no level stated) has its own size so that a
 # perfect reader can tell it apart. Unknown level words draw like None.
@@ -372,3 +374,12 @@ def figure(studies: list[tuple[str, StructuredReport]], path: str, size: int = 1
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png")
     plt.close(fig)
+
+
+def run_phantoms(dataset_dir: str, out: str, n: int) -> None:
+    """The phantoms stage: the figure of the n training studies with the most positive findings
+    (ties by id), so that it shows something."""
+    df = read_split(dataset_dir, "train", ["structured"]).drop_nulls()  # sorted by study_id, shards checked
+    reports = [(sid, from_obj(json.loads(s))[0]) for sid, s in df.iter_rows()]
+    reports.sort(key=lambda item: -len(item[1].positive))
+    figure(reports[:n], out)

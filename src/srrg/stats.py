@@ -148,3 +148,13 @@ def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict
             count_label=counted[name],
         )
     return tables
+
+
+def run_stats(dataset_dir: str | Path, out_dir: str | Path, cfg: StatsConfig) -> str:
+    """The stats stage: every split's reports read (checked) and their distributions written to
+    out_dir; returns the counts line it prints."""
+    df = read_dataset(dataset_dir)
+    tables = write_stats(df, out_dir, cfg)
+    n_pos = int(tables["probability"]["count"].sum())
+    return (f"studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
+            f"levels={tables['severity'].height}")

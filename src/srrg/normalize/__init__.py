@@ -12,7 +12,7 @@ stage's table step (the command is srrg.stages.normalize); config.py its setting
 from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import PROMPT, PhraseResult, clean_answer, normalize_phrases, validate_answer
 from srrg.normalize.rules import rules_normalize
-from srrg.normalize.table import StageSummary, apply_mapping, collect_phrases, run
+from srrg.normalize.table import StageSummary, apply_mapping, collect_phrases, run, run_normalize
 
 __all__ = [
     "PROMPT",
@@ -25,5 +25,6 @@ __all__ = [
     "normalize_phrases",
     "rules_normalize",
     "run",
+    "run_normalize",
     "validate_answer",
 ]

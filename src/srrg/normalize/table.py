@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 import polars as pl
 
 from srrg.errors import StageFailed, UserError
+from srrg.io import read_table, write_parquet, write_text
 from srrg.llm import LLMClient
 from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import PhraseResult, normalize_phrases
@@ -136,3 +137,14 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
         seconds=time.perf_counter() - t0,
     )
     return out, table, summary
+
+
+def run_normalize(inp: str, out: str, phrases: str, stats: str | None, cfg: NormalizeConfig) -> StageSummary:
+    """The normalize stage: the table at inp normalized (run) and written to out, its phrase table
+    to phrases and, when stats is given, the summary as JSON."""
+    rows, table, summary = run(read_table(inp), cfg)
+    write_parquet(rows, out)
+    write_parquet(table, phrases)
+    if stats:
+        write_text(stats, json.dumps(summary.__dict__, indent=2, sort_keys=True))
+    return summary

@@ -24,19 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
     import sys
 
     from srrg.config import stage_config
-    from srrg.io import read_table, write_parquet, write_text
-    from srrg.normalize import NormalizeConfig
-    from srrg.normalize import run as normalize
+    from srrg.normalize import NormalizeConfig, run_normalize
 
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out, "--phrases": args.phrases, "--stats": args.stats})
     cfg = stage_config(args.config, NormalizeConfig, "normalize", with_sections=("llm",))
-    out, table, summary = normalize(read_table(args.inp), cfg)
-    write_parquet(out, args.out)
-    write_parquet(table, args.phrases)
-    if args.stats:
-        write_text(args.stats, json.dumps(summary.__dict__, indent=2, sort_keys=True))
-    print(summary.line(), file=sys.stderr)
+    print(run_normalize(args.inp, args.out, args.phrases, args.stats, cfg).line(), file=sys.stderr)

@@ -17,15 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
-
-    from srrg.dataset import read_split
-    from srrg.phantom import figure
-    from srrg.report import from_obj
+    from srrg.phantom import run_phantoms
 
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
-    df = read_split(args.dataset, "train", ["structured"]).drop_nulls()  # sorted by study_id, shards checked
-    reports = [(sid, from_obj(json.loads(s))[0]) for sid, s in df.iter_rows()]
-    # the studies with the most positive findings (ties by id): the figure should show something
-    reports.sort(key=lambda item: -len(item[1].positive))
-    figure(reports[: args.n], args.out)
+    run_phantoms(args.dataset, args.out, args.n)

@@ -20,16 +20,10 @@ def run(args: argparse.Namespace) -> None:
     import time
 
     from srrg.config import stage_config
-    from srrg.stats import StatsConfig, read_dataset, write_stats
+    from srrg.stats import StatsConfig, run_stats
 
     cfg = stage_config(args.config, StatsConfig, "stats")
     _args.check_outputs({"--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
     start = time.perf_counter()
-    df = read_dataset(args.dataset)
-    tables = write_stats(df, args.out_dir, cfg)
-    n_pos = int(tables["probability"]["count"].sum())
-    print(
-        f"stats: studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
-        f"levels={tables['severity'].height} | {time.perf_counter() - start:.1f}s",
-        file=sys.stderr,
-    )
+    line = run_stats(args.dataset, args.out_dir, cfg)
+    print(f"stats: {line} | {time.perf_counter() - start:.1f}s", file=sys.stderr)
