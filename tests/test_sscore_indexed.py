@@ -1,6 +1,7 @@
-"""S-Score end to end (parse_indexed + score_indexed: each distinct text, pair and finding pair once
-per call) gives, bit for bit, score_pair of the two reports parse_report reads, pair by pair, on
-seeded random pairs: canonical and non-canonical JSON, repeated texts, one or several matched names."""
+"""S-Score end to end (parse_indexed + score_indexed: each distinct text and pair once per call, a
+matched name's attribute scores once per distinct attribute values) gives, bit for bit, score_pair
+of the two reports parse_report reads, pair by pair, on seeded random pairs: canonical and
+non-canonical JSON, repeated texts, one or several matched names."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import random
 import pytest
 
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import KEYS, SScoreConfig, clear_caches, score_indexed, score_pair
-from srrg.report import index_report, parse_report
+from srrg.metrics.sscore import KEYS, SScoreConfig, attribute_scores, clear_caches, score_indexed, score_pair
+from srrg.report import Finding, StructuredReport, index_report, parse_report
 
 NAMES = ["pleural effusion", "cardiomegaly", "edema", "nodule", "atelectasis", "consolidation", "pneumothorax"]
 LEVELS = ["mild", "small", "moderate", "large", None]
@@ -104,3 +105,22 @@ def test_score_indexed_by_hand_one_and_two_matched_names():
     assert out["p_pos"][1] == 2 * 1 / 3 and out["p_neg"][1] == 1.0
     assert (out["s_prob"][1], out["s_level"][1], out["s_loc"][1]) == (1.0, 0.0, 0.0)
     assert out["d_score"][1] == pytest.approx((1 / 3) / 2)
+
+
+def test_attribute_values_shared_by_different_names_score_alike_and_different_values_do_not():
+    """Names with the same attribute values share one cached score; a different value on either
+    side (probability, level, location) is scored on its own: each pair's sub-scores are the means
+    of attribute_scores of its matched names."""
+    loc = "in the left lobe"
+    ref = StructuredReport((Finding("a", 3, "mild", loc), Finding("b", 3, "mild", loc), Finding("c", 2)), ())
+    b_other_probability, c_other_location = Finding("b", 1, "mild", loc), Finding("c", 2, location="base")
+    hyp = StructuredReport((Finding("a", 3, "mild", loc), b_other_probability, c_other_location), ())
+    ref2 = StructuredReport((Finding("d", 3, "mild", loc), Finding("e", 3, "large", loc)), ())
+    hyp2 = StructuredReport((Finding("d", 3, "mild", loc), Finding("e", 3, "mild", loc)), ())
+    out = score_indexed([index_report(ref), index_report(ref2)], [index_report(hyp), index_report(hyp2)]).per_report
+    for i, (r, h) in enumerate(((ref, hyp), (ref2, hyp2))):
+        scores = [attribute_scores(f, g) for f, g in zip(r.positive, h.positive)]
+        for key, column in zip(("s_prob", "s_level", "s_loc"), zip(*scores)):
+            assert out[key][i] == sum(column) / len(column)
+    assert (out["s_prob"][0], out["s_level"][0], out["s_loc"][0]) == ((1 + 0 + 1) / 3, 1.0, (1 + 1 + 0) / 3)
+    assert (out["s_prob"][1], out["s_level"][1], out["s_loc"][1]) == (1.0, 0.5, 1.0)
