@@ -21,8 +21,7 @@ NOT_YET = {
     "dataset_shard": "srrg.dataset / srrg.shards were being changed",
     "ingest": "srrg.ingest was being changed (ingest + input_paths + summarize)",
     **dict.fromkeys(
-        ("cases", "compare", "config_schema", "eval_extraction", "extract", "judge_train_compare",
-         "metaeval_correlate", "metaeval_rank", "models"),
+        ("cases", "compare", "config_schema", "eval_extraction", "metaeval_rank", "models"),
         "not converted yet",
     ),
 }

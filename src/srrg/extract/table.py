@@ -10,12 +10,14 @@ of the same name (default findings + impression).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 
 import polars as pl
 
 from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
+from srrg.io import read_table, write_parquet
 from srrg.progress import tracked
 from srrg.text.sections import Section
 from srrg.errors import UserError
@@ -56,3 +58,13 @@ def _stored(config: ExtractConfig, reports: list[list[Section]]) -> list[tuple[s
     chunks are what the config.n_process workers share out."""
     done = run_reports(reports, config, n_process=1)
     return [(r.report.to_json(), json.dumps(r.provenance, ensure_ascii=False), r.status) for r in done]
+
+
+def run_extract(inp: str, out: str, config: ExtractConfig, progress: bool = True) -> str:
+    """The extract stage: the table at inp extracted (extract_table) and written to out; returns
+    the rows and statuses line it prints."""
+    df = read_table(inp)
+    table = extract_table(df, config, progress=progress)
+    write_parquet(table, out)
+    statuses = Counter(table["extract_status"].to_list())
+    return f"{df.height} rows in, {table.height} rows out, statuses {dict(statuses)}"

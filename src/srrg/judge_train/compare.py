@@ -3,13 +3,15 @@ judge's columns carry a suffix) and the meta-evaluation tables of srrg.metaeval 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
 import polars as pl
 
 from srrg.config import from_dict
 from srrg.errors import UserError
-from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval
+from srrg.io import read_table, write_parquet
+from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval, write_result
 
 
 def side_by_side(finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix: str) -> tuple[pl.DataFrame, list[str]]:
@@ -40,3 +42,15 @@ def compare(
         raise UserError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")
     cfg = from_dict(MetaevalConfig, {**options, "metrics": metrics}, "metaeval.correlate")
     return joined, run_metaeval(joined, ratings, cfg)
+
+
+def run_judge_train_compare(
+    finetuned: str, zero_shot: str | None, ratings: str, options: Mapping[str, Any], suffix: str, out_dir: str | Path
+) -> MetaevalResult:
+    """The judge-train-compare stage: the score tables joined and correlated (compare), written to
+    out_dir as per_report.parquet and the meta-evaluation tables."""
+    zero = read_table(zero_shot) if zero_shot else None
+    joined, result = compare(read_table(finetuned), zero, pl.read_parquet(ratings), options, suffix)
+    write_parquet(joined, Path(out_dir) / "per_report.parquet")
+    write_result(result, out_dir)
+    return result

@@ -7,14 +7,14 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import polars as pl
 
 from srrg.errors import UserError
-from srrg.io import write_text
+from srrg.io import read_table, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.adapters import human_category_counts, human_scores, pair_clusters
+from srrg.metaeval.adapters import RATINGS_SCHEMA, human_category_counts, human_scores, pair_clusters
 from srrg.metaeval.correlation import METHODS, Correlation, correlate, orient, paired_test
 from srrg.metaeval.counts import category_prf
 from srrg.metaeval.ensembles import evaluate_ensemble, split_mask
@@ -305,3 +305,32 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
         caption = "System-ranking agreement: Kendall tau-b between the system rankings (per-system means, rated pairs)."
         write_text(out / "system_agreement.md", note + agreement_markdown(result.systems, caption))
     write_text(out / "info.json", json.dumps(info, indent=2) + "\n")
+
+
+def run_metaeval_correlate(
+    scores: str, ratings: str | None, pairs: str | None, cfg: MetaevalConfig, out_dir: str | Path
+) -> MetaevalResult:
+    """The metaeval-correlate stage: the score, rating and pair tables read and checked,
+    correlated (run_metaeval) and written to out_dir (write_result)."""
+    rating_rows = _table(ratings, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
+    if rating_rows is not None and rating_rows.is_empty():
+        raise UserError(f"{ratings}: no rating rows; nothing to correlate")
+    pair_rows = _table(pairs, ["pair_id"], "pairs.parquet of `srrg metaeval-prepare`")
+    score_rows = _table(scores, [ID], "per_report.parquet of `srrg score`")
+    if score_rows.is_empty():
+        raise UserError(f"{scores}: no scored pair; nothing to correlate")
+    result = run_metaeval(score_rows, rating_rows, cfg, pair_rows)
+    write_result(result, out_dir)
+    return result
+
+
+def _table(path: str | None, columns: Iterable[str], expected: str) -> pl.DataFrame | None:
+    """The table at path (None when not given); a table without the columns the correlation
+    reads is one line naming the file (docs/cli.md), not a traceback from the join."""
+    if not path:
+        return None
+    table = read_table(path)
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise UserError(f"{path}: lacks column(s) {missing}; expected the {expected}")
+    return table

@@ -35,15 +35,9 @@ def run(args: argparse.Namespace) -> None:
     config = stage_config(args.config, lazy, "extract", adjust=lambda settings: {**settings, **flag})
     import sys
     import time
-    from collections import Counter
 
-    from srrg.extract.table import extract_table
-    from srrg.io import read_table, write_parquet
+    from srrg.extract.table import run_extract
 
     start = time.perf_counter()
-    df = read_table(args.inp)
-    out = extract_table(df, config, progress=not args.no_progress)
-    write_parquet(out, args.out)
-    statuses = Counter(out["extract_status"].to_list())
-    seconds = time.perf_counter() - start
-    print(f"extract: {df.height} rows in, {out.height} rows out, statuses {dict(statuses)}, {seconds:.1f} s", file=sys.stderr)
+    line = run_extract(args.inp, args.out, config, progress=not args.no_progress)
+    print(f"extract: {line}, {time.perf_counter() - start:.1f} s", file=sys.stderr)

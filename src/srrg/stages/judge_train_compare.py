@@ -19,20 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    import polars as pl
-
     from srrg.config import stage_config
-    from srrg.io import read_table, write_parquet
-    from srrg.judge_train.compare import compare
-    from srrg.metaeval.run import write_result
+    from srrg.judge_train.compare import run_judge_train_compare
 
     _args.check_outputs({"--finetuned": args.finetuned, "--zero-shot": args.zero_shot, "--ratings": args.ratings},
                         folders={"--out": args.out})
-    zero_shot = read_table(args.zero_shot) if args.zero_shot else None
     options = stage_config(args.config, dict, "metaeval.correlate")  # compare() names the metrics
-    joined, result = compare(read_table(args.finetuned), zero_shot, pl.read_parquet(args.ratings), options, args.suffix)
-    write_parquet(joined, Path(args.out) / "per_report.parquet")
-    write_result(result, args.out)
+    result = run_judge_train_compare(args.finetuned, args.zero_shot, args.ratings, options, args.suffix, args.out)
     print(f"{len(result.info['metrics'])} metrics x {result.info['n_with_human']} held-out pairs -> {args.out}")
