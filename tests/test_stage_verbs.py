@@ -21,7 +21,7 @@ NOT_YET = {
     "dataset_shard": "srrg.dataset / srrg.shards were being changed",
     "ingest": "srrg.ingest was being changed (ingest + input_paths + summarize)",
     **dict.fromkeys(
-        ("cases", "compare", "config_schema", "eval_extraction", "metaeval_rank", "models"),
+        ("compare", "eval_extraction", "metaeval_rank"),
         "not converted yet",
     ),
 }

@@ -17,6 +17,7 @@ import importlib
 import types
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from srrg.config import ConfigError, doc, validate
@@ -305,6 +306,21 @@ def render(schema: Mapping[str, Any]) -> str:
     import json
 
     return json.dumps({"$comment": GENERATED, **schema}, indent=1, ensure_ascii=False) + "\n"
+
+
+def run_config_schema(path: Path, check: bool) -> str:
+    """The config-schema stage: the generated schema written to path or, with check, compared with
+    it (StageFailed when stale); returns the line it prints."""
+    from srrg.errors import StageFailed
+    from srrg.io import write_text
+
+    text = render(config_schema())
+    if check:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
+        return f"{path}: up to date"
+    write_text(path, text)
+    return f"wrote {path}"
 
 
 # ---- checks before the first job ---------------------------------------------------------------

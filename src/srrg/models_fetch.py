@@ -195,6 +195,31 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
     return manifest
 
 
+def run_models(config: Path, action: str, root: Path | None, dry_run: bool, log: Any = print) -> None:
+    """The models stage: list what the workflow config needs (action list, or fetch with dry_run)
+    or fetch what is missing into root (default: models_dir())."""
+    from srrg.text.decode import read_mapping_file
+
+    needs, local = config_models(read_mapping_file(config))
+    root = root or models_dir()
+    unpinned = sum(n.revision is None for n in needs)
+    if action == "list" or dry_run:
+        verb = "would fetch" if dry_run else "needs"
+        log(f"srrg models: {config} {verb} {len(needs)} repositories into {root} ({unpinned} unpinned)")
+        for need in needs:
+            log(f"  {describe(need, None if dry_run else root)}")
+        for line in local:
+            log(f"  {line}")
+        return
+    todo = [n for n in needs if not present(n, root)]
+    if todo and offline():
+        raise UserError(f"HF_HUB_OFFLINE=1: cannot fetch {len(todo)} repositories; "
+                        "run `srrg models fetch` where the hub is reachable")
+    fetch(todo, root, log)
+    log(f"srrg models fetch: {len(todo)} fetched, {len(needs) - len(todo)} already present in {root}; "
+        f"sha256 per file in {root / 'manifest.json'}")
+
+
 def revision_used(repo: str) -> str:
     """What a scorer loading `repo` by name gets: the first 8 digits of the fetched commit when the
     weights folder holds it (its `main` ref points there), else `main` (whatever the hub serves)."""

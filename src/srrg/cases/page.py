@@ -8,8 +8,9 @@ import html
 import json
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
+from srrg.cases.build import RunTables, case_list, comparison
 from srrg.io import write_text
 
 
@@ -56,3 +57,23 @@ def write_page(data: Mapping[str, Any], out: str | Path, title: str) -> int:
     text = render_page(data, title)
     write_text(out, text)
     return len(text.encode("utf-8"))
+
+
+def run_cases(
+    run: RunTables,
+    dataset: Path,
+    split: str,
+    judge: Path | None,
+    image_root: str | None,
+    thumbnail_size: int,
+    processes: int,
+    cache_dir: Path | None,
+    compare: Sequence[RunTables],
+    out: str,
+    title: str,
+) -> tuple[dict[str, Any], int]:
+    """The cases stage: the run's page data (case_list) with the comparison runs, written as one
+    page to out; returns the data and the page's size in bytes."""
+    data = case_list(run, dataset, split, judge, image_root, thumbnail_size, processes, cache_dir)
+    data["compare"] = [comparison(other) for other in compare]
+    return data, write_page(data, out, title)

@@ -59,12 +59,12 @@ def run(args: argparse.Namespace) -> None:
     if args.processes < 1:
         raise UserError(f"--processes {args.processes}: expected at least 1")
 
-    from srrg.cases.build import RunTables, case_list, comparison
-    from srrg.cases.page import write_page
+    from srrg.cases.build import RunTables
+    from srrg.cases.page import run_cases
 
     start = time.perf_counter()
     name = args.name or Path(args.predictions).resolve().parent.name
-    data = case_list(
+    data, size = run_cases(
         RunTables(name, Path(args.predictions), Path(args.scores)),
         Path(args.dataset),
         args.split,
@@ -73,9 +73,10 @@ def run(args: argparse.Namespace) -> None:
         args.thumbnail_size,
         args.processes,
         Path(args.cache_dir) if args.cache_dir else None,
+        [RunTables(n, Path(p), Path(s)) for n, p, s in args.compare],
+        args.out,
+        args.title or f"Cases of {name}",
     )
-    data["compare"] = [comparison(RunTables(n, Path(p), Path(s))) for n, p, s in args.compare]
-    size = write_page(data, args.out, args.title or f"Cases of {name}")
     print(
         f"srrg cases: {len(data['studies'])} studies of {name} ({data['images']} images, "
         f"{len(data['compare'])} comparison runs) -> {args.out}, {size / 1e6:.2f} MB, "

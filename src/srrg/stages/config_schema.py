@@ -17,16 +17,6 @@ def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from srrg.config import SCHEMA_PATH
-    from srrg.config_tree import config_schema, render
-    from srrg.errors import StageFailed
-    from srrg.io import write_text
+    from srrg.config_tree import run_config_schema
 
-    path = Path(args.out or SCHEMA_PATH)
-    text = render(config_schema())
-    if args.check:
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
-        print(f"{path}: up to date")
-        return
-    write_text(path, text)
-    print(f"wrote {path}")
+    print(run_config_schema(Path(args.out or SCHEMA_PATH), args.check))
