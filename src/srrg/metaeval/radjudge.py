@@ -23,6 +23,7 @@ import polars as pl
 
 from srrg.compare import statistics
 from srrg.errors import UserError
+from srrg.io import write_text
 from srrg.metrics.base import score_all
 
 EQUAL_TOLERANCE = 0.01
@@ -176,3 +177,35 @@ def category_markdown(table: pl.DataFrame, keys: Mapping[str, str], caption: str
             f"| {r['category']} | {r['n_cases']} | " + " | ".join(f"{r[m]}/{r['n_cases']}" for m in metrics) + " |"
         )
     return "\n".join(lines) + "\n"
+
+
+def run_metaeval_rank(
+    cases_path: str, metrics: Sequence[str], keys: Mapping[str, str], options: Mapping[str, Any], out_dir: str | Path
+) -> tuple[str, int]:
+    """The metaeval-rank stage: every case's candidates scored and checked, written to out_dir as
+    rank_cases.csv, rank_categories.csv/.md and info.json; returns (the category table as
+    Markdown, the number of cases)."""
+    cases = read_cases(cases_path)
+    checked_keys = metric_keys(list(metrics), dict(keys))
+    checked = check_cases(cases, candidate_scores(cases, list(metrics), checked_keys, options), checked_keys)
+    table = category_table(checked)
+    out = Path(out_dir)
+    caption = (
+        f"RadJudge ranking cases passed per category ({len(cases)} cases; '>' strictly greater, '=' within "
+        f"{EQUAL_TOLERANCE}, every relation of a case must hold; text metrics ignore patient context)."
+    )
+    markdown = category_markdown(table, checked_keys, caption)
+    write_text(out / "rank_cases.csv", checked.write_csv())
+    write_text(out / "rank_categories.csv", table.write_csv())
+    write_text(out / "rank_categories.md", markdown)
+    info = {
+        "cases": cases_path,
+        "n_cases": len(cases),
+        "n_categories": table.height - 1,
+        "metrics": list(metrics),
+        "keys": checked_keys,
+        "n_cases_with_context": sum(c.has_context for c in cases),
+        "equal_tolerance": EQUAL_TOLERANCE,
+    }
+    write_text(out / "info.json", json.dumps(info, indent=2) + "\n")
+    return markdown, len(cases)

@@ -42,39 +42,13 @@ def parse_keys(value: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
-    from pathlib import Path
-
     from srrg.config import stage_config
-    from srrg.io import write_text
-    from srrg.metaeval import radjudge
+    from srrg.metaeval.radjudge import run_metaeval_rank
     from srrg.metrics import metric_options
 
     _args.check_outputs({"--cases": args.cases}, folders={"--out": args.out})
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
-    cases = radjudge.read_cases(args.cases)
-    keys = radjudge.metric_keys(metrics, parse_keys(args.keys))
-    checked = radjudge.check_cases(cases, radjudge.candidate_scores(cases, metrics, keys, options), keys)
-    table = radjudge.category_table(checked)
-    out = Path(args.out)
-    caption = (
-        f"RadJudge ranking cases passed per category ({len(cases)} cases; '>' strictly greater, '=' within "
-        f"{radjudge.EQUAL_TOLERANCE}, every relation of a case must hold; text metrics ignore patient context)."
-    )
-    markdown = radjudge.category_markdown(table, keys, caption)
-    write_text(out / "rank_cases.csv", checked.write_csv())
-    write_text(out / "rank_categories.csv", table.write_csv())
-    write_text(out / "rank_categories.md", markdown)
-    info = {
-        "cases": args.cases,
-        "n_cases": len(cases),
-        "n_categories": table.height - 1,
-        "metrics": metrics,
-        "keys": keys,
-        "n_cases_with_context": sum(c.has_context for c in cases),
-        "equal_tolerance": radjudge.EQUAL_TOLERANCE,
-    }
-    write_text(out / "info.json", json.dumps(info, indent=2) + "\n")
+    markdown, n_cases = run_metaeval_rank(args.cases, metrics, parse_keys(args.keys), options, args.out)
     print(markdown, end="")
-    print(f"srrg metaeval-rank: {len(cases)} cases x {len(metrics)} metrics -> {out}")
+    print(f"srrg metaeval-rank: {n_cases} cases x {len(metrics)} metrics -> {args.out}")
