@@ -21,7 +21,7 @@ NOT_YET = {
     "dataset_shard": "srrg.dataset / srrg.shards were being changed",
     "ingest": "srrg.ingest was being changed (ingest + input_paths + summarize)",
     **dict.fromkeys(
-        ("compare", "eval_extraction"),
+        ("compare",),
         "not converted yet",
     ),
 }

@@ -12,6 +12,7 @@ precision/recall/F1 for both, and error examples with the sentence that caused t
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import Any, Mapping, Sequence
 
 from srrg import vocab
 from srrg.errors import UserError
-from srrg.extract.evaluation import Counts, ErrorExample, _mention_sentence, extract_records, half_records, in_half
+from srrg.extract.evaluation import (
+    Counts, ErrorExample, _mention_sentence, extract_records, format_result, half_records, in_half, run_iu,
+)
 
 ID_COLUMN = "filename"
 MAP_FILE = "nih14_map.yaml"
@@ -321,3 +324,33 @@ def run_openi14(
         result.examples = label_examples([r.study_id for r in records], rows, prov, labels, predictions, examples)
     out = (result, seconds, len(records))
     return (*out, predictions) if keep_predictions else out
+
+
+def run_eval_extraction(
+    gold: str,
+    archive: str | None,
+    gold_file: str | None,
+    config: Any,
+    half: str,
+    examples: int,
+    min_support: int,
+    table: str | None,
+    out: str | None,
+) -> str:
+    """The eval-extraction stage: extraction on the IU archive scored against gold `iu` (its MeSH
+    codes, run_iu) or `openi14` (the OpenI labels, run_openi14, label table written to table);
+    the result (with seconds and n) written as JSON to out. Returns the text it prints. Here, not in
+    srrg.extract.evaluation, because this module reads both golds and imports that one."""
+    from srrg.io import write_text
+
+    if gold == "openi14":
+        result, seconds, n = run_openi14(archive, gold_file, config, half=half, examples=examples)
+        text = format_labels(result)
+        if table:
+            write_label_table(result, table)
+    else:
+        result, seconds, n = run_iu(archive, config, half=half, examples=examples)
+        text = format_result(result, min_support)
+    if out:
+        write_text(out, json.dumps({**result.to_dict(), "seconds": seconds, "n": n}, indent=2))
+    return f"{text}\nextraction: {n} reports in {seconds:.2f} s ({n / seconds:.0f} reports/s, one process)"

@@ -31,29 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
-
     from srrg.config import stage_config
     from srrg.errors import UserError
-    from srrg.extract.evaluation import format_result, run_iu
+    from srrg.extract.openi14 import run_eval_extraction
     from srrg.extract.pipeline import ExtractConfig
-    from srrg.extract.openi14 import format_labels, run_openi14, write_label_table
-    from srrg.io import write_text
 
     _args.check_outputs({"--archive": args.archive, "--gold-file": args.gold_file},
                         files={"--out": args.out, "--table": args.table})
     if (args.gold_file or args.table) and args.gold != "openi14":
         raise UserError("--gold-file and --table belong to --gold openi14 (the MeSH codes are in the archive)")
     config = stage_config(args.config, ExtractConfig, "extract")
-    if args.gold == "openi14":
-        gold = args.gold_file
-        result, seconds, n = run_openi14(args.archive, gold, config, half=args.half, examples=args.examples)
-        print(format_labels(result))
-        if args.table:
-            write_label_table(result, args.table)
-    else:
-        result, seconds, n = run_iu(args.archive, config, half=args.half, examples=args.examples)
-        print(format_result(result, args.min_support))
-    print(f"extraction: {n} reports in {seconds:.2f} s ({n / seconds:.0f} reports/s, one process)")
-    if args.out:
-        write_text(args.out, json.dumps({**result.to_dict(), "seconds": seconds, "n": n}, indent=2))
+    print(run_eval_extraction(args.gold, args.archive, args.gold_file, config, args.half, args.examples,
+                              args.min_support, args.table, args.out))
