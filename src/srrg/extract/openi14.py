@@ -21,7 +21,14 @@ from typing import Any, Mapping, Sequence
 from srrg import vocab
 from srrg.errors import UserError
 from srrg.extract.evaluation import (
-    Counts, ErrorExample, _mention_sentence, extract_records, format_result, half_records, in_half, run_iu,
+    Counts,
+    ErrorExample,
+    _mention_sentence,
+    extract_records,
+    format_result,
+    half_records,
+    in_half,
+    run_iu,
 )
 
 ID_COLUMN = "filename"

@@ -161,7 +161,12 @@ def write_prepared(examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mappi
 
 
 def run_judge_train_prepare(
-    adapter: str, data: str, options: Mapping[str, Any], analyses: str | None, cfg: JudgeTrainConfig, out_dir: str | Path
+    adapter: str,
+    data: str,
+    options: Mapping[str, Any],
+    analyses: str | None,
+    cfg: JudgeTrainConfig,
+    out_dir: str | Path,
 ) -> str:
     """The judge-train-prepare stage: the ratings dataset (and optional judge analyses) as training
     examples and held-out tables in out_dir; returns the summary line it prints."""
@@ -169,4 +174,5 @@ def run_judge_train_prepare(
     table = read_table(analyses).with_columns(pl.col("pair_id").cast(pl.String)) if analyses else None
     examples, summary = build_examples(ds, cfg, table)
     write_prepared(examples, ds.ratings, summary, out_dir)
-    return f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, statuses {summary['pairs']}"
+    return (f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, "
+            f"statuses {summary['pairs']}")

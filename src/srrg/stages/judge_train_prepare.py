@@ -24,4 +24,5 @@ def run(args: argparse.Namespace) -> None:
 
     _args.check_outputs({"--data": args.data, "--analyses": args.analyses}, folders={"--out-dir": args.out_dir})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
-    print(run_judge_train_prepare(args.adapter, args.data, _args.mapping(args.options), args.analyses, cfg, args.out_dir))
+    options = _args.mapping(args.options)
+    print(run_judge_train_prepare(args.adapter, args.data, options, args.analyses, cfg, args.out_dir))

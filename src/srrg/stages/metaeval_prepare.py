@@ -22,4 +22,5 @@ def run(args: argparse.Namespace) -> None:
 
     _args.check_outputs({"--data": args.data}, folders={"--out-dir": args.out_dir})
 
-    print(f"srrg metaeval-prepare: {run_metaeval_prepare(args.adapter, args.data, _args.mapping(args.options), Path(args.out_dir))}")
+    line = run_metaeval_prepare(args.adapter, args.data, _args.mapping(args.options), Path(args.out_dir))
+    print(f"srrg metaeval-prepare: {line}")
