@@ -244,7 +244,16 @@ def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
 
     cfg = stage_config({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}, IngestConfig, "ingest").mimic_cxr
     with caplog.at_level(logging.INFO, logger="srrg.progress"):
-        assert len(mimic_cxr.study_rows(cfg, progress=False)) == 7
+        assert len(mimic_cxr.study_rows(cfg, 1, progress=False)) == 7
         assert not caplog.records
-        mimic_cxr.study_rows(cfg, progress=True)  # without a terminal: plain progress lines through logging
+        mimic_cxr.study_rows(cfg, 1, progress=True)  # without a terminal: plain progress lines through logging
         assert any(r.getMessage().startswith("mimic reports: ") for r in caplog.records)
+
+
+def test_sections_in_worker_processes_equal_one_process(monkeypatch):
+    texts = [f"FINDINGS: Lungs {i}\n clear.\nIMPRESSION:  No acute {i}." if i % 3 else None for i in range(9)]
+    texts[4] = "no headers at all"
+    monkeypatch.setattr(mimic_cxr, "_CHUNK", 2)  # 5 chunks over 2 workers
+    pairs = mimic_cxr.sections_of(texts, 2)
+    assert pairs == mimic_cxr.sections_of(texts, 1)
+    assert pairs[0] == (None, None) and pairs[1] == ("Lungs 1 clear.", "No acute 1.")

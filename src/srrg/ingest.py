@@ -67,6 +67,10 @@ class IngestConfig:
     source: Literal["iu_xray", "mimic_cxr"] = "iu_xray"
     limit: int | None = field(default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1))
     split: SplitConfig = field(default_factory=SplitConfig)
+    n_process: int = field(
+        default=1,
+        metadata=doc("Worker processes that split MIMIC-CXR reports into sections (the rule's threads).", minimum=1),
+    )
     iu_xray: IUConfig = field(default_factory=IUConfig)
     mimic_cxr: MimicConfig = field(default_factory=MimicConfig)
 
@@ -117,7 +121,7 @@ def input_paths(cfg: IngestConfig) -> dict[str, str | None]:
 def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     """Read the configured source into the studies table (sorted by study id, `limit` applied)."""
     if cfg.source == "mimic_cxr":
-        rows = mimic_cxr.study_rows(cfg.mimic_cxr, progress)
+        rows = mimic_cxr.study_rows(cfg.mimic_cxr, cfg.n_process, progress)
     elif cfg.source == "iu_xray":
         rows = iu_xray.study_rows(cfg.iu_xray, progress)
     else:

@@ -9,7 +9,9 @@ rule ingest:
         logs("ingest.log"),
     conda:
         "../../envs/data.yaml"
+    # worker processes: ingest.n_process asks, Snakemake grants at most --cores; the CLI gets what was granted
+    threads: config["ingest"]["n_process"]
     params:
         cfg=as_json(ingest_slice()),
     shell:
-        "python -m srrg ingest --config {params.cfg:q} --out {output.studies:q} > {log:q} 2>&1"
+        "python -m srrg ingest --config {params.cfg:q} --n-process {threads} --out {output.studies:q} > {log:q} 2>&1"

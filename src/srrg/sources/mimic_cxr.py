@@ -28,6 +28,7 @@ from srrg.text.sections import split_sections
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
 _REPORT_NAME = re.compile(r"(?:^|/)p\d{2}/p(\d+)/s(\d+)\.txt$")
 _WS = re.compile(r"\s+")
+_CHUNK = 5000  # texts per task of sections_of's workers
 
 # frontal views first: a model that reads one image should read the frontal one
 VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERAL": 4, "LL": 5}
@@ -68,6 +69,20 @@ def findings_impression(text: str) -> tuple[str | None, str | None]:
         if body:
             found[section.name].append(body)
     return (" ".join(found["findings"]) or None), (" ".join(found["impression"]) or None)
+
+
+def sections_of(texts: list[str | None], n_process: int) -> list[tuple[str | None, str | None]]:
+    """findings_impression of every text in order ((None, None) for a missing report). Section
+    splitting is the largest part of ingest's CPU time, so with n_process > 1 chunks of texts are
+    split in that many worker processes; the pairs come back in the texts' order."""
+    if n_process <= 1 or len(texts) < 2 * _CHUNK:
+        return [findings_impression(t) if t is not None else (None, None) for t in texts]
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
+    with ProcessPoolExecutor(n_process, mp_context=get_context("spawn")) as pool:  # no fork of polars' threads
+        return [pair for part in pool.map(sections_of, chunks, [1] * len(chunks)) for pair in part]
 
 
 def decode_report(raw: bytes) -> str:
@@ -205,12 +220,13 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
     return studies
 
 
-def study_rows(cfg: MimicConfig, progress: bool = True) -> list[dict[str, Any]]:
-    """Ingest's rows for MIMIC-CXR; image paths are absolute under image_root, else relative to the JPG tree."""
+def study_rows(cfg: MimicConfig, n_process: int, progress: bool = True) -> list[dict[str, Any]]:
+    """Ingest's rows for MIMIC-CXR; image paths are absolute under image_root, else relative to the
+    JPG tree; the sections are split in n_process processes (sections_of)."""
     root = Path(cfg.image_root) if cfg.image_root else None
     rows = []
-    for s in read_studies(cfg, progress=progress):
-        findings, impression = findings_impression(s.text) if s.text is not None else (None, None)
+    studies = read_studies(cfg, progress=progress)
+    for s, (findings, impression) in zip(studies, sections_of([s.text for s in studies], n_process)):
         rel = [image_relpath(s.subject_id, s.study_id, d) for d in s.dicom_ids]
         paths = [str(root / r) for r in rel] if root else rel
         missing = sum(not Path(p).is_file() for p in paths) if root else 0

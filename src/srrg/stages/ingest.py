@@ -12,6 +12,12 @@ HELP = "read IU X-ray or MIMIC-CXR reports into studies.parquet (one row per stu
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=["iu_xray", "mimic_cxr"], help="collection to read (overrides `source` of --config)")
     _args.config(parser, "ingest")
+    parser.add_argument(
+        "--n-process",
+        type=int,
+        metavar="N",
+        help="worker processes, overriding ingest.n_process (the workflow passes the cores the rule was given)",
+    )
     parser.add_argument("--out", required=True, help="output Parquet file (studies.parquet)")
     _args.progress(parser)
 
@@ -25,6 +31,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.io import write_parquet
 
     flag = {"source": args.source} if args.source else {}  # --source over ingest.source
+    flag |= {} if args.n_process is None else {"n_process": args.n_process}  # --n-process over ingest.n_process
     cfg = stage_config(args.config, IngestConfig, "ingest", adjust=lambda settings: {**settings, **flag})
     _args.check_outputs(input_paths(cfg), files={"--out": args.out})
     start = time.perf_counter()
