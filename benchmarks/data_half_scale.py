@@ -8,11 +8,13 @@ sometimes no findings section) with light variation (sentence order, wrapping wi
 spacing), written as the official mimic-cxr-reports.zip (files/pXX/pXXXXXXXX/sXXXXXXXX.txt) plus
 mimic-cxr-2.0.0-split.csv.gz and mimic-cxr-2.0.0-metadata.csv.gz with their published columns
 (docs/inputs.md). Each step then runs as the workflow's rule runs it (`python -m srrg <rule>`,
-the shard jobs `--cores` at a time, extract with `--n-process --cores`), and the script prints
+the shard jobs `--cores` at a time, ingest and extract with `--n-process --cores`), and the script prints
 wall time per rule, the total, the peak RSS (largest single process, and the largest sum over the
 processes running at one moment) and the row accounting of every step.
 
     .venv/bin/python benchmarks/data_half_scale.py [--n 227835] [--cores 2] [--work DIR] [--keep]
+
+A --work folder keeps the collection (built.json names it), so a second run there skips the build.
 
 Keep it out of CI: at full N it takes minutes (a tiny N runs in tests/test_data_half_scale.py).
 """
@@ -43,6 +45,7 @@ from srrg.sources.iu_xray import read_reports
 STUDIES_PER_PATIENT = 3.5  # MIMIC-CXR 2.0.0: 227,835 studies of 65,379 patients
 SPLIT_SHARES = (("train", 0.978), ("validate", 0.008), ("test", 0.014))  # of patients, as in the official split
 VIEWS = ("PA", "LATERAL", "AP", "LL")
+BUILT = "built.json"  # what build_collection wrote (n, seed, paths), so a kept --work folder is reused
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -121,7 +124,19 @@ def build_collection(root: Path, n: int, seed: int = 0) -> dict[str, str]:
         "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,ViewPosition,Rows,Columns,StudyDate,StudyTime",
         meta_rows,
     )
-    return {"reports": str(zip_path), "split_csv": str(split_csv), "metadata_csv": str(meta_csv), "image_root": None}
+    paths = {"reports": str(zip_path), "split_csv": str(split_csv), "metadata_csv": str(meta_csv), "image_root": None}
+    (root / BUILT).write_text(json.dumps({"n": n, "seed": seed, "paths": paths}))  # written last: the build finished
+    return paths
+
+
+def built_collection(root: Path, n: int, seed: int = 0) -> dict[str, str] | None:
+    """The ingest.mimic_cxr slice of a collection build_collection finished under root for the same
+    n and seed (a kept --work folder), else None."""
+    try:
+        built = json.loads((root / BUILT).read_text())
+    except (OSError, ValueError):
+        return None
+    return built["paths"] if (built.get("n"), built.get("seed")) == (n, seed) else None
 
 
 def _tree_rss() -> int:
@@ -213,7 +228,12 @@ def data_half(work: Path, mimic: dict[str, str], cores: int) -> list[Step]:
     normalized, ds = res / "normalize" / "normalized.parquet", res / "dataset"
     ingest_cfg = json.dumps({"source": "mimic_cxr", "mimic_cxr": mimic})
     steps = [
-        run_jobs("ingest", [srrg("ingest", "--config", ingest_cfg, "--out", str(studies), "--no-progress")], 1, logs),
+        run_jobs(
+            "ingest",
+            [srrg("ingest", "--config", ingest_cfg, "--n-process", str(cores), "--out", str(studies), "--no-progress")],
+            1,
+            logs,
+        ),
         run_jobs(
             "extract",
             [
@@ -292,16 +312,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=227_835, help="studies (default: the size of MIMIC-CXR 2.0.0)")
     parser.add_argument("--cores", type=int, default=2, help="cores given to the jobs (snakemake --cores)")
-    parser.add_argument("--work", type=Path, help="work folder (default: a temporary one, removed afterwards)")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="work folder (default: a temporary one, removed afterwards); a collection of this --n there is reused",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="srrg-data-half-"))
     try:
         t0 = time.perf_counter()
-        mimic = build_collection(work / "mimic", args.n)
-        print(
-            f"built {args.n} synthetic MIMIC-CXR studies in {time.perf_counter() - t0:.1f} s under {work}", flush=True
-        )
+        mimic = built_collection(work / "mimic", args.n)
+        if mimic is None:
+            mimic = build_collection(work / "mimic", args.n)
+            print(f"built {args.n} synthetic MIMIC-CXR studies in {time.perf_counter() - t0:.1f} s under {work}")
+        else:
+            print(f"reusing the {args.n} synthetic MIMIC-CXR studies built under {work}")
+        for stale in (work / "results", work / "logs"):  # an earlier run's outputs
+            shutil.rmtree(stale, ignore_errors=True)
+        sys.stdout.flush()
         steps = data_half(work, mimic, args.cores)
         print(f"\ndata half, {args.n} studies, --cores {args.cores}, load average at the end {os.getloadavg()[0]:.1f}")
         print(f"  {'rule':18s} {'jobs':>4s} {'wall s':>8s} {'max RSS MB':>11s} {'sum RSS MB':>11s}")

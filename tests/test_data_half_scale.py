@@ -35,6 +35,7 @@ def test_synthetic_collection_is_read_by_the_mimic_reader(bench, tmp_path):
     assert len(by_patient) == round(30 / bench.STUDIES_PER_PATIENT)
     assert all(len(splits) == 1 for splits in by_patient.values())  # a patient never spans two splits
     assert any(mimic_cxr.findings_impression(s.text)[0] for s in studies)
+    assert bench.built_collection(tmp_path, 30) == paths and bench.built_collection(tmp_path, 31) is None
 
 
 @pytest.mark.slow
@@ -53,3 +54,6 @@ def test_data_half_accounts_for_every_study(bench, tmp_path, capsys):
     ):
         assert f"  {rule} " in out
     assert out.count(" 40 ok") == 5 and "MISMATCH" not in out
+    assert bench.main(["--n", "40", "--cores", "2", "--work", str(tmp_path)]) == 0  # the kept collection again
+    out = capsys.readouterr().out
+    assert "reusing the 40 synthetic" in out and out.count(" 40 ok") == 5
