@@ -16,7 +16,7 @@ processes running at one moment) and the row accounting of every step.
 
 A --work folder keeps the collection (built.json names it), so a second run there skips the build.
 
-Keep it out of CI: at full N it takes minutes (a tiny N runs in tests/test_data_half_scale.py).
+Keep it out of CI: at full N it takes minutes (a tiny N runs in tests/dataset/test_data_half_scale.py).
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def main() -> None:
     import torch
 
     if not torch.cuda.is_available():
-        fail("no CUDA GPU: QLoRA needs one (run this on a GPU node; CPU LoRA is tested by tests/test_judge_train.py)")
+        fail("no CUDA GPU: QLoRA needs one (run this on a GPU node; CPU LoRA is tested by tests/judges/test_judge_train.py)")
     if importlib.util.find_spec("bitsandbytes") is None:
         fail("bitsandbytes is not installed: pip install bitsandbytes (QLoRA 4-bit NF4)")
     source = local_weights(args.model)

@@ -9,6 +9,15 @@ import polars as pl
 
 from srrg.report import Finding, StructuredReport, render_sentences
 
+# the tiny model of the workflow tests (a Swin of two stages and a tiny LLM: seconds per step on CPU)
+TINY_MODEL = {
+    "encoder": {"name": "swin_tiny_patch4_window7_224", "pretrained": False, "image_size": 32,
+                "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}},
+    "llm": {"name": "tiny"},
+    "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0},
+    "max_target_tokens": 48,
+}
+
 REPORTS = [
     StructuredReport((Finding("pleural effusion", 3, "small", "in the right costophrenic angle"),), ("pneumothorax",)),
     StructuredReport((), ("pneumothorax", "consolidation")),

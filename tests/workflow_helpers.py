@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 # what a workflow run needs: the Snakefile, rules/schemas/report captions, the config, the code
 WORKFLOW_PARTS = ("Snakefile", "config.yaml", "workflow", "src", "profiles", "envs")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")

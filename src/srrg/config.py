@@ -56,7 +56,7 @@ def _defaulting_validator() -> type:
 
 @lru_cache(maxsize=4)
 def _load_schema(path: str) -> dict[str, Any]:
-    return read_mapping_file(path)  # a valid 2020-12 schema: tests/test_config.py checks the packaged one
+    return read_mapping_file(path)  # a valid 2020-12 schema: tests/config/test_config.py checks the packaged one
 
 
 def load_schema(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -1,0 +1,174 @@
+"""GEMA-Score: agent JSON parsing and the objective/subjective arithmetic, hand-computed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from srrg.metrics.gema import (
+    GemaConfig,
+    gema_requests,
+    objective_scores,
+    parse_entities,
+    parse_subjective,
+    score_answers,
+    subjective_score,
+)
+from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
+
+W = GemaConfig().dimension_weights
+A = GemaConfig().aspect_weights
+
+
+def entities(*items):
+    return json.dumps({"entities": [dict(zip(("disease", "location", "severity", "uncertainty"), i)) for i in items]})
+
+
+REF = entities(("pleural effusion", "left", "small", "certain"), ("atelectasis", "left lower lobe", None, "probable"))
+HYP = entities(("Pleural Effusion", "right", "small", "certain"), ("cardiomegaly", None, "mild", "certain"))
+
+
+def test_objective_hand_computed():
+    ref, _ = parse_entities(REF)
+    hyp, _ = parse_entities(HYP)
+    s = objective_scores(ref, hyp, W)
+    # disease: {effusion, atelectasis} vs {effusion, cardiomegaly}: rates 1/2 and 1/2 -> 0.5
+    assert s["disease"] == pytest.approx(0.5)
+    # attributes only on the one matched pair (effusion): location left vs right, severity and
+    # uncertainty agree
+    assert s["location"] == 0.0
+    assert s["severity"] == 1.0
+    assert s["uncertainty"] == 1.0
+    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 1 + 1))
+
+
+def test_asymmetric_rates_harmonic_mean():
+    ref, _ = parse_entities(entities(("a", None, None, "certain")))
+    hyp, _ = parse_entities(entities(("a", None, None, "certain"), ("b", None, None, "certain"), ("c", None, None, "certain")))
+    # S(x, x^) = 1, S(x^, x) = 1/3 -> harmonic mean 0.5
+    assert objective_scores(ref, hyp, W)["disease"] == pytest.approx(0.5)
+    assert objective_scores((), (), W)["obj"] == 1.0 and objective_scores(ref, (), W)["obj"] == 0.0
+
+
+def test_subjective_rounding():
+    assert subjective_score({"fluency": 0, "grammar": 0, "terminology": 0}, A) == 1.0
+    # (1 + 0.9 + 0.5) / 3 = 0.8
+    assert subjective_score({"fluency": 0, "grammar": 2, "terminology": 10}, A) == 0.8
+    # (0.95 + 0.95 + 0.95) / 3 = 0.95 -> nearest 0.2 step is 1.0
+    assert subjective_score({"fluency": 1, "grammar": 1, "terminology": 1}, A) == 1.0
+    # (0 + 0 + 0.65)/3 = 0.2167 -> 0.2
+    assert subjective_score({"fluency": 30, "grammar": 20, "terminology": 7}, A) == 0.2
+
+
+def test_subjective_rounding_midpoints_round_up():
+    # exact midpoints of the 0.2 grid: (0.9 * 3) / 3 = 0.9 -> 1.0; (0.7 * 3) / 3 = 0.7 -> 0.8;
+    # (0.5 * 3) / 3 = 0.5 -> 0.6; (0.3 * 3) / 3 = 0.3 -> 0.4 (the float sum is 0.29999999999999993)
+    assert subjective_score({"fluency": 2, "grammar": 2, "terminology": 2}, A) == 1.0
+    assert subjective_score({"fluency": 6, "grammar": 0, "terminology": 0}, A) == 1.0
+    assert subjective_score({"fluency": 6, "grammar": 6, "terminology": 6}, A) == 0.8
+    assert subjective_score({"fluency": 10, "grammar": 10, "terminology": 10}, A) == 0.6
+    assert subjective_score({"fluency": 14, "grammar": 14, "terminology": 14}, A) == 0.4
+    # just off a midpoint still goes to the nearest step: (1 + 1 + 0.65) / 3 = 0.8833 -> 0.8
+    assert subjective_score({"fluency": 0, "grammar": 0, "terminology": 7}, A) == 0.8
+
+
+def test_gema_blend_and_explanations_kept():
+    sub = '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
+    res = score_answers([REF], [HYP], [sub])
+    s_obj = 0.25 * 2.5
+    assert res.per_report["gema_sub"] == [0.8]
+    assert res.per_report["gema"] == [pytest.approx(0.8 * s_obj + 0.2 * 0.8)]
+    assert res.per_report["gema_status"] == [OK]
+    assert "missing: atelectasis" in res.per_report["gema_explanation"][0]
+    assert res.per_report["gema_explanation"][0].endswith("terse")
+    assert json.loads(res.per_report["gema_hyp_entities"][0])[0]["disease"] == "pleural effusion"
+
+
+def test_failures_are_recorded_not_scored():
+    res = score_answers([REF, "not json", REF], [HYP, HYP, HYP], ['{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}', None, "{}"])
+    assert res.per_report["gema_status"][0] == OK
+    assert res.per_report["gema_status"][1] == "no_response:ref_entities,subjective"  # worst failure first
+    assert res.per_report["gema_status"][2] == "unparseable:subjective"
+    assert math.isnan(res.per_report["gema"][1]) and math.isnan(res.per_report["gema"][2])
+    assert res.summary["gema_failures"] == 2
+    assert parse_subjective(None)[2] == NO_RESPONSE and parse_subjective("[1, 2]")[2] == UNPARSEABLE
+
+
+def test_entity_parsing_tolerates_noise():
+    text = 'Here you go: {"entities": [{"disease": "Edema", "uncertainty": "possible"}, {"location": "x"}, "junk", {"disease": "edema"}]}'
+    ents, status = parse_entities(text)
+    assert status == OK and ents == (("edema", None, None, "uncertain"), ("edema", None, None, None))
+    assert parse_entities('{"entities": []}') == ((), OK)
+    assert parse_entities("nothing")[1] == UNPARSEABLE
+
+
+def test_requests_deduplicate_report_texts():
+    entity, texts, subjective = gema_requests(["same", "same"], ["other", "same"], GemaConfig())
+    assert texts == ["same", "other"] and len(entity) == 2 and len(subjective) == 2
+    assert all(r.json_mode for r in entity)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="dimension_weights"):
+        GemaConfig(dimension_weights={"disease": 1.0})
+    with pytest.raises(ValueError, match="alpha"):
+        GemaConfig(alpha=1.5)
+
+
+def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
+    from judge_responses import stub_llm_config
+    from openai_stub import OpenAIStub, Reply, last_user_message
+
+    from srrg.metrics import evaluate
+
+    monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
+
+    def responder(body):
+        prompt = last_user_message(body)
+        if "Count the candidate's problems" in prompt:
+            return Reply('{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0, "explanation": "clear"}')
+        return Reply(REF if "Small left effusion" in prompt else HYP)
+
+    with OpenAIStub(responder=responder) as stub:
+        options = {"gema": {"llm": stub_llm_config(stub.base_url, str(tmp_path / "cache"))}}
+        refs, hyps = ["Small left effusion."] * 2, ["Right effusion, mild cardiomegaly."] * 2
+        out = evaluate(refs, hyps, ["gema"], per_report=True, options=options)
+        assert out["gema"] == pytest.approx([0.8 * 0.625 + 0.2 * 1.0] * 2)
+        assert len(stub.requests) == 3  # two distinct report texts + one distinct pair
+        evaluate(refs, hyps, ["gema"], options=options)
+        assert len(stub.requests) == 3
+
+
+def test_diseases_match_through_the_vocabulary():
+    ref, _ = parse_entities(entities(("effusion", "left", "small", "certain"), ("enlarged heart", None, "mild", "certain")))
+    hyp, _ = parse_entities(entities(("Pleural effusions", "left", "Small", "certain"), ("small left effusion", None, None, "certain"),
+                                     ("cardiomegaly", None, "mildly", "certain")))
+    assert [e[0] for e in ref] == ["pleural effusion", "cardiomegaly"]
+    assert [e[0] for e in hyp] == ["pleural effusion", "pleural effusion", "cardiomegaly"]
+    assert hyp[2][2] == "mild"  # severity words map onto the vocabulary's levels
+    s = objective_scores(ref, hyp, W)
+    # repeated disease kept: 2 matched pairs of 2 ref and 3 hyp entities -> 2 * 2 / 5
+    assert s["disease"] == pytest.approx(0.8)
+    # the ref effusion pairs with the hyp effusion that agrees on location and severity
+    assert s["location"] == 1.0 and s["severity"] == 1.0 and s["uncertainty"] == 1.0
+
+
+def test_repeated_diseases_are_kept_and_paired_one_to_one():
+    ref, _ = parse_entities(entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain")))
+    hyp, _ = parse_entities(entities(("nodule", "left lower lobe", None, "certain")))
+    s = objective_scores(ref, hyp, W)
+    assert s["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found
+    assert s["location"] == 1.0  # the found nodule pairs with the one in the same place
+
+
+def test_cut_off_entity_list_is_truncated_not_repaired():
+    from srrg.metrics.judge_common import Reply
+
+    cut = Reply('{"entities": [{"disease": "pleural effusion", "location": "le', "truncated", "answer cut off at max_tokens=16")
+    assert parse_entities(cut) == ((), "truncated")
+    sub = '{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}'
+    res = score_answers([REF], [cut], [sub])
+    assert res.per_report["gema_status"] == ["truncated:hyp_entities"] and math.isnan(res.per_report["gema"][0])
+    assert res.summary["gema_failures"] == 1 and res.summary["gema_truncated"] == 1
