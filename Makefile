@@ -14,6 +14,8 @@ test: setup
 	.venv/bin/python -m pytest
 
 lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 	.venv/bin/snakemake --lint
 	.venv/bin/snakefmt --check Snakefile workflow/rules
 	.venv/bin/srrg config-schema --check

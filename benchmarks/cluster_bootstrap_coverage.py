@@ -41,8 +41,10 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     metric, human, _ = draw(rng, 20000 // args.per, args.per)
     truth = stats.kendalltau(metric, human, variant="b").statistic
-    print(f"population tau-b ~ {truth:.3f} (one draw of {len(metric)} candidates); "
-          f"{args.reps} sets per row, {args.n_boot} resamples, {args.per} candidates per case")
+    print(
+        f"population tau-b ~ {truth:.3f} (one draw of {len(metric)} candidates); "
+        f"{args.reps} sets per row, {args.n_boot} resamples, {args.per} candidates per case"
+    )
     for cases in (int(c) for c in args.cases.split(",")):
         hits, widths = 0, []
         for rep in range(args.reps):

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 import yaml
-
 from demo_learning import learning_summary
+
 from srrg.config import stage_config
 from srrg.model.config import InferConfig, TrainConfig, deep_merge, run_slice
 from srrg.model.infer import run_infer
@@ -29,8 +29,11 @@ RUN = "transformer_json"
 
 def variant_config(train_slice: dict, encoder: str, finding_loss: float, seed: int, checkpoints: Path) -> TrainConfig:
     """The demo run's config with another encoder, finding-loss weight and seed."""
-    over = {"model": {"encoder": {"name": encoder}, "finding_loss": finding_loss}, "trainer": {"seed": seed},
-            "checkpoint_dir": str(checkpoints)}
+    over = {
+        "model": {"encoder": {"name": encoder}, "finding_loss": finding_loss},
+        "trainer": {"seed": seed},
+        "checkpoint_dir": str(checkpoints),
+    }
     return stage_config(deep_merge(run_slice({"train": train_slice}, RUN, "train"), over), TrainConfig, "train")
 
 
@@ -39,8 +42,12 @@ def main() -> None:
     parser.add_argument("--results", default="results", type=Path, help="a finished demo's results folder")
     parser.add_argument("--config", default="config.yaml", type=Path)
     parser.add_argument("--seeds", default=[42], type=int, nargs="+")
-    parser.add_argument("--variants", default=["resnet18:1.0", "resnet18:0", "tiny-swin:1.0", "tiny-swin:0"], nargs="+",
-                        help="encoder:finding_loss pairs")
+    parser.add_argument(
+        "--variants",
+        default=["resnet18:1.0", "resnet18:0", "tiny-swin:1.0", "tiny-swin:0"],
+        nargs="+",
+        help="encoder:finding_loss pairs",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
@@ -53,12 +60,17 @@ def main() -> None:
                 run_dir = work / "runs" / RUN
                 cfg = variant_config(config["train"], encoder, float(weight), seed, work / "ckpt")
                 summary = run_train(args.results / "dataset", run_dir / "model.pt", cfg, RUN)
-                run_infer(run_dir / "model.pt", args.results / "dataset", run_dir / "predictions.parquet", None, infer_cfg)
+                run_infer(
+                    run_dir / "model.pt", args.results / "dataset", run_dir / "predictions.parquet", None, infer_cfg
+                )
                 s = learning_summary(work, RUN, args.results / "dataset")
-                print(f"encoder {encoder} finding_loss {weight} seed {seed}: train {summary['seconds']:.0f}s "
-                      f"studies {s['studies']} parse_rate {s['parse_rate']:.3f} s_score {s['s_score']:.4f} "
-                      f"constant {s['constant']:.4f} margin {s['margin']:+.4f} "
-                      f"no_findings predicted {s['no_findings_predicted']} reference {s['no_findings_reference']}", flush=True)
+                print(
+                    f"encoder {encoder} finding_loss {weight} seed {seed}: train {summary['seconds']:.0f}s "
+                    f"studies {s['studies']} parse_rate {s['parse_rate']:.3f} s_score {s['s_score']:.4f} "
+                    f"constant {s['constant']:.4f} margin {s['margin']:+.4f} "
+                    f"no_findings predicted {s['no_findings_predicted']} reference {s['no_findings_reference']}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from srrg.metrics import evaluate
-from srrg.report import parse_report
 from srrg.reference_runs import most_frequent_report
+from srrg.report import parse_report
 from srrg.tables import parse_rates, scored
 
 
@@ -50,9 +50,11 @@ def main() -> None:
     parser.add_argument("--run", default="transformer_json", help="the baseline run's name")
     args = parser.parse_args()
     s = learning_summary(args.results, args.run)
-    print(f"studies {s['studies']} parse_rate {s['parse_rate']:.3f} s_score {s['s_score']:.4f} "
-          f"constant {s['constant']:.4f} margin {s['margin']:+.4f} "
-          f"no_findings predicted {s['no_findings_predicted']} reference {s['no_findings_reference']}")
+    print(
+        f"studies {s['studies']} parse_rate {s['parse_rate']:.3f} s_score {s['s_score']:.4f} "
+        f"constant {s['constant']:.4f} margin {s['margin']:+.4f} "
+        f"no_findings predicted {s['no_findings_predicted']} reference {s['no_findings_reference']}"
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,9 @@ def main() -> None:
     archive = args.archive or default_archive()
     ids_codes = [(r.study_id, r.mesh_major) for r in read_reports(archive)]
     for half in HALVES:
-        result, seconds, n, predictions = run_iu(archive, half=half, keep_predictions=True, examples=2 if half == "all" else 0)
+        result, seconds, n, predictions = run_iu(
+            archive, half=half, keep_predictions=True, examples=2 if half == "all" else 0
+        )
         codes = [c for sid, c in ids_codes if in_half(sid, half)]
         definite = [{**p, "positive": [f for f in p["positive"] if f.get("probability") == 3]} for p in predictions]
         mp, mr, mf = result.micro()

@@ -82,12 +82,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--archive", default=None)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--hash", action="store_true", help="print the output hash of both paths instead of timing them")
+    parser.add_argument(
+        "--hash", action="store_true", help="print the output hash of both paths instead of timing them"
+    )
     args = parser.parse_args()
     records = list(read_reports(args.archive or default_archive()))
     extractor = get_extractor(ExtractConfig())
     reports = [
-        column_sections({"findings": r.findings, "impression": r.impression}, extractor.config.sections) for r in records
+        column_sections({"findings": r.findings, "impression": r.impression}, extractor.config.sections)
+        for r in records
     ]
     texts = [s.text for secs in reports for s in secs]
     free = [f"FINDINGS: {r.findings or ''}\n\nIMPRESSION: {r.impression or ''}" for r in records]

@@ -30,8 +30,9 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
@@ -43,15 +44,31 @@ from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 from srrg.model.prompt import target_token_ids
 from srrg.phantom import GLOBAL, SIDED_LUNG, ZONES, Mark, read_scene
-from srrg.report import parse_report
 from srrg.reference_runs import most_frequent_report
+from srrg.report import parse_report
 from srrg.tables import parse_rates
 
 # Qwen2.5-3B shape (config.json of Qwen/Qwen2.5-3B-Instruct)
-QWEN25_3B = dict(vocab_size=151936, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
-                 num_attention_heads=16, num_key_value_heads=2, max_position_embeddings=32768, tie_word_embeddings=True)
-TINY_LLM = dict(vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                num_key_value_heads=1, max_position_embeddings=2048, tie_word_embeddings=True)
+QWEN25_3B = dict(
+    vocab_size=151936,
+    hidden_size=2048,
+    intermediate_size=11008,
+    num_hidden_layers=36,
+    num_attention_heads=16,
+    num_key_value_heads=2,
+    max_position_embeddings=32768,
+    tie_word_embeddings=True,
+)
+TINY_LLM = dict(
+    vocab_size=512,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    max_position_embeddings=2048,
+    tie_word_embeddings=True,
+)
 TINY_SWIN = {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
 # dense bf16 peak per device-name fragment, most specific first (vendor data sheets)
 PEAK_TFLOPS = (("H100 PCIe", 756.0), ("H200", 989.4), ("H100", 989.4), ("A100", 312.0), ("L40S", 362.1), ("L4", 121.0))
@@ -123,8 +140,9 @@ class Budget:
         return self.end - time.monotonic()
 
 
-def train_step(net: ReportGenerator, opt: torch.optim.Optimizer, images: torch.Tensor, targets: list[str],
-               device: torch.device) -> float:
+def train_step(
+    net: ReportGenerator, opt: torch.optim.Optimizer, images: torch.Tensor, targets: list[str], device: torch.device
+) -> float:
     opt.zero_grad(set_to_none=True)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
         loss = net.loss(images, targets)
@@ -133,8 +151,15 @@ def train_step(net: ReportGenerator, opt: torch.optim.Optimizer, images: torch.T
     return float(loss.item())
 
 
-def evaluate_reader(net: ReportGenerator, test: list[tuple[str, str]], images: torch.Tensor, constant: str,
-                    device: torch.device, batch_size: int, max_new_tokens: int) -> dict[str, Any]:
+def evaluate_reader(
+    net: ReportGenerator,
+    test: list[tuple[str, str]],
+    images: torch.Tensor,
+    constant: str,
+    device: torch.device,
+    batch_size: int,
+    max_new_tokens: int,
+) -> dict[str, Any]:
     """Greedy predictions on the test studies: parse rate (valid or repaired), S-Score, the
     Constant row's S-Score and the margin."""
     net.eval()
@@ -148,8 +173,14 @@ def evaluate_reader(net: ReportGenerator, test: list[tuple[str, str]], images: t
     rates = parse_rates([parse_report(h)[1] for h in hyps])
     model = evaluate(refs, hyps, ["s_score"])["s_score"]
     const = evaluate(refs, [constant] * len(refs), ["s_score"])["s_score"]
-    return {"parse_rate": rates["parsed"], "valid_rate": rates["valid"], "s_score": model, "constant": const,
-            "margin": model - const, "example": hyps[0][:200]}
+    return {
+        "parse_rate": rates["parsed"],
+        "valid_rate": rates["valid"],
+        "s_score": model,
+        "constant": const,
+        "margin": model - const,
+        "example": hyps[0][:200],
+    }
 
 
 def learn(args: argparse.Namespace, device: torch.device, budget: Budget) -> dict[str, Any]:
@@ -180,15 +211,30 @@ def learn(args: argparse.Namespace, device: torch.device, budget: Budget) -> dic
         if step % args.eval_every == 0 or step == args.max_steps:
             last = evaluate_reader(net, test, test_images, constant, device, args.eval_batch_size, args.max_new_tokens)
             elapsed = round(time.monotonic() - start, 1)
-            emit({"part": "learn", "step": step, "loss": round(loss, 4), "elapsed_s": elapsed,
-                  **{k: round(v, 4) if isinstance(v, float) else v for k, v in last.items()}})
+            emit(
+                {
+                    "part": "learn",
+                    "step": step,
+                    "loss": round(loss, 4),
+                    "elapsed_s": elapsed,
+                    **{k: round(v, 4) if isinstance(v, float) else v for k, v in last.items()},
+                }
+            )
             if last["parse_rate"] >= args.target_parse_rate:
                 break
-    return {"part": "learn", "device": device_name(device), "encoder": encoder.name, "llm": llm.name,
-            "image_size": size, "steps": step, "seconds": round(time.monotonic() - start, 1),
-            "test_studies": len(test), "last_loss": round(loss, 4),
-            "reached_target": bool(last) and last["parse_rate"] >= args.target_parse_rate,
-            **{k: v for k, v in last.items() if k != "example"}}
+    return {
+        "part": "learn",
+        "device": device_name(device),
+        "encoder": encoder.name,
+        "llm": llm.name,
+        "image_size": size,
+        "steps": step,
+        "seconds": round(time.monotonic() - start, 1),
+        "test_studies": len(test),
+        "last_loss": round(loss, 4),
+        "reached_target": bool(last) and last["parse_rate"] >= args.target_parse_rate,
+        **{k: v for k, v in last.items() if k != "example"},
+    }
 
 
 def random_llm(shape: dict[str, Any], device: torch.device, dtype: torch.dtype) -> Qwen2ForCausalLM:
@@ -223,8 +269,9 @@ def throughput(args: argparse.Namespace, device: torch.device, budget: Budget) -
         tokenizer_cfg, shape, llm_name = FrozenLLMConfig(name="smollm2-135m"), QWEN25_3B, "random Qwen2.5-3B shape"
     tok = load_tokenizer(tokenizer_cfg)  # token ids only (SmolLM2's BPE); the embedding table is the 3B one
     llm = random_llm(shape, device, dtype)
-    net = ReportGenerator(ModelConfig(encoder=encoder, llm=FrozenLLMConfig(name="tiny"), max_target_tokens=1024),
-                          tokenizer=tok, llm=llm).to(device)
+    net = ReportGenerator(
+        ModelConfig(encoder=encoder, llm=FrozenLLMConfig(name="tiny"), max_target_tokens=1024), tokenizer=tok, llm=llm
+    ).to(device)
     net.train()
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
     targets_all = [report for _, report in studies(args.batch_size, 3, "tp")]
@@ -260,12 +307,20 @@ def throughput(args: argparse.Namespace, device: torch.device, budget: Budget) -
     peak = peak_flops(device, args.peak_tflops)
     achieved = flops_per_sample * args.batch_size * steps / seconds
     return {
-        "part": "throughput", "device": device_name(device), "encoder": encoder.name, "image_size": size,
-        "llm": llm_name, "dtype": str(dtype).removeprefix("torch."), "gradient_checkpointing": args.checkpointing,
+        "part": "throughput",
+        "device": device_name(device),
+        "encoder": encoder.name,
+        "image_size": size,
+        "llm": llm_name,
+        "dtype": str(dtype).removeprefix("torch."),
+        "gradient_checkpointing": args.checkpointing,
         "trainable_params": sum(p.numel() for p in net.parameters() if p.requires_grad),
         "frozen_params": sum(p.numel() for p in net.parameters() if not p.requires_grad),
-        "batch_size": args.batch_size, "steps": steps, "seconds": round(seconds, 3),
-        "prompt_tokens_per_sample": n_prompt, "target_tokens_per_batch": n_target,
+        "batch_size": args.batch_size,
+        "steps": steps,
+        "seconds": round(seconds, 3),
+        "prompt_tokens_per_sample": n_prompt,
+        "target_tokens_per_batch": n_target,
         "images_per_s": round(args.batch_size * steps / seconds, 2),
         "tokens_per_s": round((n_prompt * args.batch_size + n_target) * steps / seconds, 1),
         "target_tokens_per_s": round(n_target * steps / seconds, 1),

@@ -43,8 +43,10 @@ def local_weights(name: str) -> str:
 
         return snapshot_download(name, local_files_only=True)
     except Exception as exc:  # any miss in the offline cache means: no local weights
-        fail(f"no local weights for {name!r} (not a folder, not in the Hugging Face cache: {type(exc).__name__}); "
-             "pass --model /path/to/model-folder")
+        fail(
+            f"no local weights for {name!r} (not a folder, not in the Hugging Face cache: {type(exc).__name__}); "
+            "pass --model /path/to/model-folder"
+        )
 
 
 def synthetic_examples(n: int, words: int):
@@ -55,9 +57,25 @@ def synthetic_examples(n: int, words: int):
 
     sentence = "There is a small left pleural effusion with adjacent atelectasis in the left lower lobe. "
     body = " ".join([sentence] * max(1, words // len(sentence.split())))
-    pairs = [{"pair_id": f"{i}:c", "reference": f"Case {i}. {body}", "candidate": f"{body} Case {i}."} for i in range(n)]
-    ratings = [{"pair_id": p["pair_id"], "rater": "0", "kind": "rating", "category": "", "significance": "", "value": float(i % 5 + 1)} for i, p in enumerate(pairs)]
-    return RatingsDataset("synthetic", pl.DataFrame(pairs, schema=PAIRS_SCHEMA, orient="row"), pl.DataFrame(ratings, schema=RATINGS_SCHEMA, orient="row"))
+    pairs = [
+        {"pair_id": f"{i}:c", "reference": f"Case {i}. {body}", "candidate": f"{body} Case {i}."} for i in range(n)
+    ]
+    ratings = [
+        {
+            "pair_id": p["pair_id"],
+            "rater": "0",
+            "kind": "rating",
+            "category": "",
+            "significance": "",
+            "value": float(i % 5 + 1),
+        }
+        for i, p in enumerate(pairs)
+    ]
+    return RatingsDataset(
+        "synthetic",
+        pl.DataFrame(pairs, schema=PAIRS_SCHEMA, orient="row"),
+        pl.DataFrame(ratings, schema=RATINGS_SCHEMA, orient="row"),
+    )
 
 
 def main() -> None:
@@ -75,7 +93,9 @@ def main() -> None:
     import torch
 
     if not torch.cuda.is_available():
-        fail("no CUDA GPU: QLoRA needs one (run this on a GPU node; CPU LoRA is tested by tests/judges/test_judge_train.py)")
+        fail(
+            "no CUDA GPU: QLoRA needs one (run this on a GPU node; CPU LoRA is tested by tests/judges/test_judge_train.py)"
+        )
     if importlib.util.find_spec("bitsandbytes") is None:
         fail("bitsandbytes is not installed: pip install bitsandbytes (QLoRA 4-bit NF4)")
     source = local_weights(args.model)
@@ -87,9 +107,19 @@ def main() -> None:
     from srrg.judge_train.train import build_trainer
 
     steps = args.steps + args.warmup
-    cfg = JudgeTrainConfig(model=source, quantization="4bit", max_steps=steps, batch_size=args.batch_size, grad_accum=1,
-                           test_fraction=0.0, validate_fraction=0.0, logging_steps=max(1, steps), save_steps=10**9,
-                           gradient_checkpointing=args.gradient_checkpointing, max_words=args.report_words)
+    cfg = JudgeTrainConfig(
+        model=source,
+        quantization="4bit",
+        max_steps=steps,
+        batch_size=args.batch_size,
+        grad_accum=1,
+        test_fraction=0.0,
+        validate_fraction=0.0,
+        logging_steps=max(1, steps),
+        save_steps=10**9,
+        gradient_checkpointing=args.gradient_checkpointing,
+        max_words=args.report_words,
+    )
     examples, _ = build_examples(synthetic_examples(steps * args.batch_size, args.report_words), cfg)
 
     class Timer(TrainerCallback):
@@ -113,22 +143,26 @@ def main() -> None:
         setup.trainer.add_callback(timer)
         torch.cuda.reset_peak_memory_stats()
         setup.trainer.train()
-    timed = timer.times[args.warmup:] or timer.times
+    timed = timer.times[args.warmup :] or timer.times
     trainable, total = setup.model.get_nb_trainable_parameters()
-    print(json.dumps({
-        "model": args.model,
-        "method": "qlora-4bit-nf4" if setup.quantize else "lora",
-        "device": torch.cuda.get_device_name(0),
-        "trainable_params": int(trainable),
-        "total_params": int(total),
-        "batch_size": args.batch_size,
-        "tokens_per_step": int(setup.encoded["n_tokens"].drop_nulls().mean() * args.batch_size),
-        "steps_timed": len(timed),
-        "step_s_mean": round(statistics.mean(timed), 4),
-        "step_s_median": round(statistics.median(timed), 4),
-        "load_s": round(load_s, 1),
-        "peak_gpu_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "model": args.model,
+                "method": "qlora-4bit-nf4" if setup.quantize else "lora",
+                "device": torch.cuda.get_device_name(0),
+                "trainable_params": int(trainable),
+                "total_params": int(total),
+                "batch_size": args.batch_size,
+                "tokens_per_step": int(setup.encoded["n_tokens"].drop_nulls().mean() * args.batch_size),
+                "steps_timed": len(timed),
+                "step_s_mean": round(statistics.mean(timed), 4),
+                "step_s_median": round(statistics.median(timed), 4),
+                "load_s": round(load_s, 1),
+                "peak_gpu_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,10 @@ from srrg.metrics.base import get_metric  # noqa: E402
 from srrg.report import from_obj, render_sentences  # noqa: E402
 
 STATUS_KEY = {
-    "green": "green_status", "vert": "vert_score_status", "gema": "gema_status", "proxy_rating": "proxy_status",
+    "green": "green_status",
+    "vert": "vert_score_status",
+    "gema": "gema_status",
+    "proxy_rating": "proxy_status",
 }
 
 
@@ -61,19 +64,30 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, llama_server.LlamaServer(Path(tmp) / "server.log") as server:
         for structured in (False, True):
             for metric in args.metrics.split(","):
-                llm = {"backend": "openai", "model": server.model, "base_url": server.base_url, "timeout_s": 600.0,
-                       "cache_dir": str(Path(tmp) / "cache"), "structured": structured, "concurrency": 2,
-                       "schema_format": "json_object"}  # the shape llama-cpp-python's server reads
+                llm = {
+                    "backend": "openai",
+                    "model": server.model,
+                    "base_url": server.base_url,
+                    "timeout_s": 600.0,
+                    "cache_dir": str(Path(tmp) / "cache"),
+                    "structured": structured,
+                    "concurrency": 2,
+                    "schema_format": "json_object",
+                }  # the shape llama-cpp-python's server reads
                 client = LLMClient(LLMConfig.from_dict(llm))
                 start = time.perf_counter()
-                result = get_metric(metric, client=client, llm=llm, max_tokens=args.max_tokens,
-                                    max_failure_fraction=1.0).compute(refs, hyps)
+                result = get_metric(
+                    metric, client=client, llm=llm, max_tokens=args.max_tokens, max_failure_fraction=1.0
+                ).compute(refs, hyps)
                 statuses = Counter(s.split(":")[0] for s in result.per_report[STATUS_KEY[metric]])
                 parsed = statuses["ok"] + statuses["partial"]
                 usage = client.usage.total()
-                print(f"{metric:<13} structured={str(structured).lower():<5} parse_rate {parsed / args.pairs:.2f} "
-                      f"({parsed}/{args.pairs}) statuses {dict(sorted(statuses.items()))} requests {usage.sent} "
-                      f"completion_tokens {usage.completion_tokens} {time.perf_counter() - start:.0f}s", flush=True)
+                print(
+                    f"{metric:<13} structured={str(structured).lower():<5} parse_rate {parsed / args.pairs:.2f} "
+                    f"({parsed}/{args.pairs}) statuses {dict(sorted(statuses.items()))} requests {usage.sent} "
+                    f"completion_tokens {usage.completion_tokens} {time.perf_counter() - start:.0f}s",
+                    flush=True,
+                )
     return 0
 
 

@@ -23,7 +23,11 @@ def iu_texts() -> list[str]:
     from srrg.sources.iu_xray import read_iu_xray
 
     rows = read_iu_xray()
-    return [" ".join(t for t in (r.get("findings"), r.get("impression")) if t) for r in rows if r.get("findings") or r.get("impression")]
+    return [
+        " ".join(t for t in (r.get("findings"), r.get("impression")) if t)
+        for r in rows
+        if r.get("findings") or r.get("impression")
+    ]
 
 
 def bench_sscore_text(texts: list[str], n_pairs: int) -> None:
@@ -36,8 +40,10 @@ def bench_sscore_text(texts: list[str], n_pairs: int) -> None:
     start = time.perf_counter()
     result = score_texts(refs, hyps)
     seconds = time.perf_counter() - start
-    print(f"s_score_text: {len(refs)} IU X-ray pairs in {seconds:.2f}s = {len(refs) / seconds:.0f} pairs/s "
-          f"(mean S {result.summary['s_score_text']:.3f}; extraction of {len(set(refs) | set(hyps))} distinct texts included)")
+    print(
+        f"s_score_text: {len(refs)} IU X-ray pairs in {seconds:.2f}s = {len(refs) / seconds:.0f} pairs/s "
+        f"(mean S {result.summary['s_score_text']:.3f}; extraction of {len(set(refs) | set(hyps))} distinct texts included)"
+    )
 
 
 def bench_judges(texts: list[str], n_pairs: int, max_tokens: int) -> None:
@@ -63,9 +69,15 @@ def bench_judges(texts: list[str], n_pairs: int, max_tokens: int) -> None:
             result = metric.compute(refs, hyps)
             seconds = time.perf_counter() - start
             after = client.usage.total()
-            kinds = {k.removeprefix(f"{name}_").removeprefix("proxy_"): int(v) for k, v in result.summary.items() if k.endswith(("failures", "truncated", "unparseable", "no_response"))}
-            print(f"{name}: {seconds / n_pairs:.1f}s per pair ({n_pairs} pairs, max_tokens {metric.cfg.max_tokens}, cold cache); "
-                  f"requests {after.sent - before.sent}, cut off {after.truncated - before.truncated}; pairs {kinds}")
+            kinds = {
+                k.removeprefix(f"{name}_").removeprefix("proxy_"): int(v)
+                for k, v in result.summary.items()
+                if k.endswith(("failures", "truncated", "unparseable", "no_response"))
+            }
+            print(
+                f"{name}: {seconds / n_pairs:.1f}s per pair ({n_pairs} pairs, max_tokens {metric.cfg.max_tokens}, cold cache); "
+                f"requests {after.sent - before.sent}, cut off {after.truncated - before.truncated}; pairs {kinds}"
+            )
 
 
 def main() -> None:

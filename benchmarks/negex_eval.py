@@ -19,7 +19,9 @@ from pathlib import Path
 
 from srrg.extract.assertion import AFFIRMED, HEDGED, HYPOTHETICAL, NEGATED, assert_target
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "negex_context_testset" / "rsAnnotations-1-120-random.txt"
+DEFAULT = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "negex_context_testset" / "rsAnnotations-1-120-random.txt"
+)
 OUTCOMES = (NEGATED, HEDGED, HYPOTHETICAL, AFFIRMED)
 
 
@@ -60,7 +62,9 @@ def main() -> int:
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
-    print(f"NegEx/ConText test set: {n} conditions ({tp + fn} Negated, {n - tp - fn} Affirmed); condition not found in its sentence: {missing}")
+    print(
+        f"NegEx/ConText test set: {n} conditions ({tp + fn} Negated, {n - tp - fn} Affirmed); condition not found in its sentence: {missing}"
+    )
     print(f"negated vs affirmed accuracy {correct / n:.3f}; negation P={p:.3f} R={r:.3f} F1={f:.3f}")
     print(f"{'gold/srrg':<12}" + "".join(f"{o:>14}" for o in OUTCOMES))
     for gold in ("Negated", "Affirmed"):

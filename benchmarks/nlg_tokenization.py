@@ -28,7 +28,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=500)
     args = parser.parse_args()
     studies = read_iu_xray()
-    texts = [t for t in (" ".join(x for x in (s.get("findings"), s.get("impression")) if x) for s in studies) if t.strip()]
+    texts = [
+        t for t in (" ".join(x for x in (s.get("findings"), s.get("impression")) if x) for s in studies) if t.strip()
+    ]
     refs = texts[: args.pairs]
     rendered = [render_sentences(from_obj(r)[0] if r else StructuredReport()) for r in extract_many(refs)]
     rng = random.Random(0)

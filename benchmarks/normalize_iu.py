@@ -45,10 +45,12 @@ def extracted_frame(archive: Path) -> pl.DataFrame:
     t0 = time.perf_counter()
     reports = extract_many(texts)
     print(f"reports={len(records)} extraction_seconds={time.perf_counter() - t0:.1f}")
-    return pl.DataFrame({
-        "study_id": [str(r["study_id"]) for r in records],
-        "structured": [json.dumps(rep) for rep in reports],
-    })
+    return pl.DataFrame(
+        {
+            "study_id": [str(r["study_id"]) for r in records],
+            "structured": [json.dumps(rep) for rep in reports],
+        }
+    )
 
 
 def llm_cfg(base_url: str, cache_dir: str, **extra: object) -> NormalizeConfig:
@@ -69,30 +71,50 @@ def main() -> int:
     rules_s = time.perf_counter() - t0
     findings_with_location = int(phrases["count"].sum())
     print(f"rules: {summary.line()}")
-    print(f"findings_with_location={findings_with_location} unique_raw_phrases={phrases.height} "
-          f"unique_normalized={phrases['normalized'].n_unique()} rules_seconds={rules_s:.3f}")
+    print(
+        f"findings_with_location={findings_with_location} unique_raw_phrases={phrases.height} "
+        f"unique_normalized={phrases['normalized'].n_unique()} rules_seconds={rules_s:.3f}"
+    )
     print("most frequent raw phrases -> rules phrase:")
     for raw, norm, n in phrases.sort("count", descending=True).select("raw", "normalized", "count").head(15).rows():
         print(f"  {n:5d}  {raw!r} -> {norm!r}")
 
     # the LLM path against a scripted local server that answers with a well-formed phrase
-    with OpenAIStub(responder=lambda body: Reply(rules_normalize(last_user_message(body)) or "in the chest")) as stub, \
-            tempfile.TemporaryDirectory() as cache:
+    with (
+        OpenAIStub(responder=lambda body: Reply(rules_normalize(last_user_message(body)) or "in the chest")) as stub,
+        tempfile.TemporaryDirectory() as cache,
+    ):
         cfg = llm_cfg(stub.base_url, cache)
         t0 = time.perf_counter()
         _, _, cold = run(df, cfg, LLMClient(cfg.llm))
         cold_s = time.perf_counter() - t0
         cold_requests = len(stub.requests)
         _, _, warm = run(df, cfg, LLMClient(cfg.llm))
-        print(f"openai(stub) cold: unique_phrases={cold.unique_phrases} http_requests={cold_requests} "
-              f"client_sent={cold.usage['total']['sent']} seconds={cold_s:.2f}")
-        print(f"openai(stub) warm: http_requests={len(stub.requests) - cold_requests} "
-              f"client_sent={warm.usage['total']['sent']} cache_hits={warm.usage['total']['cache_hits']}")
+        print(
+            f"openai(stub) cold: unique_phrases={cold.unique_phrases} http_requests={cold_requests} "
+            f"client_sent={cold.usage['total']['sent']} seconds={cold_s:.2f}"
+        )
+        print(
+            f"openai(stub) warm: http_requests={len(stub.requests) - cold_requests} "
+            f"client_sent={warm.usage['total']['sent']} cache_hits={warm.usage['total']['cache_hits']}"
+        )
 
     if args.local:
         sample = phrases.sort("count", descending=True)["raw"].head(args.local).to_list()
-        sub = pl.DataFrame({"study_id": [f"p{i}" for i in range(len(sample))],
-                            "structured": [json.dumps({"positive": [{"name": "opacity", "probability": 3, "level": None, "location": p}], "negative": []}) for p in sample]})
+        sub = pl.DataFrame(
+            {
+                "study_id": [f"p{i}" for i in range(len(sample))],
+                "structured": [
+                    json.dumps(
+                        {
+                            "positive": [{"name": "opacity", "probability": 3, "level": None, "location": p}],
+                            "negative": [],
+                        }
+                    )
+                    for p in sample
+                ],
+            }
+        )
         with tempfile.TemporaryDirectory() as cache:
             cfg = NormalizeConfig.from_dict({"method": "llm", "llm": {"backend": "local", "cache_dir": cache}})
             client = LLMClient(cfg.llm)
@@ -100,8 +122,10 @@ def main() -> int:
             _, table, local = run(sub, cfg, client)
             secs = time.perf_counter() - t0
         paths = Counter(table["path"].to_list())
-        print(f"local SmolLM2: phrases={len(sample)} seconds_incl_load={secs:.1f} paths={dict(paths)} "
-              f"tokens={local.usage['total']['prompt_tokens']}+{local.usage['total']['completion_tokens']}")
+        print(
+            f"local SmolLM2: phrases={len(sample)} seconds_incl_load={secs:.1f} paths={dict(paths)} "
+            f"tokens={local.usage['total']['prompt_tokens']}+{local.usage['total']['completion_tokens']}"
+        )
         for raw, ans, norm, path in table.select("raw", "llm_answer", "normalized", "path").head(10).rows():
             print(f"  {raw!r}: model said {ans!r} -> {norm!r} [{path}]")
     return 0

@@ -14,8 +14,9 @@ ce's per-report `ce_f1`. The per-category table of all metrics is `srrg metaeval
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from srrg.metaeval import radjudge
 from srrg.metrics.sscore_text import SScoreTextConfig

@@ -24,7 +24,7 @@ import random
 import re
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from srrg.extract import extract_many
 from srrg.metrics import evaluate
@@ -34,7 +34,11 @@ from srrg.sources.iu_xray import read_iu_xray
 
 LEVELS = ["mild", "small", "moderate", "large", "minimal", None]
 LOCATIONS = [
-    "in the left lower lobe", "in the right lung base", "at the bases bilaterally", "in the left upper zone", None
+    "in the left lower lobe",
+    "in the right lung base",
+    "at the bases bilaterally",
+    "in the left upper zone",
+    None,
 ]
 EXTRA = ["atelectasis", "cardiomegaly", "pleural effusion", "nodule", "consolidation", "edema", "granuloma"]
 
@@ -91,6 +95,7 @@ def plain_bleu(ref: str, hyp: str) -> float:
 def plain_s_score(refs: list[str], hyps: list[str]) -> float:
     """Corpus S-Score the plain way: decode each pair, then P (F1 of positive and negative names) and
     D (probability, level and location agreement averaged over the union of positive names)."""
+
     def f1(a: set, b: set) -> float:
         if not a and not b:
             return 1.0

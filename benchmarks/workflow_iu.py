@@ -42,7 +42,9 @@ def main() -> None:
         noop = timed(workdir, args.cores)
         manifest = json.loads((workdir / "results" / "dataset" / "manifest.json").read_text())
         logs = {p.stem: p.read_text().strip().splitlines()[-1] for p in (workdir / "logs").glob("*.log")}
-    print(f"studies: {manifest['rows']}  splits: " + ", ".join(f"{s}={v['rows']}" for s, v in manifest["splits"].items()))
+    print(
+        f"studies: {manifest['rows']}  splits: " + ", ".join(f"{s}={v['rows']}" for s, v in manifest["splits"].items())
+    )
     for stage in ("ingest", "extract", "normalize"):
         print(f"  {logs.get(stage, '(no log)')}")
     print(f"data half, first run: {first:.1f} s wall ({args.cores} cores)")

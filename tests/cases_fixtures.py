@@ -140,7 +140,22 @@ def write_fixture(root: Path) -> dict[str, Path]:
 
 def cases_command(files: dict[str, Path], out: Path) -> list[str]:
     """`srrg cases` over the fixture: the judged run `base` with run `other` as comparison."""
-    return ["cases", "--predictions", str(files["predictions"]), "--scores", str(files["scores"]),
-            "--dataset", str(files["dataset"]), "--judge", str(files["judge"]),
-            "--compare", "other", str(files["other_predictions"]), str(files["other_scores"]),
-            "--name", "base", "--out", str(out)]
+    return [
+        "cases",
+        "--predictions",
+        str(files["predictions"]),
+        "--scores",
+        str(files["scores"]),
+        "--dataset",
+        str(files["dataset"]),
+        "--judge",
+        str(files["judge"]),
+        "--compare",
+        "other",
+        str(files["other_predictions"]),
+        str(files["other_scores"]),
+        "--name",
+        "base",
+        "--out",
+        str(out),
+    ]

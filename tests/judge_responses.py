@@ -5,7 +5,9 @@ from __future__ import annotations
 from srrg.metrics.judge_common import CATEGORIES, CATEGORY_NAMES
 
 
-def green_answer(sig: tuple[int, ...], matched: int, insig: tuple[int, ...] = (0,) * 6, score: str | None = None) -> str:
+def green_answer(
+    sig: tuple[int, ...], matched: int, insig: tuple[int, ...] = (0,) * 6, score: str | None = None
+) -> str:
     """A well-formed answer with the given counts (and a VERT [Score] section when score is given)."""
     sig_lines = "\n".join(f"({c}) {CATEGORY_NAMES[c]}: {n}." for c, n in zip(CATEGORIES, sig))
     insig_lines = "\n".join(f"({c}) {CATEGORY_NAMES[c]}: {n}." for c, n in zip(CATEGORIES, insig))

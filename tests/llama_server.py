@@ -68,9 +68,25 @@ class LlamaServer:
 
     def start(self, timeout_s: float = 180.0) -> LlamaServer:
         cmd = [
-            sys.executable, "-m", "llama_cpp.server", "--model", self.gguf, "--model_alias", MODEL,
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--verbose", "false",
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            self.gguf,
+            "--model_alias",
+            MODEL,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--n_threads_batch",
+            str(self.threads),
+            "--verbose",
+            "false",
         ]
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -11,8 +11,12 @@ from srrg.report import Finding, StructuredReport, render_sentences
 
 # the tiny model of the workflow tests (a Swin of two stages and a tiny LLM: seconds per step on CPU)
 TINY_MODEL = {
-    "encoder": {"name": "swin_tiny_patch4_window7_224", "pretrained": False, "image_size": 32,
-                "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}},
+    "encoder": {
+        "name": "swin_tiny_patch4_window7_224",
+        "pretrained": False,
+        "image_size": 32,
+        "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4},
+    },
     "llm": {"name": "tiny"},
     "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0},
     "max_target_tokens": 48,
@@ -32,18 +36,20 @@ def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int 
         rows: list[dict[str, Any]] = []
         for i in range(n):
             rep = REPORTS[i % len(REPORTS)]
-            rows.append({
-                "study_id": f"{split[:2]}{i:03d}",
-                "subject_id": f"p{i}",
-                "split": split,
-                "image_paths": [f"{split}/{i}.png"],
-                "view": "PA" if i % 3 else "LATERAL",
-                "findings": "toy",
-                "impression": None,
-                "structured": rep.to_json(),
-                "sentences": render_sentences(rep),
-                "provenance": "{}",
-            })
+            rows.append(
+                {
+                    "study_id": f"{split[:2]}{i:03d}",
+                    "subject_id": f"p{i}",
+                    "split": split,
+                    "image_paths": [f"{split}/{i}.png"],
+                    "view": "PA" if i % 3 else "LATERAL",
+                    "findings": "toy",
+                    "impression": None,
+                    "structured": rep.to_json(),
+                    "sentences": render_sentences(rep),
+                    "provenance": "{}",
+                }
+            )
         (root / split).mkdir(parents=True, exist_ok=True)
         pl.DataFrame(rows).write_parquet(root / split / "part-00000.parquet")
     return root
@@ -55,8 +61,12 @@ def tiny_train_config(**trainer: Any) -> dict[str, Any]:
         "model": {
             "arch": "llm",
             "target": "json",
-            "encoder": {"name": "swin_tiny_patch4_window7_224", "pretrained": False, "image_size": 32,
-                        "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}},
+            "encoder": {
+                "name": "swin_tiny_patch4_window7_224",
+                "pretrained": False,
+                "image_size": 32,
+                "kwargs": {"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4},
+            },
             "llm": {"name": "tiny"},
             "baseline": {"d_model": 32, "layers": 2, "heads": 2, "dropout": 0.0, "min_word_count": 1},
             "max_target_tokens": 48,

@@ -17,9 +17,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 
 @dataclass
@@ -40,7 +41,7 @@ class Status:
 @dataclass
 class Delay:
     seconds: float
-    then: "Action" = field(default_factory=lambda: Reply("late answer"))
+    then: Action = field(default_factory=lambda: Reply("late answer"))
 
 
 @dataclass
@@ -68,7 +69,9 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": reply.text}, "finish_reason": reply.finish_reason}
+        ],
         "usage": {
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,

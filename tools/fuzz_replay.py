@@ -45,18 +45,56 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["pleural effusion", "atelectasis", "cardiomegaly", "pneumothorax", "edema", "nodule", "opacity", "Consolidation"]
+NAMES = [
+    "pleural effusion",
+    "atelectasis",
+    "cardiomegaly",
+    "pneumothorax",
+    "edema",
+    "nodule",
+    "opacity",
+    "Consolidation",
+]
 LEVELS = ["mild", "small", "moderate", "large", None, "", "null"]
 LOCATIONS = ["in the left lower lobe", "at the right base", "bilateral", None, ""]
-JUNK = ['{', '}', '[', ']', '"', "'", ",", ":", "\\", "\n", "\x00", "\t", "null", "true", "NaN", "-", "1e999", "\ufffd", "\ud800", "é", "🫁", "```json"]
-REF = json.dumps({"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "at the right base"}], "negative": ["pneumothorax"]})
+JUNK = [
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    ",",
+    ":",
+    "\\",
+    "\n",
+    "\x00",
+    "\t",
+    "null",
+    "true",
+    "NaN",
+    "-",
+    "1e999",
+    "\ufffd",
+    "\ud800",
+    "é",
+    "🫁",
+    "```json",
+]
+REF = json.dumps(
+    {
+        "positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "at the right base"}],
+        "negative": ["pneumothorax"],
+    }
+)
 
 
 # --- (a) fuzzed model outputs ------------------------------------------------------------------
@@ -64,7 +102,9 @@ REF = json.dumps({"positive": [{"name": "pleural effusion", "probability": 3, "l
 
 def _wild_value(rng: random.Random, depth: int = 0) -> Any:
     """Any JSON-ish value, wrong types included."""
-    kinds = ["int", "float", "str", "bool", "none", "list", "dict", "big"] if depth < 3 else ["int", "str", "none", "big"]
+    kinds = (
+        ["int", "float", "str", "bool", "none", "list", "dict", "big"] if depth < 3 else ["int", "str", "none", "big"]
+    )
     kind = rng.choice(kinds)
     if kind == "int":
         return rng.randint(-5, 5)
@@ -80,7 +120,12 @@ def _wild_value(rng: random.Random, depth: int = 0) -> Any:
         return rng.choice([10**400, -(10**30), 2**63, 2**64 + 1])
     if kind == "list":
         return [_wild_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {rng.choice(["name", "probability", "level", "location", "positive", "negative", "x"]): _wild_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return {
+        rng.choice(["name", "probability", "level", "location", "positive", "negative", "x"]): _wild_value(
+            rng, depth + 1
+        )
+        for _ in range(rng.randint(0, 4))
+    }
 
 
 def _report(rng: random.Random, wild: float) -> dict[str, Any]:
@@ -90,7 +135,12 @@ def _report(rng: random.Random, wild: float) -> dict[str, Any]:
         return _wild_value(rng) if rng.random() < wild else good
 
     positive = [
-        {"name": pick(rng.choice(NAMES)), "probability": pick(rng.choice([1, 2, 3])), "level": pick(rng.choice(LEVELS)), "location": pick(rng.choice(LOCATIONS))}
+        {
+            "name": pick(rng.choice(NAMES)),
+            "probability": pick(rng.choice([1, 2, 3])),
+            "level": pick(rng.choice(LEVELS)),
+            "location": pick(rng.choice(LOCATIONS)),
+        }
         for _ in range(rng.randint(0, 5))
     ]
     negative = [pick(rng.choice(NAMES)) for _ in range(rng.randint(0, 4))]
@@ -112,7 +162,17 @@ def model_outputs(seed: int, n: int) -> Iterator[tuple[str, str | bytes | None]]
         ("truncated", 20, lambda: (lambda s: s[: rng.randint(0, len(s))])(_dumps(_report(rng, 0.1)))),
         ("mutated", 20, lambda: _mutate(rng, _dumps(_report(rng, 0.1)))),
         ("wrong_type", 12, lambda: _dumps(_wild_value(rng))),
-        ("huge_number", 5, lambda: _dumps(_report(rng, 0.0)).replace('"probability": ', '"probability": ' + rng.choice(["1" + "0" * 5000, "1e400", "-1e400", "NaN", "Infinity", "3." + "0" * 3000]) + " + 0 * ", 1)),
+        (
+            "huge_number",
+            5,
+            lambda: _dumps(_report(rng, 0.0)).replace(
+                '"probability": ',
+                '"probability": '
+                + rng.choice(["1" + "0" * 5000, "1e400", "-1e400", "NaN", "Infinity", "3." + "0" * 3000])
+                + " + 0 * ",
+                1,
+            ),
+        ),
         ("bad_unicode", 10, lambda: _bad_unicode(rng)),
         ("deep_nesting", 3, lambda: _deep(rng)),
         ("noise", 10, lambda: "".join(rng.choice(JUNK + ["a", " ", "finding"]) for _ in range(rng.randint(0, 400)))),
@@ -216,7 +276,9 @@ def parse_digest(seed: int, n: int) -> str:
 def _digest_in_subprocess(seed: int, n: int) -> str:
     code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fuzz_replay; print(fuzz_replay.parse_digest({seed}, {n}))"
     digests = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": hs}).stdout.strip()
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": hs}
+        ).stdout.strip()
         for hs in ("1", "2")
     }
     return digests.pop() if len(digests) == 1 else "differs"
@@ -233,7 +295,15 @@ def retained_memory(n: int = 20, size: int = 1 << 20) -> dict[str, float]:
     from srrg.report import parse_report
 
     location = "in the right lower lobe " * (size // 24)
-    outputs = [_dumps({"positive": [{"name": "opacity", "probability": 3, "level": None, "location": f"{location}{i}"}], "negative": []}) for i in range(n)]
+    outputs = [
+        _dumps(
+            {
+                "positive": [{"name": "opacity", "probability": 3, "level": None, "location": f"{location}{i}"}],
+                "negative": [],
+            }
+        )
+        for i in range(n)
+    ]
     held = {}
     for name, step in (("parse", lambda t: parse_report(t)), ("s_score", lambda t: evaluate([t], [t], ["s_score"]))):
         gc.collect()
@@ -323,14 +393,37 @@ def cli_cases(f: dict[str, str]) -> list[list[str]]:
         return ["score", "--refs", refs, "--hyps", hyps, "--metrics", metrics, "--out", out, *extra]
 
     bad_tables = [
-        "missing", "adir", "empty.jsonl", "empty.csv", "empty.json", "empty.parquet", "header_only.csv",
-        "wrong_cols.csv", "wrong_cols.jsonl", "wrong_cols.parquet", "bad_line.jsonl", "garbage.parquet",
-        "garbage.jsonl", "latin1.csv", "numbers.json", "object.json", "report_number.jsonl",
-        "report_list.jsonl", "report_bool.jsonl", "report_list.parquet", "null_id.jsonl", "list_id.jsonl",
-        "dupes.csv", "scalar_line.jsonl", "table.xlsx",
+        "missing",
+        "adir",
+        "empty.jsonl",
+        "empty.csv",
+        "empty.json",
+        "empty.parquet",
+        "header_only.csv",
+        "wrong_cols.csv",
+        "wrong_cols.jsonl",
+        "wrong_cols.parquet",
+        "bad_line.jsonl",
+        "garbage.parquet",
+        "garbage.jsonl",
+        "latin1.csv",
+        "numbers.json",
+        "object.json",
+        "report_number.jsonl",
+        "report_list.jsonl",
+        "report_bool.jsonl",
+        "report_list.parquet",
+        "null_id.jsonl",
+        "list_id.jsonl",
+        "dupes.csv",
+        "scalar_line.jsonl",
+        "table.xlsx",
     ]
     cases = [score(refs=f.get(name, missing)) for name in bad_tables]
-    cases += [score(hyps=f.get(name, missing)) for name in ("missing", "adir", "empty.jsonl", "garbage.parquet", "report_number.jsonl")]
+    cases += [
+        score(hyps=f.get(name, missing))
+        for name in ("missing", "adir", "empty.jsonl", "garbage.parquet", "report_number.jsonl")
+    ]
     cases += [
         score(hyps=f["other_ids.jsonl"]),  # no id in common
         score(metrics="nonexistent"),
@@ -363,13 +456,39 @@ def cli_cases(f: dict[str, str]) -> list[list[str]]:
         ["eval-extraction", "--archive", f["text.tgz"]],
         ["ingest", "--source", "bogus", "--out", out + "/s.parquet"],
         ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", "{not json"],
-        ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", json.dumps({"iu_xray": {"archive": missing}})],
-        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"reports": missing}})],
+        [
+            "ingest",
+            "--source",
+            "iu_xray",
+            "--out",
+            out + "/s.parquet",
+            "--config",
+            json.dumps({"iu_xray": {"archive": missing}}),
+        ],
+        [
+            "ingest",
+            "--source",
+            "mimic_cxr",
+            "--out",
+            out + "/s.parquet",
+            "--config",
+            json.dumps({"mimic_cxr": {"reports": missing}}),
+        ],
         ["ingest", "--source", "iu_xray", "--out", out + "/s.parquet", "--config", '{"bogus_section": {}}'],
         ["normalize", "--in", missing, "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
         ["normalize", "--in", f["wrong_cols.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
         ["normalize", "--in", f["garbage.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/p.parquet"],
-        ["normalize", "--in", good, "--out", out + "/n.parquet", "--phrases", out + "/p.parquet", "--config", '{"backend": "bogus"}'],
+        [
+            "normalize",
+            "--in",
+            good,
+            "--out",
+            out + "/n.parquet",
+            "--phrases",
+            out + "/p.parquet",
+            "--config",
+            '{"backend": "bogus"}',
+        ],
         ["dataset", "--in", missing, "--out-dir", out + "/ds"],
         ["dataset", "--in", f["wrong_cols.parquet"], "--out-dir", out + "/ds"],
         ["dataset-shard", "--in", good, "--out-dir", out + "/ds", "trian", "0"],
@@ -403,16 +522,58 @@ def cli_cases(f: dict[str, str]) -> list[list[str]]:
         score(hyps=f["surrogate.jsonl"]),
         score(refs=f["fifo.jsonl"]),
         ["extract", "--in", f["fifo.jsonl"], "--out", out + "/x.parquet"],
-        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"split_csv": f["split_nocols.csv"]}})],
-        ["ingest", "--source", "mimic_cxr", "--out", out + "/s.parquet", "--config", json.dumps({"mimic_cxr": {"metadata_csv": f["split_nocols.csv"]}})],
+        [
+            "ingest",
+            "--source",
+            "mimic_cxr",
+            "--out",
+            out + "/s.parquet",
+            "--config",
+            json.dumps({"mimic_cxr": {"split_csv": f["split_nocols.csv"]}}),
+        ],
+        [
+            "ingest",
+            "--source",
+            "mimic_cxr",
+            "--out",
+            out + "/s.parquet",
+            "--config",
+            json.dumps({"mimic_cxr": {"metadata_csv": f["split_nocols.csv"]}}),
+        ],
         ["metaeval-correlate", "--scores", good, "--ratings", f["garbage.jsonl"], "--out", out + "/c"],
         # issue 25 item 7: an output that is, or holds, an input (and two outputs on one path)
         ["infer", "--model", f["model.pt"], "--dataset", f["empty_dir"], "--out", f["model.pt"]],
-        ["infer", "--model", f["model.pt"], "--dataset", f["empty_dir"], "--out", out + "/p.parquet", "--pairs", out + "/p.parquet"],
-        ["ingest", "--source", "iu_xray", "--out", f["text.tgz"], "--config", json.dumps({"iu_xray": {"archive": f["text.tgz"]}})],
+        [
+            "infer",
+            "--model",
+            f["model.pt"],
+            "--dataset",
+            f["empty_dir"],
+            "--out",
+            out + "/p.parquet",
+            "--pairs",
+            out + "/p.parquet",
+        ],
+        [
+            "ingest",
+            "--source",
+            "iu_xray",
+            "--out",
+            f["text.tgz"],
+            "--config",
+            json.dumps({"iu_xray": {"archive": f["text.tgz"]}}),
+        ],
         ["extract", "--in", good, "--out", good],
         ["normalize", "--in", f["wrong_cols.parquet"], "--out", out + "/n.parquet", "--phrases", out + "/n.parquet"],
-        ["normalize", "--in", f["wrong_cols.parquet"], "--out", f["wrong_cols.parquet"], "--phrases", out + "/p.parquet"],
+        [
+            "normalize",
+            "--in",
+            f["wrong_cols.parquet"],
+            "--out",
+            f["wrong_cols.parquet"],
+            "--phrases",
+            out + "/p.parquet",
+        ],
         score(good, good, "bleu")[:-1] + [str(Path(good).parent)],
         ["train", "--dataset", f["empty_dir"], "--out", f["empty_dir"]],
         ["stats", "--dataset", f["empty_dir"], "--out-dir", f["empty_dir"]],
@@ -442,7 +603,9 @@ def _run_cli(args: list[str], timeout: float, deadline: float) -> tuple[str, int
         return "skipped", -1, "time budget of the family spent"
     timeout = min(timeout, left)
     try:
-        proc = subprocess.run([sys.executable, "-m", "srrg", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "srrg", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
+        )
     except subprocess.TimeoutExpired:
         return "timeout", -1, f"no answer in {timeout:.0f}s"
     err = proc.stderr.strip()
@@ -550,7 +713,9 @@ def family_c(seed: int, snakemake_cases: int, timeout: float) -> dict[str, Any]:
                 pass
             except Exception as err:  # noqa: BLE001
                 errors.append(f"{type(err).__name__} (not a config error): {desc}: {err}")
-        passed_first = sorted(cases, key=lambda c: f"passes validation: {c[0]}" not in passed)  # does snakemake catch them?
+        passed_first = sorted(
+            cases, key=lambda c: f"passes validation: {c[0]}" not in passed
+        )  # does snakemake catch them?
         snake = _snakemake_dry_runs(passed_first, Path(tmp), snakemake_cases, timeout)
     return {"cases": len(cases), "bad": len(passed) + len(errors), "failures": passed + errors, "snakemake": snake}
 
@@ -559,7 +724,13 @@ def semantic_mistakes() -> list[tuple[str, dict[str, Any]]]:
     """(description, config overrides) that the schema accepts and the workflow check must refuse
     (issue 25 items 4 and 5 and its config Lows)."""
     openai = {"backend": "openai", "model": "m", "base_url": "https://api.example.com/v1"}
-    run = {"name": "r", "label": "R", "arch": "baseline", "target": "json", "overrides": {"model": {"max_target_tokens": 128}}}
+    run = {
+        "name": "r",
+        "label": "R",
+        "arch": "baseline",
+        "target": "json",
+        "overrides": {"model": {"max_target_tokens": 128}},
+    }
     return [
         ("normalize on a remote endpoint without allow_remote", {"normalize": {"method": "llm"}, "llm": openai}),
         ("judges on a remote endpoint without allow_remote", {"judge": {"llm": openai}}),
@@ -572,7 +743,10 @@ def semantic_mistakes() -> list[tuple[str, dict[str, Any]]]:
         ("negative optim.lr", {"train": {"optim": {"lr": -1e-3}}}),
         ("num_return_sequences > num_beams", {"infer": {"num_beams": 2, "num_return_sequences": 3}}),
         ("empty score.metrics", {"score": {"metrics": []}}),
-        ("infer.max_new_tokens below a run's max_target_tokens", {"train": {"runs": [run]}, "infer": {"max_new_tokens": 64}}),
+        (
+            "infer.max_new_tokens below a run's max_target_tokens",
+            {"train": {"runs": [run]}, "infer": {"max_new_tokens": 64}},
+        ),
         ("results_dir empty", {"results_dir": ""}),
         ("results_dir an existing file", {"results_dir": str(ROOT / "config.yaml")}),
         ("stats.dpi 100000", {"stats": {"dpi": 100000}}),
@@ -613,8 +787,17 @@ def family_d(tmp: Path) -> dict[str, Any]:
     cases = 0
 
     def client(url: str, name: str, **over: Any) -> LLMClient:
-        cfg = {"backend": "openai", "model": "m", "base_url": url, "cache_dir": str(tmp / name), "timeout_s": 2.0,
-               "max_retries": 1, "retry_base_delay_s": 0.01, "retry_max_delay_s": 0.05, **over}
+        cfg = {
+            "backend": "openai",
+            "model": "m",
+            "base_url": url,
+            "cache_dir": str(tmp / name),
+            "timeout_s": 2.0,
+            "max_retries": 1,
+            "retry_base_delay_s": 0.01,
+            "retry_max_delay_s": 0.05,
+            **over,
+        }
         return LLMClient(LLMConfig.from_dict(cfg))
 
     def case(name: str, make: Callable[[], Any], requests: int, bound_s: float, **over: Any) -> None:
@@ -643,10 +826,18 @@ def family_d(tmp: Path) -> dict[str, Any]:
             self.server.close()
 
     case("trickling answer", _Trickle, 1, 5.0, max_retries=0)
-    case("100 MB answer", lambda: OpenAIStub(lambda body: Reply("x" * 100_000_000)), 1, 30.0, max_answer_bytes=1_000_000)
+    case(
+        "100 MB answer", lambda: OpenAIStub(lambda body: Reply("x" * 100_000_000)), 1, 30.0, max_answer_bytes=1_000_000
+    )
     case("body nested 100,000 deep", lambda: OpenAIStub(lambda body: Malformed("[" * 100_000 + "]" * 100_000)), 1, 10.0)
-    case("stage outlasting stage_timeout_s", lambda: OpenAIStub(lambda body: Delay(5.0, Status(500))), 6, 6.0,
-         stage_timeout_s=1.0, concurrency=2)
+    case(
+        "stage outlasting stage_timeout_s",
+        lambda: OpenAIStub(lambda body: Delay(5.0, Status(500))),
+        6,
+        6.0,
+        stage_timeout_s=1.0,
+        concurrency=2,
+    )
     cases += 1  # the normalize stage with every request failing: exit 1 unless allow_fallback
     table = tmp / "extracted.parquet"
     import polars as pl
@@ -654,13 +845,38 @@ def family_d(tmp: Path) -> dict[str, Any]:
     loc = {"positive": [{"name": "opacity", "probability": 3, "level": None, "location": "left base"}], "negative": []}
     pl.DataFrame({"study_id": ["s1"], "structured": [json.dumps(loc)]}).write_parquet(table)
     with OpenAIStub(lambda body: Status(500)) as stub:
-        llm = {"backend": "openai", "model": "m", "base_url": stub.base_url, "cache_dir": str(tmp / "n"), "max_retries": 0}
+        llm = {
+            "backend": "openai",
+            "model": "m",
+            "base_url": stub.base_url,
+            "cache_dir": str(tmp / "n"),
+            "max_retries": 0,
+        }
         for allow, want in ((False, 1), (True, 0)):
             cfg = json.dumps({"method": "llm", "allow_fallback": allow, "llm": llm})
-            proc = subprocess.run([sys.executable, "-m", "srrg", "normalize", "--in", str(table), "--out", str(tmp / f"n{allow}.parquet"),
-                                   "--phrases", str(tmp / f"p{allow}.parquet"), "--config", cfg], capture_output=True, text=True, cwd=ROOT)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "srrg",
+                    "normalize",
+                    "--in",
+                    str(table),
+                    "--out",
+                    str(tmp / f"n{allow}.parquet"),
+                    "--phrases",
+                    str(tmp / f"p{allow}.parquet"),
+                    "--config",
+                    cfg,
+                ],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
             if proc.returncode != want:
-                failures.append(f"normalize, endpoint down, allow_fallback {allow}: exit {proc.returncode}, expected {want}")
+                failures.append(
+                    f"normalize, endpoint down, allow_fallback {allow}: exit {proc.returncode}, expected {want}"
+                )
     return {"cases": cases, "bad": len(failures), "failures": failures}
 
 
@@ -684,13 +900,23 @@ def _snakemake_dry_runs(cases: list[tuple[str, str]], tmp: Path, n: int, timeout
         cfg.write_text(text, encoding="utf-8")
         shutil.copy(cfg, work / "config.yaml")  # the Snakefile's own configfile: must not hide the mutation
         try:
-            proc = subprocess.run([str(exe), "-n", "-q", "--cores", "1", "--configfile", str(cfg), "-d", str(work)], cwd=work, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [str(exe), "-n", "-q", "--cores", "1", "--configfile", str(cfg), "-d", str(work)],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             failures.append(f"snakemake -n timed out: {desc}")
             continue
         if i == 0 and proc.returncode != 0:
             last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["?"]
-            return {"cases": 0, "bad": 0, "failures": [f"snakemake -n control run failed, dry runs skipped: {last[0][:200]}"]}
+            return {
+                "cases": 0,
+                "bad": 0,
+                "failures": [f"snakemake -n control run failed, dry runs skipped: {last[0][:200]}"],
+            }
         if i > 0 and proc.returncode == 0:
             failures.append(f"snakemake -n accepts: {desc}")
     return {"cases": len(picks), "bad": len(failures), "failures": failures}
@@ -706,7 +932,9 @@ def main() -> None:
     parser.add_argument("--outputs", type=int, default=10_000, help="fuzzed model outputs in (a)")
     parser.add_argument("--jobs", type=int, default=2, help="concurrent CLI subprocesses in (b)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per CLI case / snakemake run")
-    parser.add_argument("--budget", type=float, default=120.0, help="seconds for all of (b); cases left then are counted as skipped")
+    parser.add_argument(
+        "--budget", type=float, default=120.0, help="seconds for all of (b); cases left then are counted as skipped"
+    )
     parser.add_argument("--snakemake", type=int, default=4, help="config mutations also run through snakemake -n")
     args = parser.parse_args()
 
@@ -714,16 +942,37 @@ def main() -> None:
     if "a" in args.families:
         start = time.perf_counter()
         res = family_a(args.seed, args.outputs)
-        rows.append(("a model outputs", res, time.perf_counter() - start, ", ".join(f"{k} {v:.1f}" + ("" if "MiB" in k else "s") for k, v in res["timings"].items())))
+        rows.append(
+            (
+                "a model outputs",
+                res,
+                time.perf_counter() - start,
+                ", ".join(f"{k} {v:.1f}" + ("" if "MiB" in k else "s") for k, v in res["timings"].items()),
+            )
+        )
     if "b" in args.families:
         start = time.perf_counter()
         res = family_b(args.jobs, args.timeout, args.budget)
-        rows.append(("b bad CLI inputs", res, time.perf_counter() - start, ", ".join(f"{k} {v}" for k, v in res["counts"].items())))
+        rows.append(
+            (
+                "b bad CLI inputs",
+                res,
+                time.perf_counter() - start,
+                ", ".join(f"{k} {v}" for k, v in res["counts"].items()),
+            )
+        )
     if "c" in args.families:
         start = time.perf_counter()
         res = family_c(args.seed, args.snakemake, args.timeout)
         sn = res["snakemake"]
-        rows.append(("c config mutations", res, time.perf_counter() - start, f"snakemake -n: {sn['cases']} run, {sn['bad']} accepted"))
+        rows.append(
+            (
+                "c config mutations",
+                res,
+                time.perf_counter() - start,
+                f"snakemake -n: {sn['cases']} run, {sn['bad']} accepted",
+            )
+        )
         res["failures"] += sn["failures"]
         start = time.perf_counter()
         res = family_c_semantic()

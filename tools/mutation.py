@@ -52,21 +52,33 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "sscore": Target("src/srrg/metrics/sscore.py", ("tests/metrics/test_sscore.py", "tests/metrics/test_sscore_edges.py")),
+    "sscore": Target(
+        "src/srrg/metrics/sscore.py", ("tests/metrics/test_sscore.py", "tests/metrics/test_sscore_edges.py")
+    ),
     "report": Target(
         "src/srrg/report.py",
         ("tests/report/test_report.py", "tests/report/test_report_bounds.py", "tests/report/test_report_canonical.py"),
     ),
     "context": Target(
         "src/srrg/extract/context.py",
-        ("tests/extract/test_extract_rules.py", "tests/extract/test_context_rules.py", "tests/extract/test_extract_context.py",
-         "tests/extract/test_extract_thresholds.py", "tests/extract/test_context_scopes.py"),
+        (
+            "tests/extract/test_extract_rules.py",
+            "tests/extract/test_context_rules.py",
+            "tests/extract/test_extract_context.py",
+            "tests/extract/test_extract_thresholds.py",
+            "tests/extract/test_context_scopes.py",
+        ),
     ),
     "nlg": Target("src/srrg/metrics/nlg.py", ("tests/metrics/test_nlg.py", "tests/metrics/test_nlg_edges.py")),
     "correlation": Target(
         "src/srrg/metaeval/correlation.py",
-        ("tests/metaeval/test_metaeval_stats.py", "tests/metaeval/test_correlation_ci.py", "tests/metaeval/test_metaeval_statistics.py",
-         "tests/metaeval/test_stats_extremes.py", "tests/metaeval/test_correlation_resampling.py"),
+        (
+            "tests/metaeval/test_metaeval_stats.py",
+            "tests/metaeval/test_correlation_ci.py",
+            "tests/metaeval/test_metaeval_statistics.py",
+            "tests/metaeval/test_stats_extremes.py",
+            "tests/metaeval/test_correlation_resampling.py",
+        ),
     ),
     "dataset": Target(
         "src/srrg/dataset.py",
@@ -74,25 +86,53 @@ TARGETS: dict[str, Target] = {
         # the shard writer and the shard/manifest jobs' readers; the CLI around it lives in srrg.stages
         functions=tuple(
             f"srrg.dataset.x_{name}__mutmut_*"
-            for name in ("sentences_of", "to_dataset_frame", "scan_input", "read_shard", "plan_input", "count_rows",
-                         "with_sentences", "plan_shards", "shard_name", "shard_paths", "make_plan", "remove_stale_shards",
-                         "shard_frame", "shard_rows", "dataset_columns",
-                         "write_shard", "build_manifest", "write_json", "write_dataset", "summarize")
+            for name in (
+                "sentences_of",
+                "to_dataset_frame",
+                "scan_input",
+                "read_shard",
+                "plan_input",
+                "count_rows",
+                "with_sentences",
+                "plan_shards",
+                "shard_name",
+                "shard_paths",
+                "make_plan",
+                "remove_stale_shards",
+                "shard_frame",
+                "shard_rows",
+                "dataset_columns",
+                "write_shard",
+                "build_manifest",
+                "write_json",
+                "write_dataset",
+                "summarize",
+            )
         ),
     ),
     "cache": Target("src/srrg/llm/cache.py", ("tests/judges/test_llm_client.py", "tests/judges/test_llm_cache.py")),
     "compare": Target(
         "src/srrg/compare.py",
-        ("tests/metaeval/test_compare.py", "tests/metaeval/test_stats_extremes.py", "tests/metaeval/test_compare_outputs.py",
-         "tests/metaeval/test_metaeval_statistics.py", "tests/metrics/test_signature.py"),
+        (
+            "tests/metaeval/test_compare.py",
+            "tests/metaeval/test_stats_extremes.py",
+            "tests/metaeval/test_compare_outputs.py",
+            "tests/metaeval/test_metaeval_statistics.py",
+            "tests/metrics/test_signature.py",
+        ),
     ),
     "green": Target(
         "src/srrg/metrics/green.py",
-        ("tests/judges/test_green.py", "tests/judges/test_judge_failures.py", "tests/judges/test_judge_mixed_batches.py"),
+        (
+            "tests/judges/test_green.py",
+            "tests/judges/test_judge_failures.py",
+            "tests/judges/test_judge_mixed_batches.py",
+        ),
         pytest_args=("-m", "not slow"),  # the slow tests run the SmolLM2 judge: minutes per mutant
     ),
     "ingest": Target(
-        "src/srrg/ingest.py", ("tests/dataset/test_ingest.py", "tests/dataset/test_split_invariants.py", "tests/dataset/test_ingest_rows.py")
+        "src/srrg/ingest.py",
+        ("tests/dataset/test_ingest.py", "tests/dataset/test_split_invariants.py", "tests/dataset/test_ingest_rows.py"),
     ),
 }
 
@@ -124,13 +164,18 @@ def write_project(work: Path, target: Target) -> list[str]:
     settings = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
     mutmut = dict(settings.get("mutmut", {}))
     tests = [t for t in target.tests if (REPO / t).is_file()]
-    mutmut.update(only_mutate=[target.path], pytest_add_cli_args_test_selection=tests,
-                  pytest_add_cli_args=[*mutmut.get("pytest_add_cli_args", []), *target.pytest_args])
+    mutmut.update(
+        only_mutate=[target.path],
+        pytest_add_cli_args_test_selection=tests,
+        pytest_add_cli_args=[*mutmut.get("pytest_add_cli_args", []), *target.pytest_args],
+    )
     for name in ("src", "tests", *mutmut.get("also_copy", [])):
         (work / name).symlink_to(REPO / name, target_is_directory=True)
     lines = []
-    for section, values in (("tool.pytest.ini_options", settings.get("pytest", {}).get("ini_options", {})),
-                            ("tool.mutmut", mutmut)):
+    for section, values in (
+        ("tool.pytest.ini_options", settings.get("pytest", {}).get("ini_options", {})),
+        ("tool.mutmut", mutmut),
+    ):
         lines += [f"[{section}]", *(f"{k} = {_toml(v)}" for k, v in values.items()), ""]
     (work / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
     return tests
@@ -175,19 +220,22 @@ def mutant_patterns(target: Target, sample: str | None, only: list[str] | None =
     return [p + f"[{sample}]" for p in patterns] if sample else patterns
 
 
-def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool, sample: str | None,
-               only: list[str] | None = None) -> dict[str, object]:
+def run_module(
+    key: str, target: Target, timeout: float, keep: bool, show: bool, sample: str | None, only: list[str] | None = None
+) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix=f"srrg-mutation-{key}-"))
     patterns = mutant_patterns(target, sample, only)
     try:
         tests = write_project(work, target)
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-                   POLARS_MAX_THREADS="1")
+        env = dict(
+            os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", POLARS_MAX_THREADS="1"
+        )
         cmd = [str(MUTMUT), "run", "--max-children", "1", *patterns]
         start = time.perf_counter()
         # own process group: on timeout the fork server and its workers stop with mutmut
-        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
         try:
             log = proc.communicate(timeout=timeout)[0][-3000:]
             rc: int | str = proc.returncode
@@ -204,10 +252,19 @@ def run_module(key: str, target: Target, timeout: float, keep: bool, show: bool,
         killed = counts.get("killed", 0) + counts.get("timeout", 0)
         checked = sum(v for k, v in counts.items() if k != "not checked")
         survivors = sorted(n for n, s in statuses.items() if s not in {"killed", "timeout"})
-        row = {"module": key, "tests": tests, "mutants": len(statuses), "checked": checked, "killed": killed,
-               "rate": killed / checked if checked else float("nan"), "ci95": wilson_interval(killed, checked),
-               "counts": counts, "rc": rc,
-               "seconds": round(seconds, 1), "survivors": survivors}
+        row = {
+            "module": key,
+            "tests": tests,
+            "mutants": len(statuses),
+            "checked": checked,
+            "killed": killed,
+            "rate": killed / checked if checked else float("nan"),
+            "ci95": wilson_interval(killed, checked),
+            "counts": counts,
+            "rc": rc,
+            "seconds": round(seconds, 1),
+            "survivors": survivors,
+        }
         if show:
             row["diffs"] = survivor_diffs(work, survivors)
         if rc != 0 and not statuses:
@@ -226,19 +283,27 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900, help="seconds per module (default 900)")
     parser.add_argument("--survivors", action="store_true", help="print the diff of every surviving mutant")
     parser.add_argument("--keep", action="store_true", help="keep the scratch projects (mutmut browse there)")
-    parser.add_argument("--sample", metavar="DIGITS",
-                        help="run only mutants whose number ends in one of DIGITS (e.g. 05: a 20%% sample)")
-    parser.add_argument("--only", nargs="+", metavar="MUTANT",
-                        help="run only these mutant names or patterns (e.g. the survivors of a run); "
-                        "modules without one are skipped")
+    parser.add_argument(
+        "--sample",
+        metavar="DIGITS",
+        help="run only mutants whose number ends in one of DIGITS (e.g. 05: a 20%% sample)",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="MUTANT",
+        help="run only these mutant names or patterns (e.g. the survivors of a run); modules without one are skipped",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = parser.parse_args()
     if not MUTMUT.is_file():
         print(f"mutmut not found next to {sys.executable}: pip install -e '.[test]'", file=sys.stderr)
         return 2
     rows = []
-    print(f"{'module':<12} {'mutants':>7} {'checked':>7} {'killed':>6} {'rate':>6}  {'95% CI':>13}  {'survived':>8}"
-          "  seconds  other")
+    print(
+        f"{'module':<12} {'mutants':>7} {'checked':>7} {'killed':>6} {'rate':>6}  {'95% CI':>13}  {'survived':>8}"
+        "  seconds  other"
+    )
     keys = args.modules or list(TARGETS)
     if args.only:
         keys = [k for k in keys if any(p.startswith(TARGETS[k].dotted + ".") for p in args.only)]
@@ -248,9 +313,12 @@ def main() -> int:
         other = {k: v for k, v in row["counts"].items() if k not in {"killed", "timeout", "survived"}}
         note = "" if row["rc"] == 0 else f"  (mutmut exit: {row['rc']})"
         low, high = row["ci95"]
-        print(f"{key:<12} {row['mutants']:>7} {row['checked']:>7} {row['killed']:>6} {row['rate']:>6.1%}  "
-              f"[{low:>5.1%}, {high:>5.1%}]  {row['counts'].get('survived', 0):>8}  {row['seconds']:>7}  "
-              f"{other or ''}{note}", flush=True)
+        print(
+            f"{key:<12} {row['mutants']:>7} {row['checked']:>7} {row['killed']:>6} {row['rate']:>6.1%}  "
+            f"[{low:>5.1%}, {high:>5.1%}]  {row['counts'].get('survived', 0):>8}  {row['seconds']:>7}  "
+            f"{other or ''}{note}",
+            flush=True,
+        )
         if "log" in row:
             print(row["log"], file=sys.stderr)
         for name in row["survivors"]:
@@ -259,8 +327,10 @@ def main() -> int:
     killed, checked = sum(r["killed"] for r in rows), sum(r["checked"] for r in rows)
     if checked:
         low, high = wilson_interval(killed, checked)
-        print(f"{'all':<12} {sum(r['mutants'] for r in rows):>7} {checked:>7} {killed:>6} {killed / checked:>6.1%}  "
-              f"[{low:>5.1%}, {high:>5.1%}]")
+        print(
+            f"{'all':<12} {sum(r['mutants'] for r in rows):>7} {checked:>7} {killed:>6} {killed / checked:>6.1%}  "
+            f"[{low:>5.1%}, {high:>5.1%}]"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -18,7 +18,8 @@ import importlib
 import logging
 import pkgutil
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from srrg import __version__, stages
 from srrg.errors import StageFailed, UserError

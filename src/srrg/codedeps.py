@@ -13,9 +13,9 @@ whose source names it in quotes.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
+from collections.abc import Callable, Iterable
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
 
 PACKAGE = "srrg"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -59,7 +59,12 @@ def imports_of(name: str, path: Path, known: Iterable[str], by_name: bool = True
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{a.name}" for a in node.names)
-        elif by_name and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(f"{PACKAGE}."):
+        elif (
+            by_name
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith(f"{PACKAGE}.")
+        ):
             found.add(node.value)
     resolved = {m for m in found if m in known}
     resolved.update([p for m in resolved for p in _parents(m)])
@@ -81,7 +86,7 @@ def reachable(start: Iterable[str], root: Path = PACKAGE_DIR, by_name: bool = Tr
     return _walk([s for s in start if s in names], lambda name: _imports(name, root, by_name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _imports(name: str, root: Path, by_name: bool) -> frozenset[str]:
     names = module_names(root)
     return frozenset(imports_of(name, names[name], names, by_name))

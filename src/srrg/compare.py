@@ -13,15 +13,16 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, bootstrap_p_floor, percentile_ci
 from srrg.metaeval.multiple import CORRECTIONS, adjust
-from srrg.config import from_dict
 from srrg.metrics.base import score_all
 from srrg.metrics.nlg import BLEU_STATS, NLGConfig, bleu_statistics, corpus_bleu
 
@@ -124,9 +125,14 @@ def statistics(columns: Sequence[str]) -> list[Statistic]:
         if c not in hidden and not (corpus and c in BLEU_KEYS)
     ]
     if corpus:
-        stats += [Statistic(f"bleu_{k}", BLEU_COLUMNS, _corpus_bleu(k), "corpus BLEU, as in summary.csv") for k in range(1, 5)]
+        stats += [
+            Statistic(f"bleu_{k}", BLEU_COLUMNS, _corpus_bleu(k), "corpus BLEU, as in summary.csv") for k in range(1, 5)
+        ]
     if set(COUNT_COLUMNS) <= set(columns):
-        stats += [Statistic(f"ce_{p}_micro", COUNT_COLUMNS, _micro(p), "micro, from per-report counts") for p in ("precision", "recall", "f1")]
+        stats += [
+            Statistic(f"ce_{p}_micro", COUNT_COLUMNS, _micro(p), "micro, from per-report counts")
+            for p in ("precision", "recall", "f1")
+        ]
     return stats
 
 
@@ -164,7 +170,9 @@ def randomization_p(a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, see
     return count / len(masks) if exact else (count + 1) / (len(masks) + 1)
 
 
-def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str, str], cfg: CompareConfig) -> Comparison:
+def compare_pair(
+    a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str, str], cfg: CompareConfig
+) -> Comparison:
     """All numbers of one row: values, bootstrap CIs (same resampled studies for both systems),
     both p-values and the smallest value each could take."""
     idx = bootstrap_indices(len(a), cfg.n_boot, cfg.seed)
@@ -174,10 +182,20 @@ def compare_pair(a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str
         sb = np.array([stat.fn(b[i]) for i in idx])
     value_a, value_b = stat.fn(a), stat.fn(b)
     return Comparison(
-        stat.key, stat.label, *names, value_a, percentile_ci(sa, cfg.ci_level), value_b, percentile_ci(sb, cfg.ci_level),
-        value_b - value_a, percentile_ci(sb - sa, cfg.ci_level), bootstrap_p(sb - sa),
-        randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed), len(a),
-        p_bootstrap_floor=bootstrap_p_floor(sb - sa), p_randomization_floor=randomization_floor(len(a), cfg.n_rounds),
+        stat.key,
+        stat.label,
+        *names,
+        value_a,
+        percentile_ci(sa, cfg.ci_level),
+        value_b,
+        percentile_ci(sb, cfg.ci_level),
+        value_b - value_a,
+        percentile_ci(sb - sa, cfg.ci_level),
+        bootstrap_p(sb - sa),
+        randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed),
+        len(a),
+        p_bootstrap_floor=bootstrap_p_floor(sb - sa),
+        p_randomization_floor=randomization_floor(len(a), cfg.n_rounds),
     )
 
 
@@ -186,7 +204,9 @@ def corrected(rows: Sequence[Comparison], method: str) -> list[Comparison]:
     comparison), each kind of test on its own (srrg.metaeval.multiple); raw p-values are kept."""
     boot = adjust([r.p_bootstrap for r in rows], method)
     rand = adjust([r.p_randomization for r in rows], method)
-    return [replace(r, correction=method, p_bootstrap_adj=b, p_randomization_adj=a) for r, b, a in zip(rows, boot, rand)]
+    return [
+        replace(r, correction=method, p_bootstrap_adj=b, p_randomization_adj=a) for r, b, a in zip(rows, boot, rand)
+    ]
 
 
 def numeric_columns(table: Mapping[str, Sequence[Any]]) -> list[str]:
@@ -195,8 +215,10 @@ def numeric_columns(table: Mapping[str, Sequence[Any]]) -> list[str]:
 
 
 def compare_tables(
-    tables: Mapping[str, Mapping[str, Sequence[Any]]], cfg: CompareConfig = CompareConfig(),
-    signatures: Mapping[str, Mapping[str, str]] | None = None, allow_mixed: bool = False,
+    tables: Mapping[str, Mapping[str, Sequence[Any]]],
+    cfg: CompareConfig = CompareConfig(),
+    signatures: Mapping[str, Mapping[str, str]] | None = None,
+    allow_mixed: bool = False,
 ) -> list[Comparison]:
     """Every system after the first against the first, on the statistics all tables share; the
     tables hold per-report values of the same studies in the same order. signatures: system ->
@@ -213,13 +235,20 @@ def compare_tables(
     shared = [c for c in numeric_columns(tables[names[0]]) if all(c in numeric_columns(tables[n]) for n in names[1:])]
     out = []
     stats = statistics(shared)
-    sigs = column_signatures({n: (signatures or {}).get(n, {}) for n in names},
-                             [s.columns[0] for s in stats], allow_mixed, "compare") if signatures else {}
+    sigs = (
+        column_signatures(
+            {n: (signatures or {}).get(n, {}) for n in names}, [s.columns[0] for s in stats], allow_mixed, "compare"
+        )
+        if signatures
+        else {}
+    )
     for stat in stats:
         arrays = {n: np.column_stack([np.asarray(tables[n][c], dtype=float) for c in stat.columns]) for n in names}
         sig = sigs.get(stat.columns[0], "")
-        out += [replace(compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg), signature=sig)
-                for other in names[1:]]
+        out += [
+            replace(compare_pair(arrays[names[0]], arrays[other], stat, (names[0], other), cfg), signature=sig)
+            for other in names[1:]
+        ]
     return corrected(out, cfg.correction)
 
 
@@ -300,13 +329,30 @@ def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
 def to_records(rows: Sequence[Comparison]) -> list[dict[str, Any]]:
     """Flat rows for CSV/Parquet, full precision."""
     return [
-        {"metric": r.key, "statistic": r.statistic, "system_a": r.system_a, "system_b": r.system_b, "n": r.n,
-         "value_a": r.value_a, "ci_a_low": r.ci_a[0], "ci_a_high": r.ci_a[1],
-         "value_b": r.value_b, "ci_b_low": r.ci_b[0], "ci_b_high": r.ci_b[1],
-         "difference": r.difference, "ci_difference_low": r.ci_difference[0], "ci_difference_high": r.ci_difference[1],
-         "p_bootstrap": r.p_bootstrap, "p_randomization": r.p_randomization, "correction": r.correction,
-         "p_bootstrap_adj": r.p_bootstrap_adj, "p_randomization_adj": r.p_randomization_adj,
-         "p_bootstrap_floor": r.p_bootstrap_floor, "p_randomization_floor": r.p_randomization_floor, "signature": r.signature}
+        {
+            "metric": r.key,
+            "statistic": r.statistic,
+            "system_a": r.system_a,
+            "system_b": r.system_b,
+            "n": r.n,
+            "value_a": r.value_a,
+            "ci_a_low": r.ci_a[0],
+            "ci_a_high": r.ci_a[1],
+            "value_b": r.value_b,
+            "ci_b_low": r.ci_b[0],
+            "ci_b_high": r.ci_b[1],
+            "difference": r.difference,
+            "ci_difference_low": r.ci_difference[0],
+            "ci_difference_high": r.ci_difference[1],
+            "p_bootstrap": r.p_bootstrap,
+            "p_randomization": r.p_randomization,
+            "correction": r.correction,
+            "p_bootstrap_adj": r.p_bootstrap_adj,
+            "p_randomization_adj": r.p_randomization_adj,
+            "p_bootstrap_floor": r.p_bootstrap_floor,
+            "p_randomization_floor": r.p_randomization_floor,
+            "signature": r.signature,
+        }
         for r in rows
     ]
 
@@ -339,7 +385,9 @@ def run_compare(
     if not common:
         raise UserError(f"compare: no study id of {refs_path} is in every system's file; see the ids each file holds")
     ref_text = dict(zip(refs["study_id"], refs["report"]))
-    rows = compare_systems([ref_text[s] for s in common], {n: [h[s] for s in common] for n, h in hyps.items()}, metrics, options, cfg)
+    rows = compare_systems(
+        [ref_text[s] for s in common], {n: [h[s] for s in common] for n, h in hyps.items()}, metrics, options, cfg
+    )
     write_outputs(rows, pl.concat(unmatched), out_dir, cfg.ci_level)
     return rows
 
@@ -399,14 +447,20 @@ def run_compare_tables(
     frames = {name: read_table(path) for name, path in paths.items()}
     for name, frame in frames.items():
         if "study_id" not in frame.columns:
-            raise UserError(f"compare: {paths[name]} has no study_id column; give per_report tables written by srrg score")
+            raise UserError(
+                f"compare: {paths[name]} has no study_id column; give per_report tables written by srrg score"
+            )
     ids = [{str(s) for s in f["study_id"]} for f in frames.values()]
     first = next(iter(frames.values()))
     common = [str(s) for s in first["study_id"] if all(str(s) in i for i in ids)]
     if not common:
         raise UserError("compare: the per-report tables share no study id")
     unmatched = pl.DataFrame(
-        [{"study_id": s, "side": "per_report", "system": name} for name, i in zip(frames, ids) for s in sorted(i - set(common))],
+        [
+            {"study_id": s, "side": "per_report", "system": name}
+            for name, i in zip(frames, ids)
+            for s in sorted(i - set(common))
+        ],
         schema={"study_id": pl.String, "side": pl.String, "system": pl.String},
     )
     tables = {}

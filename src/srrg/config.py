@@ -17,14 +17,13 @@ import json
 import os
 import types
 import typing
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
-
+from typing import Any, TypeVar
 
 from srrg.errors import UserError
 from srrg.text.decode import config_value, read_mapping_file
-
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.json"  # package data, generated
 
@@ -80,9 +79,7 @@ def _describe(error: Any, root: str) -> str:
     return f"{where}: {error.message}"
 
 
-def validate(
-    data: Mapping[str, Any] | None, schema: Mapping[str, Any] | None = None, root: str = ""
-) -> dict[str, Any]:
+def validate(data: Mapping[str, Any] | None, schema: Mapping[str, Any] | None = None, root: str = "") -> dict[str, Any]:
     """Validate a copy of `data` and return it with every schema default filled in.
 
     Raises ConfigError listing all problems (unknown keys, wrong types, values out of range).

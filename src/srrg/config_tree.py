@@ -16,9 +16,10 @@ import dataclasses
 import importlib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from srrg.config import ConfigError, doc, validate
 from srrg.text.decode import read_mapping_file
@@ -55,14 +56,17 @@ class ScoreSection:
     """Metrics of every run's predictions (srrg score); Sentence-Direct runs skip s_score."""
 
     metrics: tuple[str, ...] = field(
-        default=("bleu", "meteor", "rouge_l", "cider", "s_score"), metadata={**_hook("metric_names"), "schema": {"minItems": 1}}
+        default=("bleu", "meteor", "rouge_l", "cider", "s_score"),
+        metadata={**_hook("metric_names"), "schema": {"minItems": 1}},
     )
     options: dict[str, Any] = field(
         default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per metric (docs/metrics.md)."}
     )
     section: Literal["findings", "impression", "both"] = field(
         default="both",
-        metadata=doc("Report section scored, for references and hypotheses alike; both = the whole text (docs/metrics.md)."),
+        metadata=doc(
+            "Report section scored, for references and hypotheses alike; both = the whole text (docs/metrics.md)."
+        ),
     )
 
 
@@ -78,13 +82,16 @@ class JudgeSection:
     )
     metrics: tuple[Literal["green", "vert", "gema", "proxy_rating"], ...] = ("green", "vert", "gema", "proxy_rating")
     extra_metrics: tuple[str, ...] = field(
-        default=("bleu", "rouge_l", "s_score_text"), metadata={**_hook("metric_names"), "doc": "Non-LLM metrics scored on the same pairs."}
+        default=("bleu", "rouge_l", "s_score_text"),
+        metadata={**_hook("metric_names"), "doc": "Non-LLM metrics scored on the same pairs."},
     )
     llm: dict[str, Any] = field(
         default_factory=lambda: {"backend": "local", "max_new_tokens": 256, "batch_size": 4},
         metadata={**_hook("llm_overrides"), "doc": "Merged over the top-level llm section for the judges."},
     )
-    options: dict[str, Any] = field(default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per judge metric."})
+    options: dict[str, Any] = field(
+        default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per judge metric."}
+    )
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,9 @@ class MetaevalSection:
 class JudgeTrainSection:
     """Fine-tuned LLM judges (docs/judge_train.md). Off while datasets is empty."""
 
-    datasets: tuple[str, ...] = field(default=(), metadata=doc("Names of metaeval.datasets entries to train a judge on."))
+    datasets: tuple[str, ...] = field(
+        default=(), metadata=doc("Names of metaeval.datasets entries to train a judge on.")
+    )
     analyses: dict[str, str] = field(default_factory=dict, metadata=doc("Dataset name -> table (pair_id, analysis)."))
     train: Any = field(default=None, metadata=_hook("judge_train_settings"))
     metrics: tuple[Literal["vert", "green"], ...] = ("vert",)
@@ -263,8 +272,14 @@ HOOKS = {
     "metric_names": _metric_names,
     "llm_overrides": _llm_overrides,
     "runs": _runs,
-    "metaeval_correlate": lambda: {**dataclass_schema(section_class_of("srrg.metaeval.run", "MetaevalConfig")), "default": {}},
-    "judge_train_settings": lambda: {**dataclass_schema(section_class_of("srrg.judge_train.config", "JudgeTrainConfig")), "default": {}},
+    "metaeval_correlate": lambda: {
+        **dataclass_schema(section_class_of("srrg.metaeval.run", "MetaevalConfig")),
+        "default": {},
+    },
+    "judge_train_settings": lambda: {
+        **dataclass_schema(section_class_of("srrg.judge_train.config", "JudgeTrainConfig")),
+        "default": {},
+    },
 }
 
 
@@ -278,7 +293,9 @@ def _generated_section(name: str) -> dict[str, Any]:
     if name == "train":  # the TrainConfig keys and `runs` side by side in one section
         schema = dataclass_schema(section_class(name), with_defaults=False)  # defaults: TrainConfig, per run
         schema["properties"] = {"runs": _runs(), **schema["properties"]}
-        schema["description"] = "Models and runs (srrg train; docs/model.md): the train settings, and `runs` with per-run overrides."
+        schema["description"] = (
+            "Models and runs (srrg train; docs/model.md): the train settings, and `runs` with per-run overrides."
+        )
         return {**schema, "default": {}}
     return {**dataclass_schema(section_class(name), NOT_IN_SECTION.get(name, frozenset())), "default": {}}
 
@@ -286,9 +303,17 @@ def _generated_section(name: str) -> dict[str, Any]:
 def config_schema() -> dict[str, Any]:
     """The whole workflow config schema (JSON Schema 2020-12)."""
     properties: dict[str, Any] = {
-        "results_dir": {"type": "string", "default": "results", "description": "Folder that receives every stage output."},
+        "results_dir": {
+            "type": "string",
+            "default": "results",
+            "description": "Folder that receives every stage output.",
+        },
         "logs_dir": {"type": "string", "default": "logs", "description": "Folder for one log file per job."},
-        "cache_dir": {"type": "string", "default": ".cache/srrg", "description": "Persistent caches kept outside declared outputs."},
+        "cache_dir": {
+            "type": "string",
+            "default": ".cache/srrg",
+            "description": "Persistent caches kept outside declared outputs.",
+        },
     }
     properties.update({name: _generated_section(name) for name in SECTIONS})
     return {
@@ -359,7 +384,9 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         ("judge_train.train", lambda: from_dict(JudgeTrainConfig, cfg["judge_train"]["train"], "judge_train.train")),
     ]
     # the train settings themselves (every run starts from them), then each run's merged slice
-    checks.append(("train", lambda: from_dict(TrainConfig, {k: v for k, v in cfg["train"].items() if k != "runs"}, "train")))
+    checks.append(
+        ("train", lambda: from_dict(TrainConfig, {k: v for k, v in cfg["train"].items() if k != "runs"}, "train"))
+    )
     for spec in run_specs(cfg["train"]):
         checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
     for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
@@ -423,4 +450,8 @@ def _metric_classes_of(module: str) -> dict[str, Any]:
     from srrg.metrics.base import Metric
 
     members = vars(importlib.import_module(module)).values()
-    return {c.name: c for c in members if isinstance(c, type) and issubclass(c, Metric) and isinstance(getattr(c, "name", None), str)}
+    return {
+        c.name: c
+        for c in members
+        if isinstance(c, type) and issubclass(c, Metric) and isinstance(getattr(c, "name", None), str)
+    }

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -57,7 +58,9 @@ class DatasetConfig:
 
     rows_per_shard: int = field(
         default=20000,
-        metadata=doc("Rows per part-NNNNN.parquet; each split has ceil(rows / rows_per_shard) shards (at least one).", minimum=1),
+        metadata=doc(
+            "Rows per part-NNNNN.parquet; each split has ceil(rows / rows_per_shard) shards (at least one).", minimum=1
+        ),
     )
     row_group_size: int = field(default=2000, metadata=doc("Parquet row group size.", minimum=1))
     compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = "zstd"

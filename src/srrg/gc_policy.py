@@ -12,8 +12,8 @@ Collection only ever frees unreachable objects, so results are the same either w
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 GEN0_THRESHOLD = 50_000
 

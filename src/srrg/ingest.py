@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 import polars as pl
 
@@ -65,7 +66,9 @@ class IngestConfig:
     """Which report collection to read and how to split it (srrg ingest)."""
 
     source: Literal["iu_xray", "mimic_cxr"] = "iu_xray"
-    limit: int | None = field(default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1))
+    limit: int | None = field(
+        default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1)
+    )
     split: SplitConfig = field(default_factory=SplitConfig)
     n_process: int = field(
         default=1,
@@ -80,7 +83,7 @@ def seeded_split(key: str, fractions: Mapping[str, float], seed: int) -> str:
     total = sum(fractions.get(s, 0.0) for s in SPLITS)
     if total <= 0:
         raise UserError("ingest.split.fractions must not all be zero")
-    digest = hashlib.sha256(f"{seed}:{key}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     u = int.from_bytes(digest[:8], "big") / 2**64
     edge = 0.0
     for name in SPLITS:
@@ -114,8 +117,11 @@ def input_paths(cfg: IngestConfig) -> dict[str, str | None]:
     """Config key -> path of every file or folder the configured source reads (the outputs of
     ingest must be none of them)."""
     section = cfg.iu_xray if cfg.source == "iu_xray" else cfg.mimic_cxr
-    return {f"ingest.{cfg.source}.{f.name}": getattr(section, f.name) for f in dataclasses.fields(section)
-            if f.name != "image_ext"}
+    return {
+        f"ingest.{cfg.source}.{f.name}": getattr(section, f.name)
+        for f in dataclasses.fields(section)
+        if f.name != "image_ext"
+    }
 
 
 def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
@@ -127,7 +133,9 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     else:
         raise UserError(f"unknown ingest.source {cfg.source!r} (use iu_xray or mimic_cxr)")
     if not rows:
-        raise UserError(f"ingest.source {cfg.source}: the configured files hold no study; check the paths in ingest.{cfg.source}")
+        raise UserError(
+            f"ingest.source {cfg.source}: the configured files hold no study; check the paths in ingest.{cfg.source}"
+        )
     rows.sort(key=lambda r: natural_key(r["study_id"]))
     assign_splits(rows, cfg.split)  # before the limit: a patient's studies beyond it still lend their split
     if cfg.limit is not None:
@@ -153,6 +161,7 @@ def summarize(df: pl.DataFrame, seconds: float) -> str:
         f"ingest: studies={n} out={n} "
         + " ".join(f"{k}={v}" for k, v in sorted(statuses.items()))
         + f" | findings found in {share('findings')} impression in {share('impression')} of reports"
-        + " | " + " ".join(f"{s}={splits.get(s, 0)}" for s in SPLITS)
+        + " | "
+        + " ".join(f"{s}={splits.get(s, 0)}" for s in SPLITS)
         + f" | {seconds:.1f}s"
     )

@@ -13,9 +13,10 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, NoReturn
+from typing import Any, NoReturn
 
 import polars as pl
 
@@ -69,7 +70,9 @@ def _unwritable(path: str | os.PathLike[str], err: BaseException) -> NoReturn:
     """A full disk or a folder that turned read-only while writing: one line naming the output (the
     temporary file is removed; the previous output, if any, is kept)."""
     reason = err.strerror if isinstance(err, OSError) and err.strerror else _first_line(err)
-    raise UserError(f"{path}: cannot be written ({reason}); check the free space and permissions of its folder") from None
+    raise UserError(
+        f"{path}: cannot be written ({reason}); check the free space and permissions of its folder"
+    ) from None
 
 
 def _io_failure(err: BaseException) -> bool:
@@ -127,7 +130,9 @@ def _decode(p: Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        raise UserError(f"{p}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); save the file as UTF-8") from None
+        raise UserError(
+            f"{p}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); save the file as UTF-8"
+        ) from None
 
 
 def _txt_lines(p: Path) -> list[str]:
@@ -227,7 +232,10 @@ def read_table(path: str | os.PathLike[str], id_cols: Iterable[str] | None = Non
     try:
         if fmt == "txt":
             lines = _txt_lines(p)
-            return pl.DataFrame({"study_id": [str(i) for i in range(1, len(lines) + 1)], "report": lines}, schema={"study_id": pl.String, "report": pl.String})
+            return pl.DataFrame(
+                {"study_id": [str(i) for i in range(1, len(lines) + 1)], "report": lines},
+                schema={"study_id": pl.String, "report": pl.String},
+            )
         if fmt == "parquet":
             df = pl.read_parquet(p)
         elif fmt == "jsonl":
@@ -260,8 +268,18 @@ def report_text(value: Any, where: str) -> str:
             raise UserError(f"{where}: report bytes are not UTF-8 text") from None
     if isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False)
-    kind = "a list" if isinstance(value, (list, tuple)) else "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float)) else "not text"
-    raise UserError(f"{where}: report is {kind} ({json.dumps(value, default=str)[:40]}); allowed: a string, a structured-report object or null")
+    kind = (
+        "a list"
+        if isinstance(value, (list, tuple))
+        else "a boolean"
+        if isinstance(value, bool)
+        else "a number"
+        if isinstance(value, (int, float))
+        else "not text"
+    )
+    raise UserError(
+        f"{where}: report is {kind} ({json.dumps(value, default=str)[:40]}); allowed: a string, a structured-report object or null"
+    )
 
 
 def read_reports(path: str | os.PathLike[str], id_col: str = "study_id", text_col: str = "report") -> pl.DataFrame:
@@ -302,7 +320,9 @@ def _missing(p: Path, columns: Iterable[str], id_col: str, text_col: str) -> Non
     found = list(columns)
     missing = [c for c in (id_col, text_col) if c not in found]
     if missing:
-        raise UserError(f"{p}: missing column(s) {missing}; found {found[:20]} (choose others with --id-col / --ref-col / --hyp-col)")
+        raise UserError(
+            f"{p}: missing column(s) {missing}; found {found[:20]} (choose others with --id-col / --ref-col / --hyp-col)"
+        )
 
 
 def _reports_from_records(p: Path, records: list[tuple[str, Any]], id_col: str, text_col: str) -> pl.DataFrame:

@@ -14,11 +14,12 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -60,8 +61,16 @@ def offline() -> bool:
 def metric_needs(metric: str) -> list[Need]:
     """The repositories one metric loads ([] for metrics without weights)."""
     repos = catalog()["repos"]
-    return [Need(r, repos[r]["revision"], tuple(repos[r]["files"]) if repos[r]["files"] else None, (metric,),
-                 repos[r].get("source", "")) for r in catalog()["metrics"].get(metric, [])]
+    return [
+        Need(
+            r,
+            repos[r]["revision"],
+            tuple(repos[r]["files"]) if repos[r]["files"] else None,
+            (metric,),
+            repos[r].get("source", ""),
+        )
+        for r in catalog()["metrics"].get(metric, [])
+    ]
 
 
 def _metric_lists(cfg: Mapping[str, Any]) -> list[str]:
@@ -69,8 +78,12 @@ def _metric_lists(cfg: Mapping[str, Any]) -> list[str]:
     from srrg.config_tree import JudgeSection, MetaevalSection, ScoreSection
 
     score, judge, meta = cfg.get("score") or {}, cfg.get("judge") or {}, cfg.get("metaeval") or {}
-    names = [*score.get("metrics", ScoreSection().metrics), *judge.get("metrics", JudgeSection().metrics),
-             *judge.get("extra_metrics", JudgeSection().extra_metrics), *meta.get("metrics", MetaevalSection().metrics)]
+    names = [
+        *score.get("metrics", ScoreSection().metrics),
+        *judge.get("metrics", JudgeSection().metrics),
+        *judge.get("extra_metrics", JudgeSection().extra_metrics),
+        *meta.get("metrics", MetaevalSection().metrics),
+    ]
     return list(dict.fromkeys(names))
 
 
@@ -85,10 +98,10 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
     pretrained timm encoder (its hub id from timm's own table) and the frozen LLM's name, and the
     fine-tuned judges' base model; and one line per model that loads without the hub (packaged,
     built in, a local folder, random init)."""
-    from srrg.config_tree import JudgeSection
     from dataclasses import asdict
 
     from srrg.config import stage_config
+    from srrg.config_tree import JudgeSection
     from srrg.model.config import TrainConfig, deep_merge, run_slice, run_specs
 
     found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
@@ -127,8 +140,9 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
             merged[need.repo] = need
             continue
         files = None if old.files is None or need.files is None else tuple(dict.fromkeys([*old.files, *need.files]))
-        merged[need.repo] = Need(old.repo, old.revision, files, tuple(dict.fromkeys([*old.used_by, *need.used_by])),
-                                 old.source)
+        merged[need.repo] = Need(
+            old.repo, old.revision, files, tuple(dict.fromkeys([*old.used_by, *need.used_by])), old.source
+        )
     return list(merged.values()), local
 
 
@@ -184,13 +198,23 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
     manifest = read_manifest(root)
     for need in needs:
         log(f"srrg models fetch: {need.repo}@{need.revision or 'main (unpinned)'}")
-        folder = Path(snapshot_download(need.repo, revision=need.revision or "main", cache_dir=str(root / "hub"),
-                                        allow_patterns=list(need.files) if need.files else None))
+        folder = Path(
+            snapshot_download(
+                need.repo,
+                revision=need.revision or "main",
+                cache_dir=str(root / "hub"),
+                allow_patterns=list(need.files) if need.files else None,
+            )
+        )
         files = sorted(p for p in folder.rglob("*") if p.is_file())
         # RadEval and transformers load by name, i.e. the `main` ref: offline it must name this snapshot
         write_text(folder.parent.parent / "refs" / "main", folder.name)
-        manifest[need.repo] = {"requested": need.revision, "commit": folder.name, "snapshot": str(folder),
-                               "files": {str(p.relative_to(folder)): sha256(p) for p in files}}
+        manifest[need.repo] = {
+            "requested": need.revision,
+            "commit": folder.name,
+            "snapshot": str(folder),
+            "files": {str(p.relative_to(folder)): sha256(p) for p in files},
+        }
         write_text(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 
@@ -213,11 +237,15 @@ def run_models(config: Path, action: str, root: Path | None, dry_run: bool, log:
         return
     todo = [n for n in needs if not present(n, root)]
     if todo and offline():
-        raise UserError(f"HF_HUB_OFFLINE=1: cannot fetch {len(todo)} repositories; "
-                        "run `srrg models fetch` where the hub is reachable")
+        raise UserError(
+            f"HF_HUB_OFFLINE=1: cannot fetch {len(todo)} repositories; "
+            "run `srrg models fetch` where the hub is reachable"
+        )
     fetch(todo, root, log)
-    log(f"srrg models fetch: {len(todo)} fetched, {len(needs) - len(todo)} already present in {root}; "
-        f"sha256 per file in {root / 'manifest.json'}")
+    log(
+        f"srrg models fetch: {len(todo)} fetched, {len(needs) - len(todo)} already present in {root}; "
+        f"sha256 per file in {root / 'manifest.json'}"
+    )
 
 
 def revision_used(repo: str) -> str:
@@ -279,8 +307,10 @@ def prepare_offline(metric: str) -> str | None:
         missing = [n for n in needs if not present(n, root)]
         if missing:
             names = ", ".join(f"{n.repo}@{n.revision or 'main'}" for n in missing)
-            raise UserError(f"{metric}: HF_HUB_OFFLINE=1 and {names} is not in {root} ({MODELS_ENV}); "
-                            f"run `{FETCH} --config <config.yaml>` where the hub is reachable")
+            raise UserError(
+                f"{metric}: HF_HUB_OFFLINE=1 and {names} is not in {root} ({MODELS_ENV}); "
+                f"run `{FETCH} --config <config.yaml>` where the hub is reachable"
+            )
     else:
         unreachable = use_hub_or_caches(metric)
     if not (root / "hub").is_dir():

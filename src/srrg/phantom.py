@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -25,34 +25,123 @@ from srrg.report import Finding, StructuredReport, from_obj
 # Severity words from smallest to largest; None (no level stated) has its own size so that a
 # perfect reader can tell it apart. Unknown level words draw like None.
 LEVEL_SCALE: tuple[str | None, ...] = (
-    "trace", "minimal", "tiny", "subtle", "slight", "minimal to mild", "mild", "minor", "borderline", "small",
-    None, "mild to moderate", "small to moderate", "moderate", "moderate to large", "moderate to severe",
-    "large", "marked", "severe", "extensive", "massive",
+    "trace",
+    "minimal",
+    "tiny",
+    "subtle",
+    "slight",
+    "minimal to mild",
+    "mild",
+    "minor",
+    "borderline",
+    "small",
+    None,
+    "mild to moderate",
+    "small to moderate",
+    "moderate",
+    "moderate to large",
+    "moderate to severe",
+    "large",
+    "marked",
+    "severe",
+    "extensive",
+    "massive",
 )
 # diagnostic certainty -> contrast of the finding (faint findings are the hedged ones)
 STRENGTH = {3: 1.0, 2: 0.7, 1: 0.45, None: 1.0}
 
 # the findings the renderer draws (docs/phantom.md); all others are invisible
-SIDED_LUNG = ("consolidation", "lung opacity", "atelectasis", "pneumonia", "infiltration", "nodule", "mass",
-              "granuloma", "calcification", "scarring", "fibrosis", "pleural thickening", "pleural effusion",
-              "blunting of the costophrenic angle", "pneumothorax", "elevated hemidiaphragm", "bulla")
-GLOBAL = ("cardiomegaly", "enlarged cardiomediastinum", "edema", "pulmonary vascular congestion", "emphysema",
-          "hyperinflation", "hypoinflation", "scoliosis", "degenerative changes", "tortuous aorta",
-          "atherosclerosis", "hernia", "support devices", "prominent interstitial markings")
+SIDED_LUNG = (
+    "consolidation",
+    "lung opacity",
+    "atelectasis",
+    "pneumonia",
+    "infiltration",
+    "nodule",
+    "mass",
+    "granuloma",
+    "calcification",
+    "scarring",
+    "fibrosis",
+    "pleural thickening",
+    "pleural effusion",
+    "blunting of the costophrenic angle",
+    "pneumothorax",
+    "elevated hemidiaphragm",
+    "bulla",
+)
+GLOBAL = (
+    "cardiomegaly",
+    "enlarged cardiomediastinum",
+    "edema",
+    "pulmonary vascular congestion",
+    "emphysema",
+    "hyperinflation",
+    "hypoinflation",
+    "scoliosis",
+    "degenerative changes",
+    "tortuous aorta",
+    "atherosclerosis",
+    "hernia",
+    "support devices",
+    "prominent interstitial markings",
+)
 VISIBLE = frozenset(SIDED_LUNG + GLOBAL)
-DEFAULT_ZONE = {"pleural effusion": "lower", "blunting of the costophrenic angle": "lower", "atelectasis": "lower",
-                "elevated hemidiaphragm": "lower", "pneumothorax": "upper", "pleural thickening": "upper",
-                "scarring": "upper", "bulla": "upper", "fibrosis": "lower", "pneumonia": "lower"}
+DEFAULT_ZONE = {
+    "pleural effusion": "lower",
+    "blunting of the costophrenic angle": "lower",
+    "atelectasis": "lower",
+    "elevated hemidiaphragm": "lower",
+    "pneumothorax": "upper",
+    "pleural thickening": "upper",
+    "scarring": "upper",
+    "bulla": "upper",
+    "fibrosis": "lower",
+    "pneumonia": "lower",
+}
 BOTH_SIDES_BY_DEFAULT = frozenset({"pleural effusion", "fibrosis", "blunting of the costophrenic angle"})
 
-_SIDE_WORDS = {"right": "right", "left": "left", "bilateral": "both", "bilaterally": "both", "both": "both",
-               "bibasilar": "both", "bibasal": "both", "bibasally": "both", "biapical": "both", "lungs": "both"}
-_ZONE_WORDS = {"upper": "upper", "apex": "upper", "apices": "upper", "apical": "upper", "apically": "upper",
-               "biapical": "upper", "middle": "middle", "mid": "middle", "midlung": "middle", "lingula": "middle",
-               "lingular": "middle", "perihilar": "middle", "hilar": "middle", "hilum": "middle", "hila": "middle",
-               "lower": "lower", "base": "lower", "bases": "lower", "basilar": "lower", "basal": "lower",
-               "bibasilar": "lower", "bibasal": "lower", "bibasally": "lower", "costophrenic": "lower",
-               "retrocardiac": "lower", "infrahilar": "lower", "cardiophrenic": "lower"}
+_SIDE_WORDS = {
+    "right": "right",
+    "left": "left",
+    "bilateral": "both",
+    "bilaterally": "both",
+    "both": "both",
+    "bibasilar": "both",
+    "bibasal": "both",
+    "bibasally": "both",
+    "biapical": "both",
+    "lungs": "both",
+}
+_ZONE_WORDS = {
+    "upper": "upper",
+    "apex": "upper",
+    "apices": "upper",
+    "apical": "upper",
+    "apically": "upper",
+    "biapical": "upper",
+    "middle": "middle",
+    "mid": "middle",
+    "midlung": "middle",
+    "lingula": "middle",
+    "lingular": "middle",
+    "perihilar": "middle",
+    "hilar": "middle",
+    "hilum": "middle",
+    "hila": "middle",
+    "lower": "lower",
+    "base": "lower",
+    "bases": "lower",
+    "basilar": "lower",
+    "basal": "lower",
+    "bibasilar": "lower",
+    "bibasal": "lower",
+    "bibasally": "lower",
+    "costophrenic": "lower",
+    "retrocardiac": "lower",
+    "infrahilar": "lower",
+    "cardiophrenic": "lower",
+}
 ZONES = ("upper", "middle", "lower")
 _WORD = re.compile(r"[a-z]+")
 
@@ -102,8 +191,11 @@ def scene(report: StructuredReport) -> tuple[Mark, ...]:
             continue
         side, zone = location_parts(f.location) if f.name in SIDED_LUNG else (None, None)
         located = side is not None or zone is not None
-        marks.append(Mark(f.name, f.probability if f.probability in STRENGTH else None, drawn_level(f.level),
-                          side, zone, located))
+        marks.append(
+            Mark(
+                f.name, f.probability if f.probability in STRENGTH else None, drawn_level(f.level), side, zone, located
+            )
+        )
     return tuple(marks)
 
 
@@ -125,7 +217,7 @@ def visible_report(report: StructuredReport) -> StructuredReport:
 
 def study_rng(study_id: str, salt: str = "phantom") -> np.random.Generator:
     """A generator seeded by the study id (stable across processes, platforms and ranks)."""
-    digest = hashlib.sha256(f"{salt}:{study_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{salt}:{study_id}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
@@ -230,7 +322,11 @@ def draw_mark(c: Canvas, m: Mark) -> None:
         if name == "edema":
             hilum = np.exp(-(((c.x - c.cx) / 0.22) ** 2 + ((c.y - c.cy) / 0.2) ** 2))
             c.img += lungs * hilum * (0.15 + 0.15 * size) * s
-        stripes = (np.sin(c.x * 90.0) > 0.7) if name != "pulmonary vascular congestion" else (np.sin(c.y * 70.0 + c.x * 40.0) > 0.8)
+        stripes = (
+            (np.sin(c.x * 90.0) > 0.7)
+            if name != "pulmonary vascular congestion"
+            else (np.sin(c.y * 70.0 + c.x * 40.0) > 0.8)
+        )
         c.img += lungs * stripes * (0.08 + 0.06 * size) * s
     elif name in ("cardiomegaly", "emphysema", "hyperinflation", "hypoinflation", "scoliosis"):
         pass  # drawn through the anatomy (prepare)
@@ -358,13 +454,16 @@ def figure(studies: list[tuple[str, StructuredReport]], path: str, size: int = 1
 
     from srrg.io import atomic_path
 
-    fig, axes = plt.subplots(len(studies), 2, figsize=(9, 2.3 * len(studies)), dpi=100,
-                             gridspec_kw={"width_ratios": [1, 2.6]}, squeeze=False)
+    fig, axes = plt.subplots(
+        len(studies), 2, figsize=(9, 2.3 * len(studies)), dpi=100, gridspec_kw={"width_ratios": [1, 2.6]}, squeeze=False
+    )
     for (study_id, report), (ax_img, ax_txt) in zip(studies, axes):
         ax_img.imshow(render(report, study_id, size), cmap="gray", vmin=0, vmax=1)
         ax_img.set_title(study_id, fontsize=8)
-        lines = [f"{'+' if f.name in VISIBLE else '(invisible)'} {f.name}, p={f.probability}, {f.level or '-'}, {f.location or '-'}"
-                 for f in report.positive] or ["no positive finding"]
+        lines = [
+            f"{'+' if f.name in VISIBLE else '(invisible)'} {f.name}, p={f.probability}, {f.level or '-'}, {f.location or '-'}"
+            for f in report.positive
+        ] or ["no positive finding"]
         if report.negative:
             lines.append("negative: " + ", ".join(report.negative))
         ax_txt.text(0, 1, "\n".join(textwrap.fill(x, 70) for x in lines), va="top", fontsize=7, family="monospace")

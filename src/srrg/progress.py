@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, Iterable, Iterator, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger("srrg.progress")
@@ -49,8 +50,9 @@ class Progress:
             log.info("%s", self.line())  # a loop of unknown length says once how far it got
 
 
-def tracked(items: Iterable[T], desc: str, unit: str = "it", total: int | None = None,
-             disable: bool = False) -> Iterator[T]:
+def tracked(
+    items: Iterable[T], desc: str, unit: str = "it", total: int | None = None, disable: bool = False
+) -> Iterator[T]:
     """Iterate over items while reporting progress (total: len(items) when it has one)."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]

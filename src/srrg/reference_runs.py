@@ -29,8 +29,10 @@ LABELS = {CONSTANT: "Constant (most frequent training report)", CEILING: "Ceilin
 # run name -> the images its predictions are made from (the predictions' `images` column): Constant
 # looks at none; Ceiling is the phantom round trip, so it stands beside runs that saw phantoms only
 IMAGES: dict[str, str | None] = {CONSTANT: None, CEILING: "phantom"}
-CAPTION = ("Constant: the most frequent training report for every study; Ceiling: each reference after the "
-           "phantom render -> read round trip (an upper bound; docs/phantom.md).")
+CAPTION = (
+    "Constant: the most frequent training report for every study; Ceiling: each reference after the "
+    "phantom render -> read round trip (an upper bound; docs/phantom.md)."
+)
 PAIRS_COLUMNS = ("study_id", "reference", "report", "raw")
 
 

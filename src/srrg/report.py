@@ -407,9 +407,7 @@ def decode_json(text: str) -> tuple[Any, bool]:
         return None, False
 
 
-def parse_report(
-    text: str | bytes | None, synonyms: Mapping[str, str] | None = None
-) -> tuple[StructuredReport, str]:
+def parse_report(text: str | bytes | None, synonyms: Mapping[str, str] | None = None) -> tuple[StructuredReport, str]:
     """Parse model output into a canonical report and a status in {valid, repaired, unparseable}.
 
     Never raises: anything that is not a structured report gives the empty report, `unparseable`.

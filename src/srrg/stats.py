@@ -9,9 +9,10 @@ structured report holds one entry per name); `share` is the count over the numbe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -32,16 +33,28 @@ class StatsConfig:
     """Dataset statistics (S-RRG Fig. 5) as PNG + CSV."""
 
     top_k: int = field(default=20, metadata=doc("Number of most frequent positive findings shown.", minimum=1))
-    dpi: int = field(default=120, metadata=doc("Resolution of the PNG figures (600 is print quality; more only costs memory).",
-                                                 minimum=50, maximum=600))
+    dpi: int = field(
+        default=120,
+        metadata=doc(
+            "Resolution of the PNG figures (600 is print quality; more only costs memory).", minimum=50, maximum=600
+        ),
+    )
     # read by the workflow: its eval_extraction rule writes the table beside the statistics
-    extraction_gold: str | None = field(default=None, metadata=doc(
-        "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); when set, the workflow measures the extractor "
-        "on it with the extract settings and extraction_accuracy.csv joins the statistics; null = not measured."))
-    extraction_half: str = field(default="heldout", metadata=doc(
-        "Half of the fixed IU split the extraction table is measured on (heldout: the reports the rules were not "
-        "tuned on).",
-        enum=["dev", "heldout", "all"]))
+    extraction_gold: str | None = field(
+        default=None,
+        metadata=doc(
+            "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); when set, the workflow measures the extractor "
+            "on it with the extract settings and extraction_accuracy.csv joins the statistics; null = not measured."
+        ),
+    )
+    extraction_half: str = field(
+        default="heldout",
+        metadata=doc(
+            "Half of the fixed IU split the extraction table is measured on (heldout: the reports the rules were not "
+            "tuned on).",
+            enum=["dev", "heldout", "all"],
+        ),
+    )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:
@@ -144,7 +157,12 @@ def write_stats(df: pl.DataFrame, out_dir: str | Path, cfg: StatsConfig) -> dict
         with atomic_path(out / f"{name}.csv") as tmp:
             tables[name].write_csv(tmp)
         plot_bar(
-            tables[name], label[name], titles[name], out / f"{name}.png", cfg.dpi, horizontal=name != "probability",
+            tables[name],
+            label[name],
+            titles[name],
+            out / f"{name}.png",
+            cfg.dpi,
+            horizontal=name != "probability",
             count_label=counted[name],
         )
     return tables
@@ -156,5 +174,7 @@ def run_stats(dataset_dir: str | Path, out_dir: str | Path, cfg: StatsConfig) ->
     df = read_dataset(dataset_dir)
     tables = write_stats(df, out_dir, cfg)
     n_pos = int(tables["probability"]["count"].sum())
-    return (f"studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
-            f"levels={tables['severity'].height}")
+    return (
+        f"studies={df.height} positive findings={n_pos} distinct shown={tables['findings'].height} "
+        f"levels={tables['severity'].height}"
+    )

@@ -32,10 +32,23 @@ from srrg.metrics.signature import column_signatures, read_signatures
 from srrg.reference_runs import CAPTION, base_run
 from srrg.report import REPAIRED, VALID
 
-TABLE1 = (("BLEU-1", "bleu_1"), ("BLEU-4", "bleu_4"), ("METEOR", "meteor"), ("ROUGE", "rouge_l"),
-          ("P-Score", "p_score"), ("D-Score", "d_score"), ("S-Score", "s_score"))
-TABLE2 = (("BLEU-1", "bleu_1"), ("BLEU-2", "bleu_2"), ("BLEU-3", "bleu_3"), ("BLEU-4", "bleu_4"),
-          ("METEOR", "meteor"), ("ROUGE", "rouge_l"))
+TABLE1 = (
+    ("BLEU-1", "bleu_1"),
+    ("BLEU-4", "bleu_4"),
+    ("METEOR", "meteor"),
+    ("ROUGE", "rouge_l"),
+    ("P-Score", "p_score"),
+    ("D-Score", "d_score"),
+    ("S-Score", "s_score"),
+)
+TABLE2 = (
+    ("BLEU-1", "bleu_1"),
+    ("BLEU-2", "bleu_2"),
+    ("BLEU-3", "bleu_3"),
+    ("BLEU-4", "bleu_4"),
+    ("METEOR", "meteor"),
+    ("ROUGE", "rouge_l"),
+)
 PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
 IMAGE_NOTES = {
     "real": "Images: real image files.",
@@ -78,18 +91,29 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
     summary = read_table(entry.summary)
     if summary.height != 1:
         raise UserError(f"{entry.summary}: expected one summary row, found {summary.height}")
-    values = {k: (float(v) if isinstance(v, (int, float)) and v is not None else math.nan) for k, v in summary.row(0, named=True).items()}
+    values = {
+        k: (float(v) if isinstance(v, (int, float)) and v is not None else math.nan)
+        for k, v in summary.row(0, named=True).items()
+    }
     preds = read_table(entry.predictions)
     if "parse_status" not in preds.columns:
-        raise UserError(f"{entry.predictions}: lacks column 'parse_status'; expected the predictions.parquet of `srrg infer`")
+        raise UserError(
+            f"{entry.predictions}: lacks column 'parse_status'; expected the predictions.parquet of `srrg infer`"
+        )
     preds = scored(preds)
     images = preds["images"].drop_nulls().unique().sort().to_list() if "images" in preds.columns else []
-    return {**values, **parse_rates(preds["parse_status"].to_list()), "studies": preds.height,
-            "images": ",".join(images) or None}
+    return {
+        **values,
+        **parse_rates(preds["parse_status"].to_list()),
+        "studies": preds.height,
+        "images": ",".join(images) or None,
+    }
 
 
 def shown_references(
-    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], references: Sequence[RunEntry],
+    runs: Sequence[RunEntry],
+    results: Mapping[str, Mapping[str, Any]],
+    references: Sequence[RunEntry],
     ref_results: Mapping[str, Mapping[str, Any]],
 ) -> list[RunEntry]:
     """The reference runs Table 1 shows: those whose predictions were made from no image or from
@@ -106,8 +130,10 @@ def shown_references(
     for ref in references:
         got = ref_results[ref.name]
         if got["studies"] != json_runs[base]:
-            raise UserError(f"--references {ref.name}: scored on {got['studies']} studies, the run {base} on "
-                            f"{json_runs[base]}; write the reference runs from the same runs (srrg reference-runs)")
+            raise UserError(
+                f"--references {ref.name}: scored on {got['studies']} studies, the run {base} on "
+                f"{json_runs[base]}; write the reference runs from the same runs (srrg reference-runs)"
+            )
         if got["images"] in (None, results[base]["images"]):
             shown.append(ref)
     return shown
@@ -128,7 +154,11 @@ def signature_note(column_sigs: Mapping[str, str]) -> str:
     groups: dict[str, list[str]] = {}
     for name, sig in column_sigs.items():
         groups.setdefault(sig, []).append(name)
-    return ("Signatures: " + "; ".join(f"{sig} ({', '.join(names)})" for sig, names in groups.items()) + ".") if groups else ""
+    return (
+        ("Signatures: " + "; ".join(f"{sig} ({', '.join(names)})" for sig, names in groups.items()) + ".")
+        if groups
+        else ""
+    )
 
 
 def image_note(results: Mapping[str, Mapping[str, Any]]) -> str:
@@ -138,8 +168,10 @@ def image_note(results: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _row(label: str, values: Mapping[str, Any], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    return {"Method": label, **{name: (int(values[key]) if key == "studies" else float(values.get(key, math.nan)))
-                                for name, key in columns}}
+    return {
+        "Method": label,
+        **{name: (int(values[key]) if key == "studies" else float(values.get(key, math.nan))) for name, key in columns},
+    }
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pl.DataFrame:
@@ -176,7 +208,14 @@ def to_markdown(df: pl.DataFrame) -> str:
 
 
 def latex_escape(text: str) -> str:
-    for char, repl in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")):
+    for char, repl in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("#", r"\#"),
+        ("$", r"\$"),
+    ):
         text = text.replace(char, repl)
     return text
 
@@ -185,11 +224,25 @@ def to_latex(df: pl.DataFrame, caption: str, label: str) -> str:
     """A booktabs table; text columns left-aligned, numbers right-aligned."""
     align = "".join("l" if df[c].dtype == pl.String else "r" for c in df.columns)
     body = [" & ".join(latex_escape(fmt(v)) for v in row) + r" \\" for row in df.iter_rows()]
-    return "\n".join([
-        r"\begin{table}[t]", r"\centering", f"\\caption{{{latex_escape(caption)}}}", f"\\label{{{label}}}",
-        f"\\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(latex_escape(c) for c in df.columns) + r" \\",
-        r"\midrule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                r"\begin{table}[t]",
+                r"\centering",
+                f"\\caption{{{latex_escape(caption)}}}",
+                f"\\label{{{label}}}",
+                f"\\begin{{tabular}}{{{align}}}",
+                r"\toprule",
+                " & ".join(latex_escape(c) for c in df.columns) + r" \\",
+                r"\midrule",
+                *body,
+                r"\bottomrule",
+                r"\end{tabular}",
+                r"\end{table}",
+            ]
+        )
+        + "\n"
+    )
 
 
 def to_html(df: pl.DataFrame, caption: str) -> str:
@@ -197,12 +250,22 @@ def to_html(df: pl.DataFrame, caption: str) -> str:
     while CSV and Markdown are only offered as downloads."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
     rows = ["<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>" for row in df.iter_rows()]
-    return "\n".join([
-        ('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
-         "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>"),
-        f"<table>\n<caption>{html.escape(caption)}</caption>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *rows,
-        "</tbody>\n</table>\n</body></html>",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                (
+                    '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
+                    "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>"
+                ),
+                f"<table>\n<caption>{html.escape(caption)}</caption>",
+                f"<thead><tr>{head}</tr></thead>",
+                "<tbody>",
+                *rows,
+                "</tbody>\n</table>\n</body></html>",
+            ]
+        )
+        + "\n"
+    )
 
 
 def write_table(df: pl.DataFrame, stem: Path, caption: str) -> None:
@@ -214,18 +277,34 @@ def write_table(df: pl.DataFrame, stem: Path, caption: str) -> None:
     write_text(stem.with_suffix(".html"), to_html(df, caption))
 
 
-def captions(results: Mapping[str, Mapping[str, Any]], references: bool,
-             signatures: Mapping[str, str] | None = None) -> dict[str, str]:
+def captions(
+    results: Mapping[str, Mapping[str, Any]], references: bool, signatures: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Caption per table; `signatures`: table name -> its signature note."""
     signatures = signatures or {}
     note = image_note(results)
     refs = f" {CAPTION}" if references else ""
     return {
-        "table1": " ".join(filter(None, (
-            f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs}",
-            note, signatures.get("table1")))),
-        "table2": " ".join(filter(None, (
-            "Structured-First vs Sentence-Direct (NLG metrics on sentence renderings).", note, signatures.get("table2")))),
+        "table1": " ".join(
+            filter(
+                None,
+                (
+                    f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs}",
+                    note,
+                    signatures.get("table1"),
+                ),
+            )
+        ),
+        "table2": " ".join(
+            filter(
+                None,
+                (
+                    "Structured-First vs Sentence-Direct (NLG metrics on sentence renderings).",
+                    note,
+                    signatures.get("table2"),
+                ),
+            )
+        ),
     }
 
 

@@ -17,7 +17,9 @@ from srrg.io import write_parquet, write_text
 from srrg.metrics.score import load_reports, run_score
 
 REPORT = {
-    "positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right costophrenic angle"}],
+    "positive": [
+        {"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right costophrenic angle"}
+    ],
     "negative": ["pneumothorax"],
 }
 
@@ -105,7 +107,12 @@ def test_parse_cache_holds_at_most_its_documented_number_of_reports():
 def test_long_outputs_do_not_grow_the_caches():
     long_name = "opacity " * 2000  # 16,000 characters, far above the phrase cap
     outputs = [
-        json.dumps({"positive": [{"name": f"{long_name}{i}", "probability": 3, "level": None, "location": long_name}], "negative": []})
+        json.dumps(
+            {
+                "positive": [{"name": f"{long_name}{i}", "probability": 3, "level": None, "location": long_name}],
+                "negative": [],
+            }
+        )
         + " " * (200_000 + i)
         for i in range(20)
     ]
@@ -145,9 +152,15 @@ def _extracted(tmp_path):
     """An extracted.parquet with two location phrases (the normalize stage's input)."""
     finding = lambda loc: {"name": "opacity", "probability": 3, "level": None, "location": loc}  # noqa: E731
     path = tmp_path / "extracted.parquet"
-    pl.DataFrame({"study_id": ["s1", "s2"],
-                  "structured": [json.dumps({"positive": [finding("left base")], "negative": []}),
-                                 json.dumps({"positive": [finding("rll")], "negative": []})]}).write_parquet(path)
+    pl.DataFrame(
+        {
+            "study_id": ["s1", "s2"],
+            "structured": [
+                json.dumps({"positive": [finding("left base")], "negative": []}),
+                json.dumps({"positive": [finding("rll")], "negative": []}),
+            ],
+        }
+    ).write_parquet(path)
     return path
 
 
@@ -160,9 +173,23 @@ def test_normalize_llm_fails_when_its_requests_failed(tmp_path, capsys):
 
     inp = _extracted(tmp_path)
     with OpenAIStub(responder=lambda body: Status(500)) as stub:
-        llm = {"backend": "openai", "model": "m", "base_url": stub.base_url, "cache_dir": str(tmp_path / "c"),
-               "max_retries": 0, "timeout_s": 5}
-        args = ["normalize", "--in", str(inp), "--out", str(tmp_path / "n.parquet"), "--phrases", str(tmp_path / "p.parquet")]
+        llm = {
+            "backend": "openai",
+            "model": "m",
+            "base_url": stub.base_url,
+            "cache_dir": str(tmp_path / "c"),
+            "max_retries": 0,
+            "timeout_s": 5,
+        }
+        args = [
+            "normalize",
+            "--in",
+            str(inp),
+            "--out",
+            str(tmp_path / "n.parquet"),
+            "--phrases",
+            str(tmp_path / "p.parquet"),
+        ]
         rc = main([*args, "--config", json.dumps({"method": "llm", "llm": llm})])
         err = capsys.readouterr().err
         assert rc == 1 and "2 of 2 phrase requests" in err and "allow_fallback" in err
@@ -179,7 +206,9 @@ def _cases_output_is_input(tmp_path):
     model.write_bytes(b"weights")
     (data / "dataset").mkdir()
     table = data / "extracted.parquet"
-    pl.DataFrame({"study_id": ["1"], "structured": [None]}, schema={"study_id": pl.String, "structured": pl.String}).write_parquet(table)
+    pl.DataFrame(
+        {"study_id": ["1"], "structured": [None]}, schema={"study_id": pl.String, "structured": pl.String}
+    ).write_parquet(table)
     archive = data / "NLMCXR_reports.tgz"
     archive.write_bytes(b"archive")
     refs = data / "refs.jsonl"
@@ -187,9 +216,25 @@ def _cases_output_is_input(tmp_path):
     ds = str(data / "dataset")
     return [
         (["infer", "--model", str(model), "--dataset", ds, "--out", str(model)], "--out"),
-        (["infer", "--model", str(model), "--dataset", ds, "--out", str(data / "p.parquet"), "--pairs", str(data / "p.parquet")], "--pairs"),
+        (
+            [
+                "infer",
+                "--model",
+                str(model),
+                "--dataset",
+                ds,
+                "--out",
+                str(data / "p.parquet"),
+                "--pairs",
+                str(data / "p.parquet"),
+            ],
+            "--pairs",
+        ),
         (["ingest", "--config", json.dumps({"iu_xray": {"archive": str(archive)}}), "--out", str(archive)], "--out"),
-        (["normalize", "--in", str(table), "--out", str(data / "n.parquet"), "--phrases", str(data / "n.parquet")], "--phrases"),
+        (
+            ["normalize", "--in", str(table), "--out", str(data / "n.parquet"), "--phrases", str(data / "n.parquet")],
+            "--phrases",
+        ),
         (["normalize", "--in", str(table), "--out", str(table), "--phrases", str(data / "ph.parquet")], "--out"),
         (["extract", "--in", str(table), "--out", str(table)], "--out"),
         (["score", "--refs", str(refs), "--hyps", str(refs), "--metrics", "bleu", "--out", str(data)], "--out"),
@@ -263,8 +308,25 @@ def test_fifo_input_is_refused_not_waited_on(tmp_path):
     fifo = tmp_path / "refs.jsonl"
     os.mkfifo(fifo)
     hyps = _jsonl(tmp_path / "hyps.jsonl", [{"study_id": "1", "report": "a"}])
-    proc = subprocess.run([sys.executable, "-m", "srrg", "score", "--refs", str(fifo), "--hyps", str(hyps), "--metrics", "bleu",
-                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "srrg",
+            "score",
+            "--refs",
+            str(fifo),
+            "--hyps",
+            str(hyps),
+            "--metrics",
+            "bleu",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 2 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -281,8 +343,34 @@ def test_metaeval_correlate_reads_its_tables_by_extension(tmp_path, capsys):
     for name in ("ratings", "pairs"):
         pl.read_parquet(prep / f"{name}.parquet").write_ndjson(tmp_path / f"{name}.jsonl")
     common = ["metaeval-correlate", "--scores", str(tmp_path / "s.jsonl"), "--config", '{"n_boot": 10}']
-    assert main([*common, "--ratings", str(prep / "ratings.parquet"), "--pairs", str(prep / "pairs.parquet"), "--out", str(tmp_path / "a")]) == 0
-    assert main([*common, "--ratings", str(tmp_path / "ratings.jsonl"), "--pairs", str(tmp_path / "pairs.jsonl"), "--out", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            [
+                *common,
+                "--ratings",
+                str(prep / "ratings.parquet"),
+                "--pairs",
+                str(prep / "pairs.parquet"),
+                "--out",
+                str(tmp_path / "a"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                *common,
+                "--ratings",
+                str(tmp_path / "ratings.jsonl"),
+                "--pairs",
+                str(tmp_path / "pairs.jsonl"),
+                "--out",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "a" / "correlations.csv").read_text() == (tmp_path / "b" / "correlations.csv").read_text()
     (tmp_path / "bad.jsonl").write_text("not json\n")
     capsys.readouterr()
@@ -326,9 +414,20 @@ def test_truncated_archive_is_one_line_naming_it(tmp_path, capsys):
         pytest.skip("torchxrayvision is not installed")
     cut = tmp_path / "NLMCXR_reports.tgz"
     cut.write_bytes(archive.read_bytes()[:200_000])
-    rc = main(["ingest", "--config", json.dumps({"iu_xray": {"archive": str(cut)}}), "--out", str(tmp_path / "s.parquet"), "--no-progress"])
+    rc = main(
+        [
+            "ingest",
+            "--config",
+            json.dumps({"iu_xray": {"archive": str(cut)}}),
+            "--out",
+            str(tmp_path / "s.parquet"),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and f"{cut}: the archive is truncated or damaged" in err[-1] and not (tmp_path / "s.parquet").exists()
+    assert (
+        rc == 2 and f"{cut}: the archive is truncated or damaged" in err[-1] and not (tmp_path / "s.parquet").exists()
+    )
 
 
 def test_results_dir_lock_keeps_two_working_directories_apart(tmp_path):
@@ -358,7 +457,9 @@ def subprocess_pid_that_exited() -> int:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     return int(proc.stdout)
 
 

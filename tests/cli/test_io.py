@@ -16,7 +16,9 @@ def test_id_columns_are_text_in_every_format(tmp_path):
     (tmp_path / "t.csv").write_text("study_id,subject_id,score\n007,0012,1.5\n", encoding="utf-8")
     df = read_table(tmp_path / "t.csv")
     assert df.row(0) == ("007", "0012", 1.5)  # other columns keep their inferred types
-    (tmp_path / "t.jsonl").write_text('{"study_id": 7.0, "pair_id": 12}\n{"study_id": 1e3, "pair_id": 3}\n', encoding="utf-8")
+    (tmp_path / "t.jsonl").write_text(
+        '{"study_id": 7.0, "pair_id": 12}\n{"study_id": 1e3, "pair_id": 3}\n', encoding="utf-8"
+    )
     assert read_table(tmp_path / "t.jsonl").rows() == [("7", "12"), ("1000", "3")]
     pl.DataFrame({"study_id": [7.0, None]}).write_parquet(tmp_path / "t.parquet")
     assert read_table(tmp_path / "t.parquet")["study_id"].to_list() == ["7", None]
@@ -38,7 +40,9 @@ def test_report_text_keeps_every_key_of_an_object():
 
 
 def test_json_array_and_column_object(tmp_path):
-    (tmp_path / "rows.json").write_text('[{"study_id": 1, "report": "a"}, {"study_id": "2", "report": {"positive": [], "negative": []}}]')
+    (tmp_path / "rows.json").write_text(
+        '[{"study_id": 1, "report": "a"}, {"study_id": "2", "report": {"positive": [], "negative": []}}]'
+    )
     (tmp_path / "cols.json").write_text('{"study_id": [1, 2], "report": ["a", "b"]}')
     assert read_reports(tmp_path / "rows.json").to_dicts() == [
         {"study_id": "1", "report": "a"},
@@ -112,7 +116,9 @@ def test_current_umask_reads_without_changing_it():
 
 
 def test_parquet_report_columns_of_other_text_types(tmp_path):
-    df = pl.DataFrame({"study_id": ["a", "b"], "cat": ["x", None], "raw": [b"caf\xc3\xa9", b"ok"], "bad": [b"\xff", b"ok"]})
+    df = pl.DataFrame(
+        {"study_id": ["a", "b"], "cat": ["x", None], "raw": [b"caf\xc3\xa9", b"ok"], "bad": [b"\xff", b"ok"]}
+    )
     df.with_columns(pl.col("cat").cast(pl.Categorical)).write_parquet(tmp_path / "t.parquet")
     assert read_reports(tmp_path / "t.parquet", text_col="cat")["report"].to_list() == ["x", ""]
     assert read_reports(tmp_path / "t.parquet", text_col="raw")["report"].to_list() == ["café", "ok"]

@@ -19,8 +19,11 @@ def test_plain_lines_at_each_tenth_and_no_carriage_return(caplog):
 def test_fewer_items_than_steps_give_one_line_each(caplog):
     with caplog.at_level(logging.INFO, logger="srrg.progress"):
         list(tracked(["a", "b", "c"], "shards", "shard"))
-    assert [r.getMessage().split(" ", 2)[:2] for r in caplog.records] == [["shards:", "1/3"], ["shards:", "2/3"],
-                                                                          ["shards:", "3/3"]]
+    assert [r.getMessage().split(" ", 2)[:2] for r in caplog.records] == [
+        ["shards:", "1/3"],
+        ["shards:", "2/3"],
+        ["shards:", "3/3"],
+    ]
 
 
 def test_unknown_length_says_once_how_far_it_got_and_disable_is_silent(caplog):

@@ -24,11 +24,26 @@ def probe(*argv):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["infer", "--model", "{tmp}/nope.pt", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet"], "--model {tmp}/nope.pt: no such file"),
-        (["infer", "--model", "{tmp}/m.pt", "--dataset", "{tmp}/none", "--out", "{tmp}/p.parquet"], "--dataset {tmp}/none: no such folder"),
-        (["infer", "--model", "{tmp}", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet"], "--model {tmp}: is a folder, expected a file"),
-        (["train", "--dataset", "{tmp}/m.pt", "--out", "{tmp}/m2.pt"], "--dataset {tmp}/m.pt: is a file, expected a folder"),
-        (["extract", "--in", "{tmp}/studies.parquet", "--out", "{tmp}/e.parquet"], "--in {tmp}/studies.parquet: no such file"),
+        (
+            ["infer", "--model", "{tmp}/nope.pt", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet"],
+            "--model {tmp}/nope.pt: no such file",
+        ),
+        (
+            ["infer", "--model", "{tmp}/m.pt", "--dataset", "{tmp}/none", "--out", "{tmp}/p.parquet"],
+            "--dataset {tmp}/none: no such folder",
+        ),
+        (
+            ["infer", "--model", "{tmp}", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet"],
+            "--model {tmp}: is a folder, expected a file",
+        ),
+        (
+            ["train", "--dataset", "{tmp}/m.pt", "--out", "{tmp}/m2.pt"],
+            "--dataset {tmp}/m.pt: is a file, expected a folder",
+        ),
+        (
+            ["extract", "--in", "{tmp}/studies.parquet", "--out", "{tmp}/e.parquet"],
+            "--in {tmp}/studies.parquet: no such file",
+        ),
     ],
 )
 def test_missing_inputs_are_named_before_torch_or_spacy_loads(tmp_path, argv, message):
@@ -41,9 +56,28 @@ def test_missing_inputs_are_named_before_torch_or_spacy_loads(tmp_path, argv, me
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["infer", "--model", "{tmp}/m.pt", "--dataset", "{tmp}", "--out", "{tmp}/p.parquet", "--config", '{{"num_beams": 0}}'], "num_beams"),
-        (["train", "--dataset", "{tmp}", "--out", "{tmp}/m2.pt", "--config", '{{"trainer": {{"max_step": 1}}}}'], "max_step"),
-        (["extract", "--in", "{tmp}/m.pt", "--out", "{tmp}/e.parquet", "--config", '{{"sections": ["summary"]}}'], "extract.sections.0"),
+        (
+            [
+                "infer",
+                "--model",
+                "{tmp}/m.pt",
+                "--dataset",
+                "{tmp}",
+                "--out",
+                "{tmp}/p.parquet",
+                "--config",
+                '{{"num_beams": 0}}',
+            ],
+            "num_beams",
+        ),
+        (
+            ["train", "--dataset", "{tmp}", "--out", "{tmp}/m2.pt", "--config", '{{"trainer": {{"max_step": 1}}}}'],
+            "max_step",
+        ),
+        (
+            ["extract", "--in", "{tmp}/m.pt", "--out", "{tmp}/e.parquet", "--config", '{{"sections": ["summary"]}}'],
+            "extract.sections.0",
+        ),
     ],
 )
 def test_wrong_settings_are_named_before_torch_or_spacy_loads(tmp_path, argv, message):

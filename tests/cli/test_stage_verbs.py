@@ -45,13 +45,12 @@ def verbs(name: str) -> list[str]:
     library = {
         a.asname or a.name
         for node in ast.walk(run)
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("srrg.")
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("srrg.")
         and not node.module.startswith("srrg.stages")
         for a in node.names
     }
-    called = [
-        node.func.id for node in ast.walk(run) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    ]
+    called = [node.func.id for node in ast.walk(run) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
     return sorted({c for c in called if c in library and c.startswith("run_")})
 
 

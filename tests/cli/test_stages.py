@@ -78,7 +78,9 @@ def test_missing_input_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_config_errors_are_one_line_exit_2(tmp_path, capsys):
-    rc = cli.main(["stats", "--dataset", str(tmp_path), "--out-dir", str(tmp_path), "--config", '{"top_k": 0, "dpii": 1}'])
+    rc = cli.main(
+        ["stats", "--dataset", str(tmp_path), "--out-dir", str(tmp_path), "--config", '{"top_k": 0, "dpii": 1}']
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1
     assert "2 problem(s)" in err and "unknown key stats.dpii" in err and "stats.top_k" in err
@@ -160,7 +162,14 @@ def test_cycles_are_found():
 def test_stage_code_is_the_import_closure():
     rel = lambda stage: {str(p.relative_to(codedeps.PACKAGE_DIR)) for p in codedeps.stage_files(stage)}  # noqa: E731
     ingest = rel("ingest")
-    assert {"stages/ingest.py", "ingest.py", "sources/mimic_cxr.py", "text/sections.py", "vocab/sections.yaml", "cli.py"} <= ingest
+    assert {
+        "stages/ingest.py",
+        "ingest.py",
+        "sources/mimic_cxr.py",
+        "text/sections.py",
+        "vocab/sections.yaml",
+        "cli.py",
+    } <= ingest
     assert not any(f.startswith(("extract/", "model/", "metrics/", "llm/")) for f in ingest)
     score = rel("score")
     # metric modules are loaded by name from the registry, the judge prompts by folder name

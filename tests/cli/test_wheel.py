@@ -17,7 +17,10 @@ from paths import REPO
 
 pytestmark = pytest.mark.slow
 
-REF = {"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right lung"}], "negative": ["pneumothorax"]}
+REF = {
+    "positive": [{"name": "pleural effusion", "probability": 3, "level": "small", "location": "in the right lung"}],
+    "negative": ["pneumothorax"],
+}
 
 
 def _run(cmd, cwd, env):
@@ -29,16 +32,26 @@ def _run(cmd, cwd, env):
 def test_installed_wheel_scores_from_another_directory(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME"}}
     dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(REPO)], tmp_path, env)
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(REPO)],
+        tmp_path,
+        env,
+    )
     wheel = next(dist.glob("srrg-*.whl"))
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     python = venv / "bin" / "python"
-    packages = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env).strip())
+    packages = Path(
+        _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env).strip()
+    )
     # the dependencies of the test environment, as a plain path: its .pth files (among them the
     # editable srrg of the repository) are not processed, so `import srrg` finds the wheel
     (packages / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)], tmp_path, env)
+    _run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        tmp_path,
+        env,
+    )
 
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -46,7 +59,22 @@ def test_installed_wheel_scores_from_another_directory(tmp_path):
     assert where.startswith(str(venv)), where
     (work / "refs.jsonl").write_text(json.dumps({"study_id": "1", "report": json.dumps(REF)}) + "\n")
     (work / "hyps.jsonl").write_text(json.dumps({"study_id": "1", "report": json.dumps(REF)}) + "\n")
-    out = _run([str(venv / "bin" / "srrg"), "score", "--refs", "refs.jsonl", "--hyps", "hyps.jsonl", "--metrics", "s_score,bleu", "--out", "scores"], work, env)
+    out = _run(
+        [
+            str(venv / "bin" / "srrg"),
+            "score",
+            "--refs",
+            "refs.jsonl",
+            "--hyps",
+            "hyps.jsonl",
+            "--metrics",
+            "s_score,bleu",
+            "--out",
+            "scores",
+        ],
+        work,
+        env,
+    )
     assert "1 pairs scored" in out and (work / "scores" / "summary.csv").is_file()
     code = (
         "from srrg.metrics import evaluate; "
@@ -55,5 +83,11 @@ def test_installed_wheel_scores_from_another_directory(tmp_path):
     )
     value = float(_run([str(python), "-c", code], work, env).strip().splitlines()[-1])
     assert 0.0 < value <= 1.0
-    bad = subprocess.run([str(venv / "bin" / "srrg"), "stats", "--dataset", "nope", "--out-dir", "x"], cwd=work, env=env, capture_output=True, text=True)
+    bad = subprocess.run(
+        [str(venv / "bin" / "srrg"), "stats", "--dataset", "nope", "--out-dir", "x"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -133,7 +133,16 @@ def test_dataclass_defaults_mirror_the_schema():
 
 def test_the_committed_schema_carries_every_section():
     schema = C.load_schema()
-    assert set(schema["properties"]) >= {"ingest", "extract", "llm", "train", "score", "judge", "metaeval", "judge_train"}
+    assert set(schema["properties"]) >= {
+        "ingest",
+        "extract",
+        "llm",
+        "train",
+        "score",
+        "judge",
+        "metaeval",
+        "judge_train",
+    }
     assert schema["properties"]["score"]["properties"]["options"]["additionalProperties"] is False
 
 
@@ -170,7 +179,13 @@ def test_typed_section_checks_run_before_the_first_job():
     with pytest.raises(C.ConfigError, match=r"judge\.llm"):
         check_workflow_config({"judge": {"llm": {"api_key": "sk-123"}}})  # secrets never in config
     with pytest.raises(C.ConfigError, match=r"train \(run r1\)"):
-        check_workflow_config({"train": {"runs": [{"name": "r1", "label": "x", "overrides": {"model": {"baseline": {"vocab": "chars"}}}}]}})
+        check_workflow_config(
+            {
+                "train": {
+                    "runs": [{"name": "r1", "label": "x", "overrides": {"model": {"baseline": {"vocab": "chars"}}}}]
+                }
+            }
+        )
 
 
 def test_packaged_schema_is_a_valid_json_schema():

@@ -11,7 +11,13 @@ from srrg.config_tree import check_workflow_config
 from srrg.text.decode import read_mapping_file
 
 OPENAI = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
-RUN = {"name": "r", "label": "R", "arch": "baseline", "target": "json", "overrides": {"model": {"max_target_tokens": 128}}}
+RUN = {
+    "name": "r",
+    "label": "R",
+    "arch": "baseline",
+    "target": "json",
+    "overrides": {"model": {"max_target_tokens": 128}},
+}
 
 MISTAKES = [
     # a remote endpoint without allow_remote, for normalization and for the judges
@@ -27,10 +33,16 @@ MISTAKES = [
     ({"infer": {"num_beams": 2, "num_return_sequences": 3}}, "more than infer.num_beams"),
     ({"score": {"metrics": []}}, r"score.metrics"),
     # item 4: a decoding budget below the run's target length cut 12.5 % of the demo's outputs
-    ({"train": {"runs": [RUN]}, "infer": {"max_new_tokens": 64}}, r"max_new_tokens 64 is below model.max_target_tokens 128"),
+    (
+        {"train": {"runs": [RUN]}, "infer": {"max_new_tokens": 64}},
+        r"max_new_tokens 64 is below model.max_target_tokens 128",
+    ),
     ({"train": {"runs": [{**RUN, "infer": {"max_new_tokens": 100}}]}}, r"max_new_tokens 100 is below"),
     ({"results_dir": ""}, "results_dir is empty"),
-    ({"stats": {"dpi": 100000}}, r"stats.dpi: 100000 is greater than the maximum of 600"),  # (Low) 100000 exhausted memory
+    (
+        {"stats": {"dpi": 100000}},
+        r"stats.dpi: 100000 is greater than the maximum of 600",
+    ),  # (Low) 100000 exhausted memory
     ({"dataset": {"compression_level": 50}}, r"dataset: compression_level 50 is out of range for zstd \(1-22\)"),
     ({"dataset": {"compression": "gzip", "compression_level": 10}}, r"out of range for gzip \(1-9\)"),
 ]
@@ -56,11 +68,14 @@ def test_the_embedded_default_and_a_loopback_judge_pass():
     base = read_mapping_file("config.yaml")
     check_workflow_config(base)
     check_workflow_config({**base, "judge": {"llm": OPENAI}, "normalize": {"method": "llm"}, "llm": OPENAI})
-    check_workflow_config({**base, "train": {"runs": [RUN]}, "infer": {"max_new_tokens": 128, "num_beams": 2, "num_return_sequences": 2}})
+    check_workflow_config(
+        {**base, "train": {"runs": [RUN]}, "infer": {"max_new_tokens": 128, "num_beams": 2, "num_return_sequences": 2}}
+    )
 
 
-@pytest.mark.parametrize("compression, level", [("zstd", 1), ("zstd", 22), ("gzip", 1), ("gzip", 9), ("zstd", None),
-                                                ("snappy", 50)])
+@pytest.mark.parametrize(
+    "compression, level", [("zstd", 1), ("zstd", 22), ("gzip", 1), ("gzip", 9), ("zstd", None), ("snappy", 50)]
+)
 def test_compression_levels_at_the_edges_of_their_range_pass(compression, level):
     # the other side of each edge is in MISTAKES; snappy takes no level, so any is ignored
     base = read_mapping_file("config.yaml")
@@ -75,7 +90,16 @@ def test_unknown_encoder_name_is_one_line_before_training(tmp_path, capsys):
     from srrg.cli import main
 
     (tmp_path / "ds").mkdir()
-    rc = main(["train", "--dataset", str(tmp_path / "ds"), "--out", str(tmp_path / "m.pt"),
-               "--config", '{"model": {"encoder": {"name": "resnet_eighteen"}}}'])
+    rc = main(
+        [
+            "train",
+            "--dataset",
+            str(tmp_path / "ds"),
+            "--out",
+            str(tmp_path / "m.pt"),
+            "--config",
+            '{"model": {"encoder": {"name": "resnet_eighteen"}}}',
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "model.encoder.name 'resnet_eighteen' is not a timm model" in err and "\n" not in err

@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import typing
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

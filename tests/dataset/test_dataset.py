@@ -77,14 +77,18 @@ def test_write_dataset_shards_manifest(tmp_path):
         assert part.height == f["rows"] <= 2
         assert set(part["split"]) <= {f["split"]}
         assert list(part.columns[: len(D.COLUMNS)]) == list(D.COLUMNS)
-        assert {"image_views", "structured_raw", "ingest_status", "extract_status", "normalize_status"} <= set(part.columns)
+        assert {"image_views", "structured_raw", "ingest_status", "extract_status", "normalize_status"} <= set(
+            part.columns
+        )
         assert "split_source" not in part.columns
     allrows = pl.concat([pl.read_parquet(tmp_path / f["path"]) for f in manifest["files"]])
     assert sorted(allrows["study_id"]) == sorted(df["study_id"])
     train = allrows.filter(pl.col("split") == "train")["study_id"].to_list()
     assert train == sorted(train, key=D.natural_key)
     row = allrows.filter(pl.col("study_id") == "CXR2").row(0, named=True)
-    assert row["sentences"] == "there may be small pleural effusion at the right lung base. no evidence of pneumothorax."
+    assert (
+        row["sentences"] == "there may be small pleural effusion at the right lung base. no evidence of pneumothorax."
+    )
     assert allrows.filter(pl.col("study_id") == "CXR4")["sentences"][0] == ""
     assert manifest["statuses"]["ingest_status"] == {"ok": 11}
     assert manifest["columns"]["image_paths"].startswith("List")
@@ -95,7 +99,9 @@ def test_write_dataset_shards_manifest(tmp_path):
 def test_row_groups_and_compression(tmp_path):
     import pyarrow.parquet as pq
 
-    D.write_dataset(normalized_frame(11), tmp_path, DatasetConfig(rows_per_shard=100, row_group_size=2), {}, progress=False)
+    D.write_dataset(
+        normalized_frame(11), tmp_path, DatasetConfig(rows_per_shard=100, row_group_size=2), {}, progress=False
+    )
     meta = pq.ParquetFile(tmp_path / "train" / "part-00000.parquet").metadata
     assert meta.num_rows == 5 and meta.num_row_groups == 3  # train = ids 1, 4, 5, 8, 9
     assert meta.row_group(0).column(0).compression == "ZSTD"
@@ -109,7 +115,22 @@ def test_single_shard_rewrite_is_byte_identical(tmp_path):
     before = path.read_bytes()
     path.unlink()
     (tmp_path / "input").mkdir()  # an output folder may not hold its input (issue 25 item 7)
-    assert srrg_main(["dataset-shard", "--in", str(_save(df, tmp_path / "input")), "--out-dir", str(tmp_path), "--config", '{"rows_per_shard": 2}', "train", "1"]) == 0
+    assert (
+        srrg_main(
+            [
+                "dataset-shard",
+                "--in",
+                str(_save(df, tmp_path / "input")),
+                "--out-dir",
+                str(tmp_path),
+                "--config",
+                '{"rows_per_shard": 2}',
+                "train",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert path.read_bytes() == before
 
 
@@ -129,7 +150,10 @@ def test_cli_plan_shard_manifest_equals_one_shot(tmp_path):
     plan = json.loads((steps / "plan.json").read_text())
     for f in plan["files"]:
         split, name = f.split("/")
-        assert srrg_main(["dataset-shard", "--in", str(src), "--out-dir", str(steps), "--config", cfg, split, name[5:10]]) == 0
+        assert (
+            srrg_main(["dataset-shard", "--in", str(src), "--out-dir", str(steps), "--config", cfg, split, name[5:10]])
+            == 0
+        )
     assert srrg_main(["dataset-manifest", "--in", str(src), "--out-dir", str(steps), "--config", cfg]) == 0
     assert json.loads((one / "manifest.json").read_text()) == json.loads((steps / "manifest.json").read_text())
     for f in plan["files"]:
@@ -141,9 +165,16 @@ def test_manifest_refuses_missing_shard_and_plan_removes_stale(tmp_path, capsys)
     src = _save(df, tmp_path)
     D.write_dataset(df, tmp_path / "d", DatasetConfig(rows_per_shard=1), {}, progress=False)
     (tmp_path / "d" / "train" / "part-00002.parquet").unlink()
-    rc = srrg_main(["dataset-manifest", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 1}'])
+    rc = srrg_main(
+        ["dataset-manifest", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 1}']
+    )
     assert rc == 2 and "part-00002" in capsys.readouterr().err
-    assert srrg_main(["dataset-plan", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 100}']) == 0
+    assert (
+        srrg_main(
+            ["dataset-plan", "--in", str(src), "--out-dir", str(tmp_path / "d"), "--config", '{"rows_per_shard": 100}']
+        )
+        == 0
+    )
     assert sorted(p.name for p in (tmp_path / "d" / "train").glob("*.parquet")) == ["part-00000.parquet"]
 
 
@@ -184,7 +215,20 @@ def test_distributions_empty():
 
 def test_stats_cli_writes_csv_and_png(tmp_path, capsys):
     D.write_dataset(normalized_frame(11), tmp_path / "d", DatasetConfig(rows_per_shard=4), {}, progress=False)
-    assert srrg_main(["stats", "--dataset", str(tmp_path / "d"), "--out-dir", str(tmp_path / "s"), "--config", '{"top_k": 5, "dpi": 60}']) == 0
+    assert (
+        srrg_main(
+            [
+                "stats",
+                "--dataset",
+                str(tmp_path / "d"),
+                "--out-dir",
+                str(tmp_path / "s"),
+                "--config",
+                '{"top_k": 5, "dpi": 60}',
+            ]
+        )
+        == 0
+    )
     for name in S.TABLES:
         assert (tmp_path / "s" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     findings = pl.read_csv(tmp_path / "s" / "findings.csv")

@@ -17,14 +17,27 @@ from srrg.errors import UserError
 
 def frame(ids: list[str], splits: list[str], statuses: list[str | None] | None = None) -> pl.DataFrame:
     n = len(ids)
-    rep = json.dumps({"positive": [{"name": "edema", "probability": 2, "level": None, "location": None}], "negative": []})
-    return pl.DataFrame({
-        "study_id": ids, "subject_id": [f"p{i}" for i in ids], "split": splits,
-        "image_paths": [[f"{i}.png"] for i in ids], "view": ["PA"] * n, "findings": ["f"] * n,
-        "impression": [None] * n, "structured": [rep] * n, "provenance": ["{}"] * n,
-        "zeta_status": statuses or ["ok"] * n, "alpha_status": ["ok"] * n, "structured_raw": [rep] * n,
-        "unrelated": [1] * n,
-    }, schema_overrides={"impression": pl.Utf8})
+    rep = json.dumps(
+        {"positive": [{"name": "edema", "probability": 2, "level": None, "location": None}], "negative": []}
+    )
+    return pl.DataFrame(
+        {
+            "study_id": ids,
+            "subject_id": [f"p{i}" for i in ids],
+            "split": splits,
+            "image_paths": [[f"{i}.png"] for i in ids],
+            "view": ["PA"] * n,
+            "findings": ["f"] * n,
+            "impression": [None] * n,
+            "structured": [rep] * n,
+            "provenance": ["{}"] * n,
+            "zeta_status": statuses or ["ok"] * n,
+            "alpha_status": ["ok"] * n,
+            "structured_raw": [rep] * n,
+            "unrelated": [1] * n,
+        },
+        schema_overrides={"impression": pl.Utf8},
+    )
 
 
 def test_plan_arithmetic():
@@ -40,9 +53,18 @@ def test_make_plan_names_every_file_split_by_split():
     plan = D.make_plan(df, DatasetConfig(rows_per_shard=2))
     assert plan == {
         "rows_per_shard": 2,
-        "splits": {"train": {"rows": 5, "shards": 3}, "validate": {"rows": 0, "shards": 1}, "test": {"rows": 2, "shards": 1}},
-        "files": ["train/part-00000.parquet", "train/part-00001.parquet", "train/part-00002.parquet",
-                  "validate/part-00000.parquet", "test/part-00000.parquet"],
+        "splits": {
+            "train": {"rows": 5, "shards": 3},
+            "validate": {"rows": 0, "shards": 1},
+            "test": {"rows": 2, "shards": 1},
+        },
+        "files": [
+            "train/part-00000.parquet",
+            "train/part-00001.parquet",
+            "train/part-00002.parquet",
+            "validate/part-00000.parquet",
+            "test/part-00000.parquet",
+        ],
     }
     assert D.shard_paths("out", plan)[0].as_posix() == "out/train/part-00000.parquet"
 
@@ -50,7 +72,12 @@ def test_make_plan_names_every_file_split_by_split():
 def test_dataset_frame_orders_ids_naturally_and_keeps_only_known_columns():
     df = D.to_dataset_frame(frame(["s10", "s2", "s1"], ["train", "train", "test"]))
     assert df["study_id"].to_list() == ["s1", "s2", "s10"]
-    expected = [c for c in D.COLUMNS if c != "sentences"] + ["image_views", "structured_raw", "alpha_status", "zeta_status"]
+    expected = [c for c in D.COLUMNS if c != "sentences"] + [
+        "image_views",
+        "structured_raw",
+        "alpha_status",
+        "zeta_status",
+    ]
     assert df.columns == [c for c in expected if c != "image_views"]  # image_views absent from this input
     with pytest.raises(UserError, match="no rows"):
         D.to_dataset_frame(frame([], []))
@@ -70,8 +97,10 @@ def test_shards_slice_in_order_and_add_sentences_at_their_place():
             D.shard_frame(df, "train", bad, 2)
 
 
-@pytest.mark.parametrize(("compression", "level", "codec"), [("zstd", 9, "ZSTD"), ("gzip", 1, "GZIP"),
-                                                             ("snappy", 3, "SNAPPY"), ("uncompressed", None, "UNCOMPRESSED")])
+@pytest.mark.parametrize(
+    ("compression", "level", "codec"),
+    [("zstd", 9, "ZSTD"), ("gzip", 1, "GZIP"), ("snappy", 3, "SNAPPY"), ("uncompressed", None, "UNCOMPRESSED")],
+)
 def test_write_shard_compression_and_row_groups(tmp_path, compression, level, codec):
     df = D.shard_frame(D.to_dataset_frame(frame([f"s{i}" for i in range(5)], ["train"] * 5)), "train", 0, 10)
     path = tmp_path / "train" / "part-00000.parquet"
@@ -88,10 +117,17 @@ def test_manifest_counts_statuses_and_refuses_mismatches(tmp_path):
     cfg = DatasetConfig(rows_per_shard=1)
     manifest = D.write_dataset(df, tmp_path, cfg, {"ingest": {"limit": 3}}, progress=False)
     assert manifest["rows"] == 3 and manifest["schema_version"] == D.SCHEMA_VERSION
-    assert manifest["splits"] == {"train": {"rows": 2, "shards": 2}, "validate": {"rows": 1, "shards": 1},
-                                  "test": {"rows": 0, "shards": 1}}
-    assert [f["path"] for f in manifest["files"]] == ["train/part-00000.parquet", "train/part-00001.parquet",
-                                                      "validate/part-00000.parquet", "test/part-00000.parquet"]
+    assert manifest["splits"] == {
+        "train": {"rows": 2, "shards": 2},
+        "validate": {"rows": 1, "shards": 1},
+        "test": {"rows": 0, "shards": 1},
+    }
+    assert [f["path"] for f in manifest["files"]] == [
+        "train/part-00000.parquet",
+        "train/part-00001.parquet",
+        "validate/part-00000.parquet",
+        "test/part-00000.parquet",
+    ]
     assert [f["rows"] for f in manifest["files"]] == [1, 1, 1, 0]
     assert manifest["statuses"] == {"alpha_status": {"ok": 3}, "zeta_status": {"empty": 1, "null": 1, "ok": 1}}
     assert list(manifest["statuses"]) == ["alpha_status", "zeta_status"]
@@ -112,7 +148,11 @@ def test_a_new_plan_removes_only_stale_shards(tmp_path):
     D.write_dataset(df, tmp_path, DatasetConfig(rows_per_shard=1), {}, progress=False)
     (tmp_path / "train" / "notes.txt").write_text("kept")
     D.write_dataset(df, tmp_path, DatasetConfig(rows_per_shard=3), {}, progress=False)
-    assert sorted(p.name for p in (tmp_path / "train").iterdir()) == ["notes.txt", "part-00000.parquet", "part-00001.parquet"]
+    assert sorted(p.name for p in (tmp_path / "train").iterdir()) == [
+        "notes.txt",
+        "part-00000.parquet",
+        "part-00001.parquet",
+    ]
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert D.remove_stale_shards(tmp_path, plan) == []
 

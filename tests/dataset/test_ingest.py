@@ -62,7 +62,9 @@ def test_iu_metadata_key():
 
 
 def test_mimic_ingest_accounts_for_every_study(mimic):
-    df = I.ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
+    df = I.ingest(
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False
+    )
     assert df.columns == list(I.SCHEMA)
     rows = {r["study_id"]: r for r in df.to_dicts()}
     assert list(rows) == [f"5000000{i}" for i in range(1, 8)]
@@ -93,13 +95,17 @@ def test_mimic_ingest_accounts_for_every_study(mimic):
 
 
 def test_mimic_zip_equals_folder_and_relative_paths_without_image_root(mimic):
-    folder = I.ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
+    folder = I.ingest(
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False
+    )
     zipped = I.ingest(
-        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(use_zip=True)}, IngestConfig, "ingest"), progress=False
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(use_zip=True)}, IngestConfig, "ingest"),
+        progress=False,
     )
     assert folder.equals(zipped)
     rel = I.ingest(
-        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(images=False)}, IngestConfig, "ingest"), progress=False
+        stage_config({"source": "mimic_cxr", "mimic_cxr": mimic.config(images=False)}, IngestConfig, "ingest"),
+        progress=False,
     )
     first = rel.filter(pl.col("study_id") == "50000001").row(0, named=True)
     assert first["image_paths"][0] == "files/p10/p10000001/s50000001/aaaaaaa1-00000000-00000000-00000000-00000002.jpg"
@@ -108,7 +114,10 @@ def test_mimic_zip_equals_folder_and_relative_paths_without_image_root(mimic):
 
 
 def test_limit_keeps_first_studies(mimic):
-    df = I.ingest(stage_config({"source": "mimic_cxr", "limit": 2, "mimic_cxr": mimic.config()}, IngestConfig, "ingest"), progress=False)
+    df = I.ingest(
+        stage_config({"source": "mimic_cxr", "limit": 2, "mimic_cxr": mimic.config()}, IngestConfig, "ingest"),
+        progress=False,
+    )
     assert df["study_id"].to_list() == ["50000001", "50000002"]
 
 
@@ -155,7 +164,9 @@ def test_iu_full_archive_accounts_for_every_report():
 
 def test_iu_image_root_resolves_both_spellings(tmp_path, shared_data):
     images = shared_data("iu_xray_images")
-    df = I.ingest(stage_config({"limit": 7, "iu_xray": {"image_root": str(images)}}, IngestConfig, "ingest"), progress=False)
+    df = I.ingest(
+        stage_config({"limit": 7, "iu_xray": {"image_root": str(images)}}, IngestConfig, "ingest"), progress=False
+    )
     rows = {r["study_id"]: r for r in df.to_dicts()}
     # CXR7 has two images in the shared folder, named without the image number
     assert [Path(p).name for p in rows["CXR7"]["image_paths"]] == ["CXR7_IM-2263-1001.png", "CXR7_IM-2263-2001.png"]

@@ -31,9 +31,15 @@ def expected_split(key: str, fractions: dict[str, float], seed: int) -> str:
     raise AssertionError("u < 1 always falls inside the last edge")
 
 
-@pytest.mark.parametrize("fractions", [{"train": 0.7, "validate": 0.1, "test": 0.2},
-                                       {"train": 1, "validate": 1, "test": 2},
-                                       {"validate": 0.5, "test": 0.5}, {"train": 3.0}])
+@pytest.mark.parametrize(
+    "fractions",
+    [
+        {"train": 0.7, "validate": 0.1, "test": 0.2},
+        {"train": 1, "validate": 1, "test": 2},
+        {"validate": 0.5, "test": 0.5},
+        {"train": 3.0},
+    ],
+)
 def test_seeded_split_is_the_documented_hash(fractions):
     keys = [f"p{i}" for i in range(300)]
     got = [I.seeded_split(k, fractions, 13) for k in keys]
@@ -69,7 +75,12 @@ def test_report_and_image_status_rules():
     assert C.image_status(0, 3) == C.NO_IMAGES
     assert C.image_status(1, 1) == C.MISSING_IMAGES
     assert (C.OK, C.NO_REPORT, C.NO_SECTIONS, C.NO_IMAGES, C.MISSING_IMAGES) == (
-        "ok", "no_report", "no_sections", "no_images", "missing_images")
+        "ok",
+        "no_report",
+        "no_sections",
+        "no_images",
+        "missing_images",
+    )
 
 
 def test_iu_metadata_key_drops_only_the_leading_image_number():
@@ -111,16 +122,24 @@ def test_a_studys_missing_split_comes_from_its_patient_or_the_seed():
     split = SplitConfig(fractions={"train": 0.2, "validate": 0.3, "test": 0.5}, seed=7)
     I.assign_splits(rows, split)
     assert [(r["split"], r["split_source"]) for r in rows] == [
-        ("test", "patient"), ("test", "official"), ("train", "official"),
-        (expected_split("p2", split.fractions, 7), "seeded"), ("validate", "official"),
+        ("test", "patient"),
+        ("test", "official"),
+        ("train", "official"),
+        (expected_split("p2", split.fractions, 7), "seeded"),
+        ("validate", "official"),
     ]
 
 
 def test_input_paths_name_every_file_of_the_configured_source():
     iu = stage_config({"iu_xray": {"archive": "a.tgz", "image_root": "img"}}, IngestConfig, "ingest")
-    assert I.input_paths(iu) == {"ingest.iu_xray.archive": "a.tgz", "ingest.iu_xray.metadata": None,
-                                 "ingest.iu_xray.image_root": "img"}
-    mimic = stage_config({"source": "mimic_cxr", "mimic_cxr": {"reports": "r", "split_csv": "s.csv.gz"}}, IngestConfig, "ingest")
+    assert I.input_paths(iu) == {
+        "ingest.iu_xray.archive": "a.tgz",
+        "ingest.iu_xray.metadata": None,
+        "ingest.iu_xray.image_root": "img",
+    }
+    mimic = stage_config(
+        {"source": "mimic_cxr", "mimic_cxr": {"reports": "r", "split_csv": "s.csv.gz"}}, IngestConfig, "ingest"
+    )
     paths = I.input_paths(mimic)
     assert paths["ingest.mimic_cxr.reports"] == "r" and paths["ingest.mimic_cxr.split_csv"] == "s.csv.gz"
     assert all(k.startswith("ingest.mimic_cxr.") for k in paths) and "ingest.mimic_cxr.image_ext" not in paths
@@ -130,15 +149,26 @@ def test_ingest_refuses_an_unknown_source_and_an_empty_collection(monkeypatch):
     with pytest.raises(UserError, match=r"^unknown ingest.source 'dicom' \(use iu_xray or mimic_cxr\)$"):
         I.ingest(IngestConfig(source="dicom"), progress=False)  # type: ignore[arg-type]
     monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [])
-    with pytest.raises(UserError, match=r"^ingest.source iu_xray: the configured files hold no study; "
-                                        r"check the paths in ingest.iu_xray$"):
+    with pytest.raises(
+        UserError,
+        match=r"^ingest.source iu_xray: the configured files hold no study; "
+        r"check the paths in ingest.iu_xray$",
+    ):
         I.ingest(IngestConfig(), progress=False)
 
 
 def test_ingest_sorts_naturally_splits_before_the_limit_and_sets_the_view(monkeypatch):
     def row(study, subject, split, views):
-        return {"study_id": study, "subject_id": subject, "split": split, "image_paths": [f"{study}.png"] * len(views),
-                "image_views": views, "findings": "f", "impression": None, "ingest_status": "ok"}
+        return {
+            "study_id": study,
+            "subject_id": subject,
+            "split": split,
+            "image_paths": [f"{study}.png"] * len(views),
+            "image_views": views,
+            "findings": "f",
+            "impression": None,
+            "ingest_status": "ok",
+        }
 
     rows = [row("s10", "p1", "train", ["LATERAL", "PA"]), row("s9", "p1", None, []), row("s2", "p2", None, ["PA"])]
     monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [dict(r) for r in rows])
@@ -153,8 +183,12 @@ def test_ingest_sorts_naturally_splits_before_the_limit_and_sets_the_view(monkey
 
 def test_summary_line():
     df = pl.DataFrame(
-        {"ingest_status": ["ok", "ok", "no_report", "no_sections"], "split": ["train", "test", "train", "train"],
-         "findings": ["a", None, None, None], "impression": ["b", "c", None, None]},
+        {
+            "ingest_status": ["ok", "ok", "no_report", "no_sections"],
+            "split": ["train", "test", "train", "train"],
+            "findings": ["a", None, None, None],
+            "impression": ["b", "c", None, None],
+        },
     )
     # 3 reports with text: findings in 1, impression in 2
     assert I.summarize(df, 1.25) == (
@@ -188,15 +222,19 @@ def iu_archive(tmp_path):
     from archive_helpers import write_tgz
 
     def xml(sid: str, findings: str, images: list[str]) -> bytes:
-        parents = "".join(f'<parentImage id="{i}"><figureId>F{k}</figureId></parentImage>'
-                          for k, i in enumerate(images))
+        parents = "".join(
+            f'<parentImage id="{i}"><figureId>F{k}</figureId></parentImage>' for k, i in enumerate(images)
+        )
         return IU_XML.format(sid=sid, findings=findings, images=parents).encode()
 
-    archive = write_tgz(tmp_path, {
-        "ecgen-radiology/10.xml": xml("CXR10", "Heart is normal.", []),
-        # in natural order the lateral image comes first; the PA view ranks before it
-        "ecgen-radiology/2.xml": xml("CXR2", "Small effusion.", ["CXR2_1_IM-0001-4001", "CXR2_2_IM-0001-3001"]),
-    })
+    archive = write_tgz(
+        tmp_path,
+        {
+            "ecgen-radiology/10.xml": xml("CXR10", "Heart is normal.", []),
+            # in natural order the lateral image comes first; the PA view ranks before it
+            "ecgen-radiology/2.xml": xml("CXR2", "Small effusion.", ["CXR2_1_IM-0001-4001", "CXR2_2_IM-0001-3001"]),
+        },
+    )
     meta = tmp_path / "meta.csv"
     meta.write_text("imageid,View Position\nCXR2_IM-0001-4001,LATERAL\nCXR2_IM-0001-3001,PA\n")
     return archive, meta
@@ -204,7 +242,10 @@ def iu_archive(tmp_path):
 
 def test_iu_rows_read_the_configured_archive_and_order_images_by_view(tmp_path):
     archive, meta = iu_archive(tmp_path)
-    df = I.ingest(stage_config({"iu_xray": {"archive": str(archive), "metadata": str(meta)}}, IngestConfig, "ingest"), progress=False)
+    df = I.ingest(
+        stage_config({"iu_xray": {"archive": str(archive), "metadata": str(meta)}}, IngestConfig, "ingest"),
+        progress=False,
+    )
     rows = {r["study_id"]: r for r in df.to_dicts()}
     assert list(rows) == ["CXR2", "CXR10"]
     assert rows["CXR2"]["image_paths"] == ["CXR2_2_IM-0001-3001", "CXR2_1_IM-0001-4001"]
@@ -218,7 +259,9 @@ def test_iu_rows_resolve_each_image_under_the_image_root(tmp_path):
     root = tmp_path / "images"
     root.mkdir()
     (root / "CXR2_IM-0001-3001.png").write_bytes(b"png")  # the PA image, in the metadata spelling
-    cfg = stage_config({"iu_xray": {"archive": str(archive), "metadata": str(meta), "image_root": str(root)}}, IngestConfig, "ingest")
+    cfg = stage_config(
+        {"iu_xray": {"archive": str(archive), "metadata": str(meta), "image_root": str(root)}}, IngestConfig, "ingest"
+    )
     row = I.ingest(cfg, progress=False).filter(pl.col("study_id") == "CXR2").row(0, named=True)
     assert row["image_paths"] == [str(root / "CXR2_IM-0001-3001.png"), str(root / "CXR2_1_IM-0001-4001.png")]
     assert row["ingest_status"] == "missing_images"
@@ -233,15 +276,20 @@ def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
 
     _, meta = iu_archive(tmp_path)
     monkeypatch.setattr(iu_xray, "read_reports", damaged)
-    with pytest.raises(UserError, match=r"^the torchxrayvision copy of NLMCXR_reports.tgz: the archive is truncated or "
-                                        r"damaged \(Compressed file ended .*\); download it again$"):
+    with pytest.raises(
+        UserError,
+        match=r"^the torchxrayvision copy of NLMCXR_reports.tgz: the archive is truncated or "
+        r"damaged \(Compressed file ended .*\); download it again$",
+    ):
         iu_xray.study_rows(iu_xray.IUConfig(metadata=str(meta)), progress=False)
 
 
 def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
     from fixtures.mimic_cxr_layout import build_mimic_fixture
 
-    cfg = stage_config({"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}, IngestConfig, "ingest").mimic_cxr
+    cfg = stage_config(
+        {"source": "mimic_cxr", "mimic_cxr": build_mimic_fixture(tmp_path).config()}, IngestConfig, "ingest"
+    ).mimic_cxr
     with caplog.at_level(logging.INFO, logger="srrg.progress"):
         assert len(mimic_cxr.study_rows(cfg, 1, progress=False)) == 7
         assert not caplog.records

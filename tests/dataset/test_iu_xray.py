@@ -33,7 +33,9 @@ def test_parse_report_xml_fields() -> None:
 
 
 def test_every_xml_member_is_accounted_for(tmp_path: Path) -> None:
-    path = write_tgz(tmp_path, {"ecgen-radiology/7.xml": XML, "ecgen-radiology/8.xml": b"<eCitation><broken", "README": b"x"})
+    path = write_tgz(
+        tmp_path, {"ecgen-radiology/7.xml": XML, "ecgen-radiology/8.xml": b"<eCitation><broken", "README": b"x"}
+    )
     rows = read_iu_xray(path)
     assert [(r["study_id"], r["status"]) for r in rows] == [("CXR7", "ok"), ("CXR8", INVALID_XML)]
     assert rows[0]["image_ids"] == ["CXR7_IM-2263-1001", "CXR7_IM-2263-2001"]

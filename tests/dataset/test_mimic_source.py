@@ -72,7 +72,9 @@ def test_missing_reports_path_is_a_clear_error(tmp_path):
 def _ingest(cfg: dict, **over):
     from srrg.ingest import IngestConfig, ingest
 
-    return ingest(stage_config({"source": "mimic_cxr", "mimic_cxr": cfg, **over}, IngestConfig, "ingest"), progress=False)
+    return ingest(
+        stage_config({"source": "mimic_cxr", "mimic_cxr": cfg, **over}, IngestConfig, "ingest"), progress=False
+    )
 
 
 def test_study_missing_from_the_split_file_takes_its_patients_split(tmp_path):

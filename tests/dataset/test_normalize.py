@@ -74,7 +74,11 @@ def test_rules_normalizer_canonical_phrases(raw, expected):
 
 
 def test_rules_normalizer_is_canonical_and_total():
-    assert rules_normalize("right lower lung") == rules_normalize("lung right lower") == rules_normalize("RIGHT LOWER ZONE")
+    assert (
+        rules_normalize("right lower lung")
+        == rules_normalize("lung right lower")
+        == rules_normalize("RIGHT LOWER ZONE")
+    )
     assert rules_normalize(None) is None and rules_normalize("  ") is None and rules_normalize("of the") is None
 
 
@@ -88,7 +92,11 @@ def test_rules_normalizer_is_canonical_and_total():
         ("left base", "lung left base", "does not start with a preposition"),
         ("left base", "", "empty"),
         ("left base", "sorry, i cannot help with that", "refusal"),
-        ("left base", "in the left lung base which is where pneumonia appears in elderly patients often", "longer than"),
+        (
+            "left base",
+            "in the left lung base which is where pneumonia appears in elderly patients often",
+            "longer than",
+        ),
         ("left base", "in the left lung base {json}", "characters"),
         ("left base", "in the left banana", "non-anatomical"),
         ("left base", "on the left side", "no anatomical structure"),
@@ -104,8 +112,13 @@ def test_validate_answer(raw, answer, reason):
 
 
 def test_clean_answer_takes_the_phrase():
-    assert clean_answer('"In the Lower zone of the right lung."\nExplanation: ...') == "in the lower zone of the right lung"
-    assert clean_answer("lung right lower -> in the lower zone of the right lung") == "in the lower zone of the right lung"
+    assert (
+        clean_answer('"In the Lower zone of the right lung."\nExplanation: ...')
+        == "in the lower zone of the right lung"
+    )
+    assert (
+        clean_answer("lung right lower -> in the lower zone of the right lung") == "in the lower zone of the right lung"
+    )
 
 
 REPORT_TEXT = "Small right pleural effusion. SECRET-REPORT-TEXT mild cardiomegaly."
@@ -113,14 +126,27 @@ REPORT_TEXT = "Small right pleural effusion. SECRET-REPORT-TEXT mild cardiomegal
 
 def extracted_frame() -> pl.DataFrame:
     def report(*locs):
-        return json.dumps({"positive": [{"name": f"finding{i}", "probability": 3, "level": None, "location": loc}
-                                        for i, loc in enumerate(locs)], "negative": ["pneumothorax"]})
+        return json.dumps(
+            {
+                "positive": [
+                    {"name": f"finding{i}", "probability": 3, "level": None, "location": loc}
+                    for i, loc in enumerate(locs)
+                ],
+                "negative": ["pneumothorax"],
+            }
+        )
 
     return pl.DataFrame(
         {
             "study_id": ["s1", "s2", "s3", "s4", "s5"],
             "findings": [REPORT_TEXT] * 5,
-            "structured": [report("lung right lower", "Left Base"), report("left base", None), None, "{not json", report()],
+            "structured": [
+                report("lung right lower", "Left Base"),
+                report("left base", None),
+                None,
+                "{not json",
+                report(),
+            ],
             "extract_status": ["ok", "ok", "empty_text", "ok", "ok"],
         }
     )
@@ -144,14 +170,25 @@ def test_stage_rules_keeps_every_row_and_raw_reports():
 
 
 def llm_config(stub, tmp_path, **over):
-    llm = dict(backend="openai", model="stub", base_url=stub.base_url, cache_dir=str(tmp_path / "cache"),
-               timeout_s=2, max_retries=2, retry_base_delay_s=0.01, retry_max_delay_s=0.02)
+    llm = dict(
+        backend="openai",
+        model="stub",
+        base_url=stub.base_url,
+        cache_dir=str(tmp_path / "cache"),
+        timeout_s=2,
+        max_retries=2,
+        retry_base_delay_s=0.01,
+        retry_max_delay_s=0.02,
+    )
     llm.update(over)
     return NormalizeConfig.from_dict({"method": "llm", "llm": llm})
 
 
 def test_stage_llm_validates_falls_back_and_sends_only_phrases(tmp_path):
-    answers = {"lung right lower": "In the lower zone of the right lung.", "left base": "Sure! The left base is a part of the lung"}
+    answers = {
+        "lung right lower": "In the lower zone of the right lung.",
+        "left base": "Sure! The left base is a part of the lung",
+    }
     with OpenAIStub(responder=lambda body: Reply(answers[last_user_message(body)])) as stub:
         out, phrases, summary = run(extracted_frame(), llm_config(stub, tmp_path))
         sent = json.dumps(stub.requests)
@@ -202,8 +239,21 @@ def test_config_errors_are_clear():
 def test_cli_writes_outputs_and_stats(tmp_path, capsys):
     inp = tmp_path / "extracted.parquet"
     extracted_frame().write_parquet(inp)
-    rc = cli_main(["normalize", "--in", str(inp), "--out", str(tmp_path / "n.parquet"),
-                   "--phrases", str(tmp_path / "p.parquet"), "--config", '{"method": "rules"}', "--stats", str(tmp_path / "s.json")])
+    rc = cli_main(
+        [
+            "normalize",
+            "--in",
+            str(inp),
+            "--out",
+            str(tmp_path / "n.parquet"),
+            "--phrases",
+            str(tmp_path / "p.parquet"),
+            "--config",
+            '{"method": "rules"}',
+            "--stats",
+            str(tmp_path / "s.json"),
+        ]
+    )
     assert rc == 0
     assert pl.read_parquet(tmp_path / "n.parquet").height == 5
     assert pl.read_parquet(tmp_path / "p.parquet").height == 2
@@ -213,7 +263,21 @@ def test_cli_writes_outputs_and_stats(tmp_path, capsys):
 
 def test_rules_phrases_pass_the_llm_answer_validator():
     """The validator must accept what a careful normalizer writes (else good LLM answers would be lost)."""
-    raws = ["lung right lower", "RLL", "left base", "bibasilar", "lung bases", "left lingula", "right mediastinum",
-            "right upper and middle lobes", "left costophrenic angle", "bilateral hilar", "lower thoracic spine",
-            "left chest wall, right ventricle", "acromioclavicular", "coronary", "bilateral"]
+    raws = [
+        "lung right lower",
+        "RLL",
+        "left base",
+        "bibasilar",
+        "lung bases",
+        "left lingula",
+        "right mediastinum",
+        "right upper and middle lobes",
+        "left costophrenic angle",
+        "bilateral hilar",
+        "lower thoracic spine",
+        "left chest wall, right ventricle",
+        "acromioclavicular",
+        "coronary",
+        "bilateral",
+    ]
     assert {raw: validate_answer(raw, rules_normalize(raw), 12) for raw in raws} == {raw: None for raw in raws}

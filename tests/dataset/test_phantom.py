@@ -30,7 +30,11 @@ def test_location_parts(location: str | None, parts: tuple[str | None, str | Non
 
 def test_scene_keeps_drawable_findings_only() -> None:
     report = StructuredReport(
-        (Finding("fracture", 3, None, "in the left ribs"), EFFUSION_R, Finding("nodule", 2, "enormous", "left upper lobe")),
+        (
+            Finding("fracture", 3, None, "in the left ribs"),
+            EFFUSION_R,
+            Finding("nodule", 2, "enormous", "left upper lobe"),
+        ),
         ("pneumothorax",),
     )
     assert scene(report) == (
@@ -41,20 +45,40 @@ def test_scene_keeps_drawable_findings_only() -> None:
 
 def test_round_trip_reads_what_was_drawn_and_keeps_negatives() -> None:
     report = StructuredReport(
-        (Finding("fracture", 3, None, None), Finding("pleural effusion", 3, "small", "in the right costophrenic angle"),
-         Finding("cardiomegaly", 2, "mild", None)),
+        (
+            Finding("fracture", 3, None, None),
+            Finding("pleural effusion", 3, "small", "in the right costophrenic angle"),
+            Finding("cardiomegaly", 2, "mild", None),
+        ),
         ("pneumothorax",),
     )
     assert visible_report(report) == StructuredReport(
-        (Finding("pleural effusion", 3, "small", "in the lower zone of the right lung"), Finding("cardiomegaly", 2, "mild", None)),
+        (
+            Finding("pleural effusion", 3, "small", "in the lower zone of the right lung"),
+            Finding("cardiomegaly", 2, "mild", None),
+        ),
         ("pneumothorax",),
     )
-    assert read_scene([Mark("atelectasis", 3, None, "both", "lower", True)]).positive[0].location == "in the lower zones of both lungs"
+    assert (
+        read_scene([Mark("atelectasis", 3, None, "both", "lower", True)]).positive[0].location
+        == "in the lower zones of both lungs"
+    )
 
 
 def test_levels_are_ordered_sizes() -> None:
-    assert magnitude("trace") < magnitude("small") < magnitude(None) < magnitude("moderate") < magnitude("large") < magnitude("massive")
-    assert magnitude("enormous") == magnitude(None) and magnitude("trace") == pytest.approx(0.1) and magnitude("massive") == 1.0
+    assert (
+        magnitude("trace")
+        < magnitude("small")
+        < magnitude(None)
+        < magnitude("moderate")
+        < magnitude("large")
+        < magnitude("massive")
+    )
+    assert (
+        magnitude("enormous") == magnitude(None)
+        and magnitude("trace") == pytest.approx(0.1)
+        and magnitude("massive") == 1.0
+    )
 
 
 def test_render_is_deterministic_per_study_and_jittered_across_studies() -> None:
@@ -84,10 +108,18 @@ def test_findings_brighten_their_side_and_zone() -> None:
 
 def test_larger_heart_and_fainter_hedged_findings() -> None:
     beside_heart = ((0.77, 0.81), (0.64, 0.7))
-    sizes = [render(StructuredReport((Finding("cardiomegaly", 3, level, None),), ()), "s4", 128) for level in ("mild", "massive")]
+    sizes = [
+        render(StructuredReport((Finding("cardiomegaly", 3, level, None),), ()), "s4", 128)
+        for level in ("mild", "massive")
+    ]
     assert _region(sizes[1], *beside_heart) > _region(sizes[0], *beside_heart) + 0.02
     upper_left = ((0.62, 0.8), (0.2, 0.35))
     base = _region(render(StructuredReport(), "s5", 128), *upper_left)
-    gains = [_region(render(StructuredReport((Finding("consolidation", p, None, "left upper"),), ()), "s5", 128), *upper_left) - base
-             for p in (3, 1)]
+    gains = [
+        _region(
+            render(StructuredReport((Finding("consolidation", p, None, "left upper"),), ()), "s5", 128), *upper_left
+        )
+        - base
+        for p in (3, 1)
+    ]
     assert gains[0] > gains[1] > 0.0

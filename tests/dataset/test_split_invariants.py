@@ -15,8 +15,11 @@ from srrg.ingest import SEEDED, SplitConfig, assign_splits, seeded_split
 
 
 def studies(n_patients: int, per_patient: int) -> list[dict]:
-    return [{"subject_id": f"p{p}", "study_id": f"s{p}_{k}", "split": None}
-            for p in range(n_patients) for k in range(per_patient)]
+    return [
+        {"subject_id": f"p{p}", "study_id": f"s{p}_{k}", "split": None}
+        for p in range(n_patients)
+        for k in range(per_patient)
+    ]
 
 
 def test_a_patient_never_spans_two_seeded_splits():

@@ -50,8 +50,16 @@ def test_scope_rules(text, name, expected):
     assert assertion(text, name) == expected
 
 
-@pytest.mark.parametrize("other", ["Evaluate for pneumonia.", "Follow-up to evaluate for resolution of the pneumonia.",
-                                   "Evaluate for pneumonia or possible effusion.", "Heart size is not normal."])
+@pytest.mark.parametrize(
+    "other",
+    [
+        "Evaluate for pneumonia.",
+        "Follow-up to evaluate for resolution of the pneumonia.",
+        "Evaluate for pneumonia or possible effusion.",
+        "Heart size is not normal.",
+    ],
+)
 def test_an_ignored_mention_leaves_the_rest_of_the_report_alone(other):
     assert extract(f"Cardiomegaly. {other}")["positive"] == [
-        {"name": "cardiomegaly", "probability": 3, "level": None, "location": None}]
+        {"name": "cardiomegaly", "probability": 3, "level": None, "location": None}
+    ]

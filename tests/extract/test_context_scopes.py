@@ -28,27 +28,39 @@ def assertions(text: str) -> dict[str, int | str]:
     ("text", "expected"),
     [
         # the negation cancels the hedge across "or"/"and" in its own comma-free clause
-        ("No effusion or opacity to suggest pneumonia.",
-         {"pleural effusion": "negative", "lung opacity": "negative", "pneumonia": "negative"}),
-        ("No effusion and opacity to suggest pneumonia.",
-         {"pleural effusion": "negative", "lung opacity": "negative", "pneumonia": "negative"}),
+        (
+            "No effusion or opacity to suggest pneumonia.",
+            {"pleural effusion": "negative", "lung opacity": "negative", "pneumonia": "negative"},
+        ),
+        (
+            "No effusion and opacity to suggest pneumonia.",
+            {"pleural effusion": "negative", "lung opacity": "negative", "pneumonia": "negative"},
+        ),
         # a both-way trigger reaches forward over a list joined by "and"/"or"
         ("Resolved effusion and pneumothorax.", {"pleural effusion": "negative", "pneumothorax": "negative"}),
         ("Resolved effusion or pneumothorax.", {"pleural effusion": "negative", "pneumothorax": "negative"}),
         # "is" of the first clause makes no clause of "and pneumothorax"
-        ("The heart is normal in size, no effusion and pneumothorax.",
-         {"cardiomegaly": "negative", "pleural effusion": "negative", "pneumothorax": "negative"}),
-        ("There is no pleural effusion and pneumothorax.",
-         {"pleural effusion": "negative", "pneumothorax": "negative"}),
+        (
+            "The heart is normal in size, no effusion and pneumothorax.",
+            {"cardiomegaly": "negative", "pleural effusion": "negative", "pneumothorax": "negative"},
+        ),
+        (
+            "There is no pleural effusion and pneumothorax.",
+            {"pleural effusion": "negative", "pneumothorax": "negative"},
+        ),
         # a differential after a comma: nothing before the comma reaches it
         ("Small effusion, atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),
         ("Small effusion and atelectasis versus pneumonia.", {"pleural effusion": 3, "atelectasis": 3, "pneumonia": 3}),
         # "the heart is enlarged" is a clause before the comma; the list after it shares "have resolved"
-        ("The heart is enlarged, effusion and pneumothorax have resolved.",
-         {"cardiomegaly": 3, "pleural effusion": "negative", "pneumothorax": "negative"}),
+        (
+            "The heart is enlarged, effusion and pneumothorax have resolved.",
+            {"cardiomegaly": 3, "pleural effusion": "negative", "pneumothorax": "negative"},
+        ),
         # "was" ends the clause before the comma: it is no copula of the conjunct "effusion"
-        ("Heart size is as it was, effusion and pneumothorax have resolved.",
-         {"pleural effusion": "negative", "pneumothorax": "negative"}),
+        (
+            "Heart size is as it was, effusion and pneumothorax have resolved.",
+            {"pleural effusion": "negative", "pneumothorax": "negative"},
+        ),
     ],
 )
 def test_scopes_across_lists_and_commas(text, expected):

@@ -174,9 +174,17 @@ def test_evaluate_counts_by_hand() -> None:
         ["No Indexing"],  # excluded
     ]
     preds = [
-        {"positive": [{"name": "lung opacity", "probability": 3, "level": "mild", "location": "left basilar"}], "negative": []},
-        {"positive": [{"name": "pleural effusion", "probability": 3, "level": None, "location": None},
-                      {"name": "unknown thing", "probability": 3, "level": None, "location": None}], "negative": []},
+        {
+            "positive": [{"name": "lung opacity", "probability": 3, "level": "mild", "location": "left basilar"}],
+            "negative": [],
+        },
+        {
+            "positive": [
+                {"name": "pleural effusion", "probability": 3, "level": None, "location": None},
+                {"name": "unknown thing", "probability": 3, "level": None, "location": None},
+            ],
+            "negative": [],
+        },
         {"positive": [{"name": "pneumonia", "probability": 3, "level": None, "location": None}], "negative": []},
     ]
     res = evaluate(codes, preds)

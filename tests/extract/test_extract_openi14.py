@@ -78,8 +78,13 @@ def test_bad_gold_is_a_user_error(tmp_path: Path, rows: tuple[str, ...], header:
 
 
 def test_report_labels_by_reading() -> None:
-    pred = {"positive": [{"name": "nodule", "probability": 3}, {"name": "pneumonia", "probability": 1},
-                         {"name": "lung opacity", "probability": 3}]}
+    pred = {
+        "positive": [
+            {"name": "nodule", "probability": 3},
+            {"name": "pneumonia", "probability": 1},
+            {"name": "lung opacity", "probability": 3},
+        ]
+    }
     assert report_labels(pred, 3, label_map()) == {"Nodule"}
     assert report_labels(pred, 1, label_map()) == {"Nodule", "Pneumonia"}
 
@@ -114,11 +119,14 @@ def test_unannotated_only_when_the_gold_never_marks_it() -> None:
 
 
 def test_cli_on_a_tiny_archive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    archive = write_tgz(tmp_path, {
-        "ecgen-radiology/1.xml": _xml(1, "Small right pleural effusion. No pneumothorax."),
-        "ecgen-radiology/2.xml": _xml(2, "Possible left basilar pneumonia."),
-        "ecgen-radiology/3.xml": _xml(3, "Heart size is normal."),
-    })
+    archive = write_tgz(
+        tmp_path,
+        {
+            "ecgen-radiology/1.xml": _xml(1, "Small right pleural effusion. No pneumothorax."),
+            "ecgen-radiology/2.xml": _xml(2, "Possible left basilar pneumonia."),
+            "ecgen-radiology/3.xml": _xml(3, "Heart size is normal."),
+        },
+    )
     rows = (_row("CXR1", "Effusion"), _row("CXR2", "Pneumonia"), _row("CXR3", "Cardiomegaly"), _row("CXR9"))
     gold = _gold(tmp_path, *rows)
     out = tmp_path / "o.json"
@@ -165,4 +173,3 @@ def test_label_table_rows_and_csv(tmp_path: Path) -> None:
     write_label_table(result, path)
     lines = path.read_text().splitlines()
     assert lines[0].split(",") == list(TABLE_COLUMNS) and len(lines) == 17
-

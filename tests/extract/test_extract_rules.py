@@ -47,7 +47,10 @@ def test_compositions(text: str, name: str, level: str | None) -> None:
 
 
 def test_composition_needs_same_clause_and_no_normal_verdict() -> None:
-    assert extract("Heart size is normal and the hilar contours are enlarged.")["positive"][0]["name"] == "hilar enlargement"
+    assert (
+        extract("Heart size is normal and the hilar contours are enlarged.")["positive"][0]["name"]
+        == "hilar enlargement"
+    )
     assert extract("The heart is normal in size.")["positive"] == []
 
 
@@ -61,7 +64,10 @@ def test_chexpert_labeler_examples(shared_data) -> None:
     r = extract_many(reports)
     # "heart size normal" rules out cardiomegaly as the labeler does (0.0); "lungs are clear" rules
     # out lung opacity and consolidation (this project's normal statements, docs/extraction.md)
-    assert r[0] == {"positive": [], "negative": ["cardiomegaly", "consolidation", "lung opacity", "edema", "pneumonia", "pleural effusion"]}
+    assert r[0] == {
+        "positive": [],
+        "negative": ["cardiomegaly", "consolidation", "lung opacity", "edema", "pneumonia", "pleural effusion"],
+    }
     p1 = pos(r[1])
     assert set(p1) == {"pleural effusion", "atelectasis", "cardiomegaly"} and r[1]["negative"] == ["edema"]
     p2 = pos(r[2])
@@ -73,7 +79,10 @@ def test_chexpert_labeler_examples(shared_data) -> None:
 @pytest.mark.parametrize(
     "text, negative",
     [
-        ("No pneumothorax, pleural effusion, or focal airspace disease.", ["pneumothorax", "pleural effusion", "lung opacity"]),
+        (
+            "No pneumothorax, pleural effusion, or focal airspace disease.",
+            ["pneumothorax", "pleural effusion", "lung opacity"],
+        ),
         ("There are no XXXX of a pleural effusion.", ["pleural effusion"]),
         ("Cardiomegaly without overt edema.", ["edema"]),
         ("Pneumothorax is not seen.", ["pneumothorax"]),
@@ -185,7 +194,9 @@ def test_history_and_rule_out_are_neither_positive_nor_negative() -> None:
 
 
 def test_positive_wins_and_most_certain_mention_wins() -> None:
-    r = extract("FINDINGS: No pneumothorax. Possible effusion.\nIMPRESSION: Small pleural effusion. Small pneumothorax.")
+    r = extract(
+        "FINDINGS: No pneumothorax. Possible effusion.\nIMPRESSION: Small pleural effusion. Small pneumothorax."
+    )
     p = pos(r)
     assert p["pleural effusion"]["probability"] == 3 and "pneumothorax" in p and r["negative"] == []
 
@@ -234,7 +245,9 @@ def test_negex_negation_agreement(shared_data) -> None:
     rows = [line.rstrip("\n").split("\t") for line in path.open(encoding="latin-1")]
     rows = [r for r in rows if len(r) > 4 and r[2].strip().lower() in syn]
     results = extract_detailed(r[3] for r in rows)
-    agree = sum((syn[r[2].strip().lower()] in res.report.negative) == (r[4] == "Negated") for r, res in zip(rows, results))
+    agree = sum(
+        (syn[r[2].strip().lower()] in res.report.negative) == (r[4] == "Negated") for r, res in zip(rows, results)
+    )
     assert len(rows) >= 50
     assert agree / len(rows) >= 0.9
 

@@ -38,7 +38,7 @@ def test_each_hedge_level_gives_its_probability(text, expected):
 def test_subject_and_state_pair_up_to_the_gap_limit():
     fillers = ["a", "b", "c", "d", "e", "f", "g", "h"]
     at_limit = f"The heart {' '.join(fillers[:MAX_PAIR_GAP])} enlarged."
-    past_limit = f"The heart {' '.join(fillers[:MAX_PAIR_GAP + 1])} enlarged."
+    past_limit = f"The heart {' '.join(fillers[: MAX_PAIR_GAP + 1])} enlarged."
     assert assertion(at_limit, "cardiomegaly") == 3
     assert assertion(past_limit, "cardiomegaly") is None
 

@@ -46,7 +46,9 @@ def test_objective_hand_computed():
 
 def test_asymmetric_rates_harmonic_mean():
     ref, _ = parse_entities(entities(("a", None, None, "certain")))
-    hyp, _ = parse_entities(entities(("a", None, None, "certain"), ("b", None, None, "certain"), ("c", None, None, "certain")))
+    hyp, _ = parse_entities(
+        entities(("a", None, None, "certain"), ("b", None, None, "certain"), ("c", None, None, "certain"))
+    )
     # S(x, x^) = 1, S(x^, x) = 1/3 -> harmonic mean 0.5
     assert objective_scores(ref, hyp, W)["disease"] == pytest.approx(0.5)
     assert objective_scores((), (), W)["obj"] == 1.0 and objective_scores(ref, (), W)["obj"] == 0.0
@@ -75,7 +77,9 @@ def test_subjective_rounding_midpoints_round_up():
 
 
 def test_gema_blend_and_explanations_kept():
-    sub = '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
+    sub = (
+        '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
+    )
     res = score_answers([REF], [HYP], [sub])
     s_obj = 0.25 * 2.5
     assert res.per_report["gema_sub"] == [0.8]
@@ -87,7 +91,11 @@ def test_gema_blend_and_explanations_kept():
 
 
 def test_failures_are_recorded_not_scored():
-    res = score_answers([REF, "not json", REF], [HYP, HYP, HYP], ['{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}', None, "{}"])
+    res = score_answers(
+        [REF, "not json", REF],
+        [HYP, HYP, HYP],
+        ['{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}', None, "{}"],
+    )
     assert res.per_report["gema_status"][0] == OK
     assert res.per_report["gema_status"][1] == "no_response:ref_entities,subjective"  # worst failure first
     assert res.per_report["gema_status"][2] == "unparseable:subjective"
@@ -142,9 +150,16 @@ def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
 
 
 def test_diseases_match_through_the_vocabulary():
-    ref, _ = parse_entities(entities(("effusion", "left", "small", "certain"), ("enlarged heart", None, "mild", "certain")))
-    hyp, _ = parse_entities(entities(("Pleural effusions", "left", "Small", "certain"), ("small left effusion", None, None, "certain"),
-                                     ("cardiomegaly", None, "mildly", "certain")))
+    ref, _ = parse_entities(
+        entities(("effusion", "left", "small", "certain"), ("enlarged heart", None, "mild", "certain"))
+    )
+    hyp, _ = parse_entities(
+        entities(
+            ("Pleural effusions", "left", "Small", "certain"),
+            ("small left effusion", None, None, "certain"),
+            ("cardiomegaly", None, "mildly", "certain"),
+        )
+    )
     assert [e[0] for e in ref] == ["pleural effusion", "cardiomegaly"]
     assert [e[0] for e in hyp] == ["pleural effusion", "pleural effusion", "cardiomegaly"]
     assert hyp[2][2] == "mild"  # severity words map onto the vocabulary's levels
@@ -156,7 +171,9 @@ def test_diseases_match_through_the_vocabulary():
 
 
 def test_repeated_diseases_are_kept_and_paired_one_to_one():
-    ref, _ = parse_entities(entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain")))
+    ref, _ = parse_entities(
+        entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain"))
+    )
     hyp, _ = parse_entities(entities(("nodule", "left lower lobe", None, "certain")))
     s = objective_scores(ref, hyp, W)
     assert s["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found
@@ -166,7 +183,9 @@ def test_repeated_diseases_are_kept_and_paired_one_to_one():
 def test_cut_off_entity_list_is_truncated_not_repaired():
     from srrg.metrics.judge_common import Reply
 
-    cut = Reply('{"entities": [{"disease": "pleural effusion", "location": "le', "truncated", "answer cut off at max_tokens=16")
+    cut = Reply(
+        '{"entities": [{"disease": "pleural effusion", "location": "le', "truncated", "answer cut off at max_tokens=16"
+    )
     assert parse_entities(cut) == ((), "truncated")
     sub = '{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}'
     res = score_answers([REF], [cut], [sub])

@@ -58,7 +58,9 @@ EXPECTED = {"cand-miss": 2 / 4, "cand-sparse": 3 / 5, "cand-same": 1.0}
 
 def write_pairs(tmp_path, hyps=tuple(RECORDED)):
     refs = tmp_path / "refs.jsonl"
-    refs.write_text("".join(json.dumps({"study_id": f"s{i}", "report": f"reference {i}."}) + "\n" for i in range(len(hyps))))
+    refs.write_text(
+        "".join(json.dumps({"study_id": f"s{i}", "report": f"reference {i}."}) + "\n" for i in range(len(hyps)))
+    )
     hyp_file = tmp_path / "hyps.jsonl"
     hyp_file.write_text("".join(json.dumps({"study_id": f"s{i}", "report": h}) + "\n" for i, h in enumerate(hyps)))
     return refs, hyp_file
@@ -66,8 +68,22 @@ def write_pairs(tmp_path, hyps=tuple(RECORDED)):
 
 def srrg_score(tmp_path, refs, hyps, options, metrics="green", timeout=60):
     env = {**os.environ, "SRRG_JUDGE_TEST_KEY": "sk-test"}
-    cmd = [sys.executable, "-m", "srrg", "score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", metrics,
-           "--out", str(tmp_path / "out"), "--config", json.dumps(options)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "srrg",
+        "score",
+        "--refs",
+        str(refs),
+        "--hyps",
+        str(hyps),
+        "--metrics",
+        metrics,
+        "--out",
+        str(tmp_path / "out"),
+        "--config",
+        json.dumps(options),
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
 
 

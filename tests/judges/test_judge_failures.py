@@ -46,7 +46,10 @@ def test_too_many_failures_raise_with_the_partial_result():
         metric.compute(["r"] * 10, ["h"] * 10)
     assert isinstance(err.value, StageFailed)
     message = str(err.value)
-    assert "green: 2 of 10 judge answers failed (2 truncated; allowed share 0.1, max_tokens 1024) from fake endpoint" in message
+    assert (
+        "green: 2 of 10 judge answers failed (2 truncated; allowed share 0.1, max_tokens 1024) from fake endpoint"
+        in message
+    )
     assert "\n" not in message
     assert err.value.result.per_report["green_status"].count("truncated") == 2
     lenient = Green(client=FakeClient([good] * 8 + [cut] * 2), max_failure_fraction=0.5)

@@ -56,8 +56,16 @@ def test_green_summary_counts_only_parsed_answers():
 
 def test_green_failures_anywhere_in_the_batch_give_the_same_summary():
     # the same answers with the failures interleaved: a summary that indexes by position would differ
-    answers = [ok(FIVE_PAIRS[0]), FAILURES[0], ok(FIVE_PAIRS[1]), ok(FIVE_PAIRS[2]), FAILURES[2],
-               ok(FIVE_PAIRS[3]), FAILURES[1], ok(FIVE_PAIRS[4])]
+    answers = [
+        ok(FIVE_PAIRS[0]),
+        FAILURES[0],
+        ok(FIVE_PAIRS[1]),
+        ok(FIVE_PAIRS[2]),
+        FAILURES[2],
+        ok(FIVE_PAIRS[3]),
+        FAILURES[1],
+        ok(FIVE_PAIRS[4]),
+    ]
     s = judged(Green, answers).summary
     assert s["green"] == pytest.approx(0.25) and s["green_zero_sig_a"] == pytest.approx(1 / 5)
     assert s["green_failures"] == 3
@@ -65,8 +73,11 @@ def test_green_failures_anywhere_in_the_batch_give_the_same_summary():
 
 def test_vert_summary_counts_only_parsed_answers():
     # two parsed answers: one (a) error and 1 match each, direct scores 0.5 and 0.9; then each failure
-    answers = [ok(green_answer((1, 0, 0, 0, 0, 0), 1, score="0.5")),
-               ok(green_answer((1, 0, 0, 0, 0, 0), 1, score="0.9")), *FAILURES]
+    answers = [
+        ok(green_answer((1, 0, 0, 0, 0, 0), 1, score="0.5")),
+        ok(green_answer((1, 0, 0, 0, 0, 0), 1, score="0.9")),
+        *FAILURES,
+    ]
     s = judged(Vert, answers).summary
     assert s["vert"] == pytest.approx(0.7)  # mean of 0.5 and 0.9
     assert s["vert_std"] == pytest.approx(0.2)  # population std of (0.5, 0.9)
@@ -77,11 +88,13 @@ def test_vert_summary_counts_only_parsed_answers():
 
 
 def test_proxy_rating_summary_counts_only_parsed_answers():
-    answers = [ok('{"disease_prediction": 8, "detailed_descriptions": 6, "explanation": "close"}'),
-               ok('{"disease_prediction": 2, "detailed_descriptions": 4}'),
-               # a rating outside 0..scale_max is a parse failure, never clipped into range
-               ok('{"disease_prediction": 11, "detailed_descriptions": 4}'),
-               *FAILURES]
+    answers = [
+        ok('{"disease_prediction": 8, "detailed_descriptions": 6, "explanation": "close"}'),
+        ok('{"disease_prediction": 2, "detailed_descriptions": 4}'),
+        # a rating outside 0..scale_max is a parse failure, never clipped into range
+        ok('{"disease_prediction": 11, "detailed_descriptions": 4}'),
+        *FAILURES,
+    ]
     result = judged(ProxyRating, answers)
     s = result.summary
     # (8 + 6) / 20 = 0.7 and (2 + 4) / 20 = 0.3 -> 0.5

@@ -117,8 +117,10 @@ def test_proxy_structured_and_json_mode_give_the_same_ratings(tmp_path):
     assert results[1].per_report["proxy_rating"] == [0.0, (2 + 1) / 8]  # mean of the two, over 2 x scale_max
 
 
-ENTITIES = {"reference": [{"disease": "effusion", "location": "left", "severity": "small", "uncertainty": "certain"}],
-            "cand": [{"disease": "pleural effusion", "location": "left", "severity": None, "uncertainty": "certain"}]}
+ENTITIES = {
+    "reference": [{"disease": "effusion", "location": "left", "severity": "small", "uncertainty": "certain"}],
+    "cand": [{"disease": "pleural effusion", "location": "left", "severity": None, "uncertainty": "certain"}],
+}
 
 
 def gema_stub(body) -> Reply:

@@ -38,9 +38,27 @@ DATA = TEST_DATA / "metaeval"
 
 def synthetic(n_cases: int = 6, per_case: int = 2) -> RatingsDataset:
     """n_cases references, each judged against per_case candidates, rated 1-5 by one rater."""
-    pairs = [{"pair_id": f"{c}:{k}", "reference": f"finding {c} in the right lung", "candidate": f"candidate {k}"} for c in range(n_cases) for k in range(per_case)]
-    ratings = [{"pair_id": p["pair_id"], "rater": "0", "kind": "rating", "category": "", "significance": "", "value": float(i % 5 + 1)} for i, p in enumerate(pairs)]
-    return RatingsDataset("synthetic", pl.DataFrame(pairs, schema=PAIRS_SCHEMA, orient="row"), pl.DataFrame(ratings, schema=RATINGS_SCHEMA, orient="row"))
+    pairs = [
+        {"pair_id": f"{c}:{k}", "reference": f"finding {c} in the right lung", "candidate": f"candidate {k}"}
+        for c in range(n_cases)
+        for k in range(per_case)
+    ]
+    ratings = [
+        {
+            "pair_id": p["pair_id"],
+            "rater": "0",
+            "kind": "rating",
+            "category": "",
+            "significance": "",
+            "value": float(i % 5 + 1),
+        }
+        for i, p in enumerate(pairs)
+    ]
+    return RatingsDataset(
+        "synthetic",
+        pl.DataFrame(pairs, schema=PAIRS_SCHEMA, orient="row"),
+        pl.DataFrame(ratings, schema=RATINGS_SCHEMA, orient="row"),
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -78,7 +96,9 @@ def test_scale_and_score_target_hand_computed():
 
 def test_build_examples_accounts_for_every_pair():
     ds = synthetic(5, 2)
-    pairs = ds.pairs.with_columns(pl.when(pl.col("pair_id") == "0:0").then(pl.lit("")).otherwise(pl.col("candidate")).alias("candidate"))
+    pairs = ds.pairs.with_columns(
+        pl.when(pl.col("pair_id") == "0:0").then(pl.lit("")).otherwise(pl.col("candidate")).alias("candidate")
+    )
     ratings = ds.ratings.filter(pl.col("pair_id") != "1:1")
     examples, summary = build_examples(RatingsDataset("s", pairs, ratings), JudgeTrainConfig(score_min=1, score_max=5))
     assert examples.height == 10 and summary["n_pairs"] == 10
@@ -88,7 +108,11 @@ def test_build_examples_accounts_for_every_pair():
     row = examples.filter(pl.col("pair_id") == "2:0").row(0, named=True)  # rating 5 -> 1.0
     assert row["target"] == "[Score]:\n1.0" and row["human"] == 5.0
     messages = json.loads(row["messages"])
-    assert messages[0]["role"] == "user" and "finding 2 in the right lung" in messages[0]["content"] and "[Score]" in messages[0]["content"]
+    assert (
+        messages[0]["role"] == "user"
+        and "finding 2 in the right lung" in messages[0]["content"]
+        and "[Score]" in messages[0]["content"]
+    )
 
 
 def test_analysis_targets_use_the_green_prompt():
@@ -145,7 +169,19 @@ def tiny_base(tmp_path_factory):
 
 
 def tiny_cfg(base: Path, **kw) -> JudgeTrainConfig:
-    opts = dict(model=str(base), max_steps=3, batch_size=2, grad_accum=1, lora_r=4, lora_alpha=8, lora_dropout=0.0, max_words=8, logging_steps=1, save_steps=2, learning_rate=1e-2)
+    opts = dict(
+        model=str(base),
+        max_steps=3,
+        batch_size=2,
+        grad_accum=1,
+        lora_r=4,
+        lora_alpha=8,
+        lora_dropout=0.0,
+        max_words=8,
+        logging_steps=1,
+        save_steps=2,
+        learning_rate=1e-2,
+    )
     return JudgeTrainConfig(**{**opts, **kw})
 
 
@@ -156,7 +192,11 @@ def test_encode_masks_the_prompt_and_learns_answer_and_end(tiny_base):
 
     tok = AutoTokenizer.from_pretrained(tiny_base)
     item = encode(tok, [{"role": "user", "content": "hi"}], "[Score]:\n0.5", 100)
-    prompt_len = len("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n") - 2 * (len("<|im_start|>") - 1) - (len("<|im_end|>") - 1)
+    prompt_len = (
+        len("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+        - 2 * (len("<|im_start|>") - 1)
+        - (len("<|im_end|>") - 1)
+    )
     assert item["labels"][:prompt_len] == [IGNORE] * prompt_len
     assert tok.decode(item["labels"][prompt_len:]) == "[Score]:\n0.5<|im_end|>"
     assert encode(tok, [{"role": "user", "content": "hi"}], "[Score]:\n0.5", 10) is None  # too long
@@ -199,7 +239,9 @@ def test_fit_saves_reloadable_adapter_and_merged_judge_scores_through_vert(tiny_
     assert len((tmp_path / "out" / "train_log.jsonl").read_text().splitlines()) >= 3
 
     ids = torch.tensor([[3, 40, 41, 42, 43]])
-    reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_base), str(tmp_path / "out" / "adapter")).eval()
+    reloaded = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(tiny_base), str(tmp_path / "out" / "adapter")
+    ).eval()
     base = AutoModelForCausalLM.from_pretrained(tiny_base).eval()
     merged = AutoModelForCausalLM.from_pretrained(tmp_path / "out" / "merged").eval()
     with torch.no_grad():
@@ -207,12 +249,21 @@ def test_fit_saves_reloadable_adapter_and_merged_judge_scores_through_vert(tiny_
     assert not torch.allclose(tuned, plain)  # the adapter is loaded and active
     assert torch.allclose(tuned, folded, atol=1e-5)  # merged = base + adapter
 
-    llm = {"backend": "local", "model": str(tmp_path / "out" / "merged"), "cache_dir": str(tmp_path / "cache"), "batch_size": 2}
+    llm = {
+        "backend": "local",
+        "model": str(tmp_path / "out" / "merged"),
+        "cache_dir": str(tmp_path / "cache"),
+        "batch_size": 2,
+    }
     # a tiny random model rarely stops within 12 tokens: every failure is recorded, none fails the call
     vert = Vert(llm=llm, max_tokens=12, max_words=8, max_failure_fraction=1.0)
     result = vert.compute(["left effusion", "no acute process"], ["left effusion", "cardiomegaly"])
     assert len(result.per_report["vert"]) == 2
-    assert set(result.per_report["vert_score_status"]) <= {"ok", "unparseable", "truncated"}  # answered, never no_response
+    assert set(result.per_report["vert_score_status"]) <= {
+        "ok",
+        "unparseable",
+        "truncated",
+    }  # answered, never no_response
 
     again = fit_once(examples, cfg, tmp_path)  # rerun: resumes from the last checkpoint, no new step
     assert again["resumed_from"] and again["resumed_from"].endswith("checkpoint-3")
@@ -228,12 +279,23 @@ def test_compare_puts_the_tuned_judge_next_to_zero_shot():
     ids = [f"p{i}" for i in range(6)]
     human = [1.0, 2.0, 3.0, 4.0, 5.0, 2.5]
     tuned = pl.DataFrame({"study_id": ids[:5], "vert": [0.1, 0.2, 0.3, 0.4, 0.5], "vert_status": ["ok"] * 5})
-    zero = pl.DataFrame({"study_id": ids, "vert": [0.5, 0.4, 0.3, 0.2, 0.1, 0.0], "bleu_1": [0.1, 0.3, 0.2, 0.4, 0.5, 0.0]})
-    ratings = pl.DataFrame([{"pair_id": i, "rater": "0", "kind": "rating", "category": "", "significance": "", "value": h} for i, h in zip(ids, human)], schema=RATINGS_SCHEMA, orient="row")
+    zero = pl.DataFrame(
+        {"study_id": ids, "vert": [0.5, 0.4, 0.3, 0.2, 0.1, 0.0], "bleu_1": [0.1, 0.3, 0.2, 0.4, 0.5, 0.0]}
+    )
+    ratings = pl.DataFrame(
+        [
+            {"pair_id": i, "rater": "0", "kind": "rating", "category": "", "significance": "", "value": h}
+            for i, h in zip(ids, human)
+        ],
+        schema=RATINGS_SCHEMA,
+        orient="row",
+    )
     joined, metrics = side_by_side(tuned, zero, "_ft")
     assert joined.height == 5 and metrics == ["bleu_1", "vert", "vert_ft"]
     _, result = compare(tuned, zero, ratings, {"n_boot": 20})
-    kendall = {r["metric"]: r["value"] for r in result.correlations.filter(pl.col("method") == "kendall").iter_rows(named=True)}
+    kendall = {
+        r["metric"]: r["value"] for r in result.correlations.filter(pl.col("method") == "kendall").iter_rows(named=True)
+    }
     assert kendall["vert_ft"] == pytest.approx(1.0) and kendall["vert"] == pytest.approx(-1.0)
     assert kendall["bleu_1"] == pytest.approx(0.8)  # 9 concordant, 1 discordant of 10 pairs
     with pytest.raises(ValueError, match="both tables"):
@@ -242,7 +304,22 @@ def test_compare_puts_the_tuned_judge_next_to_zero_shot():
 
 def test_cli_prepare_writes_examples_and_heldout(tmp_path, capsys):
     cfg = json.dumps({"test_fraction": 0.4, "validate_fraction": 0.0, "case_by": "pair_prefix"})
-    assert srrg_main(["judge-train-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", cfg]) == 0
+    assert (
+        srrg_main(
+            [
+                "judge-train-prepare",
+                "--adapter",
+                "radpref",
+                "--data",
+                str(DATA / "radpref"),
+                "--out-dir",
+                str(tmp_path),
+                "--config",
+                cfg,
+            ]
+        )
+        == 0
+    )
     examples = pl.read_parquet(tmp_path / "examples.parquet")
     assert examples.height == 4 and examples.group_by("case_id").agg(pl.col("split").n_unique())["split"].max() == 1
     test_ids = set(examples.filter(pl.col("split") == "test")["pair_id"])
@@ -250,7 +327,22 @@ def test_cli_prepare_writes_examples_and_heldout(tmp_path, capsys):
     assert set(pl.read_parquet(tmp_path / "heldout" / "ratings.parquet")["pair_id"]) == test_ids
     summary = json.loads((tmp_path / "prepare.json").read_text())
     assert summary["scale"]["human_target"] == "rating" and summary["n_pairs"] == 4
-    assert srrg_main(["judge-train-prepare", "--adapter", "radpref", "--data", str(DATA / "radpref"), "--out-dir", str(tmp_path), "--config", '{"test_fraction": 0.9}']) == 2
+    assert (
+        srrg_main(
+            [
+                "judge-train-prepare",
+                "--adapter",
+                "radpref",
+                "--data",
+                str(DATA / "radpref"),
+                "--out-dir",
+                str(tmp_path),
+                "--config",
+                '{"test_fraction": 0.9}',
+            ]
+        )
+        == 2
+    )
     assert "judge-train-prepare: error" in capsys.readouterr().err
 
 
@@ -265,7 +357,17 @@ def test_smollm2_lora_end_to_end(tmp_path, monkeypatch):
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    cfg = JudgeTrainConfig(max_steps=2, batch_size=1, grad_accum=1, lora_r=4, lora_alpha=8, max_words=12, max_length=1024, quantization="none", logging_steps=1)
+    cfg = JudgeTrainConfig(
+        max_steps=2,
+        batch_size=1,
+        grad_accum=1,
+        lora_r=4,
+        lora_alpha=8,
+        max_words=12,
+        max_length=1024,
+        quantization="none",
+        logging_steps=1,
+    )
     examples, _ = build_examples(synthetic(5, 1), cfg)
     summary = fit_once(examples, cfg, tmp_path)
     assert summary["steps"] == 2 and math.isfinite(summary["train_loss"]) and summary["base"].endswith(".gguf")

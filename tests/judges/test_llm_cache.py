@@ -28,7 +28,9 @@ def test_row_records_where_the_answer_came_from(tmp_path):
     cache.put("k", "local", "smollm2", "vert", "3", LLMResponse(text="t"))
     cache.close()
     with sqlite3.connect(path) as conn:
-        row = conn.execute("SELECT key, backend, model, template, template_version, text, created FROM responses").fetchone()
+        row = conn.execute(
+            "SELECT key, backend, model, template, template_version, text, created FROM responses"
+        ).fetchone()
     assert row[:6] == ("k", "local", "smollm2", "vert", "3", "t")
     assert before - 1 <= row[6] <= time.time() + 1
 
@@ -43,8 +45,12 @@ def test_a_repeated_key_replaces_the_answer(tmp_path):
 
 @pytest.mark.parametrize(
     "response",
-    [LLMResponse(text="partial", status="error"), LLMResponse(text="cut", status="truncated"),
-     LLMResponse(text=""), LLMResponse(text="  \n ")],
+    [
+        LLMResponse(text="partial", status="error"),
+        LLMResponse(text="cut", status="truncated"),
+        LLMResponse(text=""),
+        LLMResponse(text="  \n "),
+    ],
 )
 def test_only_complete_non_empty_answers_are_stored(tmp_path, response):
     cache = ResponseCache(tmp_path / "c.sqlite")
@@ -69,7 +75,9 @@ def test_many_keys_duplicates_and_chunks(tmp_path):
     keys = [f"k{i}" for i in range(1203)] + ["k5", "k1202", "absent"]
     got = cache.get_many(keys)
     assert len(got) == 1203 and len(cache) == 1203
-    assert all(got[f"k{i}"].text == str(i) and got[f"k{i}"].completion_tokens == i for i in (0, 499, 500, 999, 1000, 1202))
+    assert all(
+        got[f"k{i}"].text == str(i) and got[f"k{i}"].completion_tokens == i for i in (0, 499, 500, 999, 1000, 1202)
+    )
     assert cache.get_many([]) == {}
 
 

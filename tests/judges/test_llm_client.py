@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import random
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -80,15 +80,25 @@ def test_config_defaults_and_errors():
 def test_is_local_url():
     for url in ("http://127.0.0.1:8000/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1", "http://127.0.0.5/v1"):
         assert is_local_url(url)
-    for url in ("https://api.openai.com/v1", "http://10.0.0.5:8000/v1", "https://x.openai.azure.com", "http://localhost.evil.com/v1"):
+    for url in (
+        "https://api.openai.com/v1",
+        "http://10.0.0.5:8000/v1",
+        "https://x.openai.azure.com",
+        "http://localhost.evil.com/v1",
+    ):
         assert not is_local_url(url)
     assert redact("key sk-abcdef leaked", "sk-abcdef") == "key *** leaked"
 
 
 def test_prompt_template_sends_only_declared_fields():
-    t = PromptTemplate("p", "3", (("system", 'Answer as JSON like {"a": 1}.'), ("user", "Phrase: {phrase}")), ("phrase",))
+    t = PromptTemplate(
+        "p", "3", (("system", 'Answer as JSON like {"a": 1}.'), ("user", "Phrase: {phrase}")), ("phrase",)
+    )
     r = t.render("normalize", phrase="left base", max_tokens=9)
-    assert r.messages == ({"role": "system", "content": 'Answer as JSON like {"a": 1}.'}, {"role": "user", "content": "Phrase: left base"})
+    assert r.messages == (
+        {"role": "system", "content": 'Answer as JSON like {"a": 1}.'},
+        {"role": "user", "content": "Phrase: left base"},
+    )
     assert (r.template, r.template_version, r.purpose, r.max_tokens) == ("p", "3", "normalize", 9)
     with pytest.raises(ValueError, match="undeclared"):
         t.render("normalize", phrase="x", report="the whole report")

@@ -25,9 +25,16 @@ PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PRO
 
 def config(base_url: str, tmp_path, **over) -> LLMConfig:
     base = dict(
-        backend="openai", model="stub-model", base_url=base_url, api_key_env="SRRG_TEST_KEY",
-        cache_dir=str(tmp_path / "cache"), timeout_s=2.0, max_retries=3, retry_base_delay_s=0.01,
-        retry_max_delay_s=0.05, concurrency=2,
+        backend="openai",
+        model="stub-model",
+        base_url=base_url,
+        api_key_env="SRRG_TEST_KEY",
+        cache_dir=str(tmp_path / "cache"),
+        timeout_s=2.0,
+        max_retries=3,
+        retry_base_delay_s=0.01,
+        retry_max_delay_s=0.05,
+        concurrency=2,
     )
     base.update(over)
     return LLMConfig.from_dict(base)
@@ -141,7 +148,9 @@ def test_only_complete_non_empty_answers_are_cached(tmp_path):
     assert [r.status for r in out] == ["ok", "ok", "truncated", "ok"]
     assert out[2].text.startswith("[Explanation]")  # the cut-off text is returned, marked
     assert len(cache) == 1 and client.usage.of("x").truncated == 1
-    again = LLMClient(LLMConfig(), backend=backend, cache=cache).complete([ECHO.render("x", phrase=p) for p in answers], progress=False)
+    again = LLMClient(LLMConfig(), backend=backend, cache=cache).complete(
+        [ECHO.render("x", phrase=p) for p in answers], progress=False
+    )
     assert [r.cached for r in again] == [False, False, False, True]
     assert backend.sent.count("empty") == 2 and backend.sent.count("good") == 1
     for bad in answers.values():
@@ -178,7 +187,10 @@ def test_local_backend_marks_answers_without_stop_token_as_truncated(monkeypatch
                 def to(self, device):
                     return self
 
-            return Enc(input_ids=torch.ones((len(prompts), 2), dtype=torch.long), attention_mask=torch.ones((len(prompts), 2), dtype=torch.long))
+            return Enc(
+                input_ids=torch.ones((len(prompts), 2), dtype=torch.long),
+                attention_mask=torch.ones((len(prompts), 2), dtype=torch.long),
+            )
 
         def decode(self, ids, skip_special_tokens=True):
             return " ".join(str(i) for i in ids)
@@ -206,8 +218,15 @@ class TricklingServer:
     `every` seconds (headers first), as a slow or hostile endpoint does."""
 
     def __init__(self, every: float) -> None:
-        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "late"}, "finish_reason": "stop"}]})
+        body = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "late"}, "finish_reason": "stop"}],
+            }
+        )
         self.payload = body.encode()
         self.every = every
         self._sock = socket.create_server(("127.0.0.1", 0))
@@ -230,8 +249,11 @@ class TricklingServer:
     def _trickle(self, conn: socket.socket) -> None:
         try:
             conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                         + str(len(self.payload)).encode() + b"\r\n\r\n")
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(self.payload)).encode()
+                + b"\r\n\r\n"
+            )
             for i in range(len(self.payload)):
                 if self._stop.is_set():
                     break
@@ -287,7 +309,9 @@ def test_answer_larger_than_the_cap_is_refused_and_not_cached(tmp_path):
         assert resp.status == "error" and "max_answer_bytes" in (resp.error or "")
         assert resp.attempts == 1 and len(stub.requests) == 1  # not retried: the same answer would come again
         assert len(client.cache) == 0
-        [small] = LLMClient(config(stub.base_url, tmp_path, max_answer_bytes=400_000)).complete([ECHO.render("x", phrase="apex")])
+        [small] = LLMClient(config(stub.base_url, tmp_path, max_answer_bytes=400_000)).complete(
+            [ECHO.render("x", phrase="apex")]
+        )
         assert small.ok and len(small.text) == 300_000
 
 
@@ -319,8 +343,10 @@ def _resolver(monkeypatch, answers: dict[str, list[str]]) -> list[str]:
 def test_guard_decides_on_resolved_addresses(tmp_path, monkeypatch):
     """issue 25 item 3: any *.localhost name passed the guard unresolved; the client then asked the
     system resolver, which could send the prompt anywhere."""
-    asked = _resolver(monkeypatch, {"evil.localhost": ["10.1.2.3"], "mixed.test": ["127.0.0.1", "192.0.2.7"],
-                                    "box.test": ["127.0.0.1"]})
+    asked = _resolver(
+        monkeypatch,
+        {"evil.localhost": ["10.1.2.3"], "mixed.test": ["127.0.0.1", "192.0.2.7"], "box.test": ["127.0.0.1"]},
+    )
     for url in ("http://evil.localhost:8000/v1", "http://mixed.test/v1"):
         assert not guard.is_local_url(url)
         with pytest.raises(PrivacyError, match="allow_remote"):

@@ -30,11 +30,20 @@ def test_smollm2_normalizes_phrases_end_to_end(tmp_path, monkeypatch):
     llm = {"backend": "local", "cache_dir": str(tmp_path / "cache"), "batch_size": 4}
     cfg = NormalizeConfig.from_dict({"method": "llm", "max_tokens": 16, "llm": llm})
     locations = ["lung right lower", "left base", "RUL", "bibasilar", "retrocardiac"]
-    df = pl.DataFrame({
-        "study_id": [f"s{i}" for i in range(len(locations))],
-        "structured": [json.dumps({"positive": [{"name": "opacity", "probability": 3, "level": None, "location": loc}], "negative": []})
-                       for loc in locations],
-    })
+    df = pl.DataFrame(
+        {
+            "study_id": [f"s{i}" for i in range(len(locations))],
+            "structured": [
+                json.dumps(
+                    {
+                        "positive": [{"name": "opacity", "probability": 3, "level": None, "location": loc}],
+                        "negative": [],
+                    }
+                )
+                for loc in locations
+            ],
+        }
+    )
     client = LLMClient(cfg.llm)
     out, phrases, summary = run(df, cfg, client)
     loads = load_model.cache_info().misses
@@ -44,7 +53,10 @@ def test_smollm2_normalizes_phrases_end_to_end(tmp_path, monkeypatch):
     assert set(phrases["path"]) <= {"llm", "rules"}
     # whichever path won, every finding now carries a phrase that starts with a preposition
     locs = [json.loads(s)["positive"][0]["location"] for s in out["structured"]]
-    assert all(loc.split()[0] in {"in", "at", "on", "along", "within", "over", "near", "adjacent", "involving", "of"} for loc in locs)
+    assert all(
+        loc.split()[0] in {"in", "at", "on", "along", "within", "over", "near", "adjacent", "involving", "of"}
+        for loc in locs
+    )
 
     warm = LLMClient(cfg.llm)
     _, phrases2, summary2 = run(df, cfg, warm)

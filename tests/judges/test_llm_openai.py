@@ -18,9 +18,16 @@ ECHO = PromptTemplate("echo", "1", (("system", "Repeat the phrase."), ("user", "
 
 def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
     base = dict(
-        backend="openai", model="stub-model", base_url=stub.base_url, api_key_env="SRRG_TEST_KEY",
-        cache_dir=str(tmp_path / "cache"), timeout_s=0.5, max_retries=5, retry_base_delay_s=0.01,
-        retry_max_delay_s=0.05, concurrency=4,
+        backend="openai",
+        model="stub-model",
+        base_url=stub.base_url,
+        api_key_env="SRRG_TEST_KEY",
+        cache_dir=str(tmp_path / "cache"),
+        timeout_s=0.5,
+        max_retries=5,
+        retry_base_delay_s=0.01,
+        retry_max_delay_s=0.05,
+        concurrency=4,
     )
     base.update(over)
     return LLMConfig.from_dict(base)
@@ -121,7 +128,10 @@ def test_request_body_carries_decoding_parameters(stub, tmp_path):
     assert bodies[0]["max_tokens"] == 5 and bodies[0]["response_format"] == {"type": "json_object"}
     assert bodies[1]["max_tokens"] == 17 and bodies[1]["temperature"] == 0 and "response_format" not in bodies[1]
     assert bodies[1]["model"] == "stub-model"
-    assert bodies[1]["messages"] == [{"role": "system", "content": "Repeat the phrase."}, {"role": "user", "content": "hilum"}]
+    assert bodies[1]["messages"] == [
+        {"role": "system", "content": "Repeat the phrase."},
+        {"role": "user", "content": "hilum"},
+    ]
 
 
 def test_key_goes_only_to_the_authorization_header(stub, tmp_path, caplog):
@@ -137,17 +147,37 @@ def test_key_goes_only_to_the_authorization_header(stub, tmp_path, caplog):
 
 
 def test_remote_endpoint_is_refused_unless_allowed(tmp_path):
-    cfg = LLMConfig(backend="openai", model="gpt-x", base_url="https://api.example.com/v1", api_key_env="SRRG_TEST_KEY", cache_dir=str(tmp_path))
+    cfg = LLMConfig(
+        backend="openai",
+        model="gpt-x",
+        base_url="https://api.example.com/v1",
+        api_key_env="SRRG_TEST_KEY",
+        cache_dir=str(tmp_path),
+    )
     with pytest.raises(PrivacyError, match="allow_remote"):
         LLMClient(cfg)
     with pytest.raises(PrivacyError, match="allow_remote"):
         LLMClient(LLMConfig(backend="openai", model="gpt-x", cache_dir=str(tmp_path)))  # default endpoint is OpenAI
-    allowed = LLMConfig(backend="openai", model="gpt-x", base_url="https://api.example.com/v1", api_key_env="SRRG_TEST_KEY", allow_remote=True, cache_dir=str(tmp_path))
+    allowed = LLMConfig(
+        backend="openai",
+        model="gpt-x",
+        base_url="https://api.example.com/v1",
+        api_key_env="SRRG_TEST_KEY",
+        allow_remote=True,
+        cache_dir=str(tmp_path),
+    )
     assert LLMClient(allowed).backend.name == "openai"  # constructed; nothing sent
 
 
 def test_remote_endpoint_without_key_names_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("SRRG_TEST_KEY")
-    cfg = LLMConfig(backend="openai", model="m", base_url="https://api.example.com/v1", api_key_env="SRRG_TEST_KEY", allow_remote=True, cache_dir=str(tmp_path))
+    cfg = LLMConfig(
+        backend="openai",
+        model="m",
+        base_url="https://api.example.com/v1",
+        api_key_env="SRRG_TEST_KEY",
+        allow_remote=True,
+        cache_dir=str(tmp_path),
+    )
     with pytest.raises(PrivacyError, match="SRRG_TEST_KEY"):
         LLMClient(cfg)

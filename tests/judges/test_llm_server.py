@@ -55,9 +55,18 @@ def server(tmp_path_factory):
 
 def llm_slice(server, cache_dir, **extra):
     # llama-cpp-python's server takes a schema inside response_format json_object (docs/judges.md)
-    return {"backend": "openai", "model": server.model, "base_url": server.base_url, "cache_dir": str(cache_dir),
-            "schema_format": "json_object",
-            "timeout_s": 300.0, "max_retries": 1, "retry_base_delay_s": 0.1, "retry_max_delay_s": 0.5, **extra}
+    return {
+        "backend": "openai",
+        "model": server.model,
+        "base_url": server.base_url,
+        "cache_dir": str(cache_dir),
+        "schema_format": "json_object",
+        "timeout_s": 300.0,
+        "max_retries": 1,
+        "retry_base_delay_s": 0.1,
+        "retry_max_delay_s": 0.5,
+        **extra,
+    }
 
 
 def test_normalization_cold_sends_one_request_per_phrase_and_warm_none(server, tmp_path):
@@ -85,8 +94,12 @@ def test_each_judge_answers_two_pairs_through_the_server(server, tmp_path, metri
     options = {"llm": llm, "max_tokens": 384 if structured else 192, "max_failure_fraction": 1.0}
     client = LLMClient(LLMConfig.from_dict(options["llm"]))
     result = get_metric(metric, client=client, **options).compute(REFS, HYPS)
-    status_key = {"green": "green_status", "vert": "vert_score_status", "gema": "gema_status",
-                  "proxy_rating": "proxy_status"}[metric]
+    status_key = {
+        "green": "green_status",
+        "vert": "vert_score_status",
+        "gema": "gema_status",
+        "proxy_rating": "proxy_status",
+    }[metric]
     statuses = [s.split(":")[0] for s in result.per_report[status_key]]
     assert len(statuses) == 2 and set(statuses) <= STATUSES, statuses
     usage = client.usage.total()
@@ -126,14 +139,29 @@ def test_server_killed_mid_run_records_no_response_and_exits_1(tmp_path):
     require_server()
     n = 6
     refs, hyps = tmp_path / "refs.jsonl", tmp_path / "hyps.jsonl"
-    refs.write_text("".join(json.dumps({"study_id": f"s{i}", "report": f"Reference {i}: {REFS[i % 2]}"}) + "\n"
-                            for i in range(n)))
+    refs.write_text(
+        "".join(json.dumps({"study_id": f"s{i}", "report": f"Reference {i}: {REFS[i % 2]}"}) + "\n" for i in range(n))
+    )
     hyps.write_text("".join(json.dumps({"study_id": f"s{i}", "report": HYPS[i % 2]}) + "\n" for i in range(n)))
     with llama_server.LlamaServer(tmp_path / "server.log") as server:
         llm = llm_slice(server, tmp_path / "cache", concurrency=1, timeout_s=60.0)
         options = {"proxy_rating": {"llm": llm, "max_tokens": 64}}
-        cmd = [sys.executable, "-m", "srrg", "score", "--refs", str(refs), "--hyps", str(hyps), "--metrics",
-               "proxy_rating", "--out", str(tmp_path / "out"), "--config", json.dumps(options)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "srrg",
+            "score",
+            "--refs",
+            str(refs),
+            "--hyps",
+            str(hyps),
+            "--metrics",
+            "proxy_rating",
+            "--out",
+            str(tmp_path / "out"),
+            "--config",
+            json.dumps(options),
+        ]
         run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 300
         while server.answered() < 1 and time.monotonic() < deadline and run.poll() is None:

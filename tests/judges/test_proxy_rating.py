@@ -23,7 +23,9 @@ def test_noisy_json_and_string_numbers():
 
 
 def test_failures_are_flagged():
-    res = score_responses(['{"disease_prediction": 11, "detailed_descriptions": 3}', "prose only", None, '{"disease_prediction": 5}'])
+    res = score_responses(
+        ['{"disease_prediction": 11, "detailed_descriptions": 3}', "prose only", None, '{"disease_prediction": 5}']
+    )
     assert res.per_report["proxy_status"] == [UNPARSEABLE, UNPARSEABLE, NO_RESPONSE, UNPARSEABLE]
     assert all(math.isnan(v) for v in res.per_report["proxy_rating"])
     assert res.summary["proxy_failures"] == 4

@@ -31,9 +31,21 @@ def test_well_formed_answer_gives_direct_score_and_formulas():
 
 @pytest.mark.parametrize(
     ("body", "expected"),
-    [("0.756", 0.76), ("1.00", 1.0), ("Score: 0.5 (moderate)", 0.5), ("85%", 0.85), ("7/10", math.nan), ("none", math.nan), ("1.5", math.nan),
-     ("With 2 significant errors and 3 matched findings the score is 0.60", 0.6), ("0.80 / 1.00", 0.8), ("8 out of 10", math.nan),
-     ("0.7 out of 1", 0.7), ("-0.2", math.nan), ("**0.45**", 0.45)],
+    [
+        ("0.756", 0.76),
+        ("1.00", 1.0),
+        ("Score: 0.5 (moderate)", 0.5),
+        ("85%", 0.85),
+        ("7/10", math.nan),
+        ("none", math.nan),
+        ("1.5", math.nan),
+        ("With 2 significant errors and 3 matched findings the score is 0.60", 0.6),
+        ("0.80 / 1.00", 0.8),
+        ("8 out of 10", math.nan),
+        ("0.7 out of 1", 0.7),
+        ("-0.2", math.nan),
+        ("**0.45**", 0.45),
+    ],
 )
 def test_direct_score_forms(body, expected):
     value = parse_direct_score(f"[Score]:\n{body}\n")
@@ -89,7 +101,10 @@ def test_summary_means_over_scored_answers():
 def test_prompt_lists_categories_and_asks_for_two_decimals():
     content = vert_requests(["ref text"], ["cand text"], VertConfig())[0].messages[0]["content"]
     assert "ref text" in content and "cand text" in content and "two decimals" in content and "[Score]:" in content
-    assert formula_scores(parse_error_report("junk", number_words=True))["f1_formula"] != formula_scores(parse_error_report("junk", number_words=True))["f1_formula"]  # NaN
+    assert (
+        formula_scores(parse_error_report("junk", number_words=True))["f1_formula"]
+        != formula_scores(parse_error_report("junk", number_words=True))["f1_formula"]
+    )  # NaN
 
 
 def test_vert_end_to_end_through_openai_server(tmp_path, monkeypatch):
@@ -126,7 +141,15 @@ def test_unknown_variant_is_refused():
 def test_failed_answers_have_nan_counts():
     from srrg.metrics.judge_common import Reply
 
-    res = score_responses([Reply("[Clinically Significant Errors]:\n(a) False", "truncated"), green_answer((1,) + (0,) * 5, 1, score="0.5")])
-    assert res.per_report["vert_status"] == ["truncated", "ok"] and res.per_report["vert_score_status"] == ["truncated", "ok"]
+    res = score_responses(
+        [
+            Reply("[Clinically Significant Errors]:\n(a) False", "truncated"),
+            green_answer((1,) + (0,) * 5, 1, score="0.5"),
+        ]
+    )
+    assert res.per_report["vert_status"] == ["truncated", "ok"] and res.per_report["vert_score_status"] == [
+        "truncated",
+        "ok",
+    ]
     assert math.isnan(res.per_report["vert_sig_a"][0]) and res.per_report["vert_sig_a"][1] == 1
     assert res.summary["vert_truncated"] == 1 and res.summary["vert_failures"] == 1 and res.summary["vert"] == 0.5

@@ -128,8 +128,12 @@ B = np.array([0.3, 0.2, 0.5, 0.9, 0.4, 0.6, 0.1, 0.8, 0.75, 0.35, 0.05, 0.65])  
 
 
 def expected_paired(a, b, y, method: str, n_boot: int, seed: int, level: float):
-    diffs = np.array([scipy_coefficient(method, a[i], y[i]) - scipy_coefficient(method, b[i], y[i])
-                      for i in resamples(len(y), n_boot, seed)])
+    diffs = np.array(
+        [
+            scipy_coefficient(method, a[i], y[i]) - scipy_coefficient(method, b[i], y[i])
+            for i in resamples(len(y), n_boot, seed)
+        ]
+    )
     diffs = diffs[np.isfinite(diffs)]
     tail = (1 - level) / 2
     low, high = np.percentile(diffs, [100 * tail, 100 * (1 - tail)])
@@ -161,7 +165,12 @@ def test_paired_test_drops_pairs_missing_on_any_side():
     keep = np.ones(len(Y), bool)
     keep[[0, 1, 2]] = False
     ref = paired_test(A[keep], B[keep], Y[keep], "spearman", n_boot=100, seed=0)
-    assert t.n == 9 and (t.difference, t.ci_low, t.ci_high, t.p_value) == (ref.difference, ref.ci_low, ref.ci_high, ref.p_value)
+    assert t.n == 9 and (t.difference, t.ci_low, t.ci_high, t.p_value) == (
+        ref.difference,
+        ref.ci_low,
+        ref.ci_high,
+        ref.p_value,
+    )
 
 
 def test_paired_test_without_resamples_keeps_the_difference():

@@ -65,8 +65,12 @@ def test_paired_test_over_clusters_against_an_independent_computation():
     b[0] = math.nan  # pair 0 dropped: case p keeps pair 1 only
     t = paired_test(a, b, y, "kendall", ("a", "b"), n_boot=60, seed=3, level=0.9, clusters=CASES)
     keep = np.arange(1, 10)
-    diffs = np.array([kendall(a[keep][i], y[keep][i]) - kendall(b[keep][i], y[keep][i])
-                      for i in cluster_bootstrap_indices(CASES[1:], 60, 3)])
+    diffs = np.array(
+        [
+            kendall(a[keep][i], y[keep][i]) - kendall(b[keep][i], y[keep][i])
+            for i in cluster_bootstrap_indices(CASES[1:], 60, 3)
+        ]
+    )
     diffs = diffs[np.isfinite(diffs)]
     assert (t.ci_low, t.ci_high) == pytest.approx(tuple(np.percentile(diffs, [5, 95])), abs=1e-12)
     far = min(np.sum(diffs <= 0), np.sum(diffs >= 0))

@@ -40,7 +40,9 @@ def test_radpref_layout_counts_ratings_and_errors():
     sig, lower = _human(ds, "errors_significant")
     # study_01:C2: user_1 location attribute (significant) + urgent false finding + actionable
     # missing finding = 3, user_2 urgent missing = 1, user_3 benign false finding = 0
-    assert lower and sig["study_01:C2"] == pytest.approx(4 / 3) and sig["study_04:C1"] == 0.5 and sig["study_02:C2"] == 0
+    assert (
+        lower and sig["study_01:C2"] == pytest.approx(4 / 3) and sig["study_04:C1"] == 0.5 and sig["study_02:C2"] == 0
+    )
     insig, _ = _human(ds, "errors_insignificant")
     assert insig["study_01:C2"] == pytest.approx(2 / 3) and insig["study_02:C1"] == pytest.approx(2 / 3)
     attrs = ds.ratings.filter(pl.col("category").str.starts_with("attribute_"))
@@ -74,9 +76,15 @@ def _copy_radpref(tmp_path):
     [
         (lambda d: d["annotations"].clear(), "annotated no case"),
         (lambda d: d["annotations"].update(nope=d["annotations"]["study_01"]), "not in preference_data.json"),
-        (lambda d: d["annotations"]["study_01"]["C1"].update(finding_errors=[{"error_type": "false"}]), "keyed by finding index"),
+        (
+            lambda d: d["annotations"]["study_01"]["C1"].update(finding_errors=[{"error_type": "false"}]),
+            "keyed by finding index",
+        ),
         (lambda d: d["annotations"]["study_01"]["C1"].update(rating=7), "rating must be a number 1-5"),
-        (lambda d: d["annotations"]["study_03"]["C2"]["finding_errors"]["0"].update(clinical_significance="major"), "clinical_significance"),
+        (
+            lambda d: d["annotations"]["study_03"]["C2"]["finding_errors"]["0"].update(clinical_significance="major"),
+            "clinical_significance",
+        ),
         (lambda d: d.pop("user_id"), "user_id"),
     ],
 )
@@ -190,7 +198,12 @@ def test_run_metaeval_counts_and_paired():
     assert (prf["a"]["tp"], prf["a"]["fp"], prf["a"]["fn"]) == (0.5, 0.5, 0.0)
     # three studies with 4 candidates each: 6 within-study comparisons per study
     pref = res.preference.filter(pl.col("metric") == "good").row(0, named=True)
-    assert pref["n_cases"] == 3 and pref["n_comparisons"] == 18 and pref["disagree"] == 0 and pref["agreement_untied"] == 1.0
+    assert (
+        pref["n_cases"] == 3
+        and pref["n_comparisons"] == 18
+        and pref["disagree"] == 0
+        and pref["agreement_untied"] == 1.0
+    )
 
 
 def test_prepare_writes_pairs_and_counts(tmp_path, capsys):
@@ -234,8 +247,10 @@ def test_correlate_cli_end_to_end(tmp_path):
     assert corr["ci_low"].is_nan().all() and corr["ci_high"].is_nan().all()
     assert set(corr["ci_status"]) == {"too_few_cases"}
     assert set(pl.read_csv(out / "paired_tests.csv")["status"]) == {"too_few_cases"}
-    assert ("No CI or paired test (–) where only 4 or fewer cases were resampled: a case-clustered bootstrap "
-            "needs at least 10 cases (metaeval.correlate.min_cases).") in gema
+    assert (
+        "No CI or paired test (–) where only 4 or fewer cases were resampled: a case-clustered bootstrap "
+        "needs at least 10 cases (metaeval.correlate.min_cases)."
+    ) in gema
     assert (info["min_cases"], info["ci_note"] != "") == (10, True)
     four = json.dumps({"n_boot": 50, "min_cases": 4})
     assert srrg_main([*args[:-1], four, "--pairs", str(prep / "pairs.parquet")]) == 0
@@ -257,21 +272,46 @@ def test_correlate_measuring_nothing_exits_2(tmp_path, capsys):
 
     def correlate(scores: pl.DataFrame, ratings: Path) -> tuple[int, str]:
         scores.write_parquet(tmp_path / "s.parquet")
-        rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--ratings", str(ratings), "--out", str(tmp_path / "o")])
+        rc = srrg_main(
+            [
+                "metaeval-correlate",
+                "--scores",
+                str(tmp_path / "s.parquet"),
+                "--ratings",
+                str(ratings),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
         err = capsys.readouterr().err.strip()
         assert "\n" not in err  # one line
         return rc, err
 
     ratings = prep / "ratings.parquet"
-    rc, err = correlate(pl.DataFrame({"study_id": [f"x{i}" for i in range(8)], "m": [0.1 * i for i in range(8)]}), ratings)
+    rc, err = correlate(
+        pl.DataFrame({"study_id": [f"x{i}" for i in range(8)], "m": [0.1 * i for i in range(8)]}), ratings
+    )
     assert rc == 2 and "no scored pair has a human score" in err
-    rc, err = correlate(pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]}), ratings)
+    rc, err = correlate(
+        pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]}), ratings
+    )
     assert rc == 2 and "'m' has no finite value" in err
     # with drop_unmeasured the empty column is left out and named in the caption and info.json
     scores = pl.DataFrame({"study_id": ids, "m": [float("nan")] * 8, "k": [0.1 * i for i in range(8)]})
     scores.write_parquet(tmp_path / "s.parquet")
-    rc = srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--ratings", str(ratings),
-                    "--out", str(tmp_path / "d"), "--config", '{"drop_unmeasured": true}'])
+    rc = srrg_main(
+        [
+            "metaeval-correlate",
+            "--scores",
+            str(tmp_path / "s.parquet"),
+            "--ratings",
+            str(ratings),
+            "--out",
+            str(tmp_path / "d"),
+            "--config",
+            '{"drop_unmeasured": true}',
+        ]
+    )
     assert rc == 0
     info = json.loads((tmp_path / "d" / "info.json").read_text())
     assert info["metrics"] == ["k"] and info["metrics_without_value"] == ["m"]
@@ -307,13 +347,30 @@ def test_correlate_tables_without_their_columns_are_one_line(tmp_path, capsys):
 
 
 def test_correlate_with_proxy_column_and_errors(tmp_path, capsys):
-    scores = pl.DataFrame({"study_id": ["a", "b", "c", "d"], "m": [0.1, 0.4, 0.5, 0.9], "proxy_rating": [0.2, 0.3, 0.6, 0.8]})
+    scores = pl.DataFrame(
+        {"study_id": ["a", "b", "c", "d"], "m": [0.1, 0.4, 0.5, 0.9], "proxy_rating": [0.2, 0.3, 0.6, 0.8]}
+    )
     scores.write_parquet(tmp_path / "s.parquet")
     cfg = json.dumps({"human_column": "proxy_rating", "n_boot": 10})
-    assert srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o"), "--config", cfg]) == 0
+    assert (
+        srrg_main(
+            [
+                "metaeval-correlate",
+                "--scores",
+                str(tmp_path / "s.parquet"),
+                "--out",
+                str(tmp_path / "o"),
+                "--config",
+                cfg,
+            ]
+        )
+        == 0
+    )
     corr = pl.read_csv(tmp_path / "o" / "correlations.csv")
     assert corr["metric"].unique().to_list() == ["m"] and corr["value"][0] == pytest.approx(1.0)
-    assert srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o2")]) == 2
+    assert (
+        srrg_main(["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o2")]) == 2
+    )
     assert "no human ratings" in capsys.readouterr().err
 
 
@@ -327,10 +384,28 @@ def test_judge_chain_score_cli_then_proxy_correlation(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
     ids = [f"s{i}" for i in range(6)]
-    pairs = pl.DataFrame({"study_id": ids[::-1], "reference": ["Small left effusion."] * 6, "report": [f"candidate {i}" for i in range(6)][::-1]})
+    pairs = pl.DataFrame(
+        {
+            "study_id": ids[::-1],
+            "reference": ["Small left effusion."] * 6,
+            "report": [f"candidate {i}" for i in range(6)][::-1],
+        }
+    )
     pairs.write_parquet(tmp_path / "pairs.parquet")
     sub = tmp_path / "subset"
-    args = ["judge-subset", "--predictions", str(tmp_path / "pairs.parquet"), "--limit", "5", "--ref-col", "reference", "--hyp-col", "report", "--out-dir", str(sub)]
+    args = [
+        "judge-subset",
+        "--predictions",
+        str(tmp_path / "pairs.parquet"),
+        "--limit",
+        "5",
+        "--ref-col",
+        "reference",
+        "--hyp-col",
+        "report",
+        "--out-dir",
+        str(sub),
+    ]
     assert srrg_main(args) == 0
     assert pl.read_parquet(sub / "hyps.parquet")["study_id"].to_list() == ids[:5]
 
@@ -345,12 +420,39 @@ def test_judge_chain_score_cli_then_proxy_correlation(tmp_path, monkeypatch):
         llm = stub_llm_config(stub.base_url, str(tmp_path / "cache"))
         options = json.dumps({m: {"llm": llm} for m in ("green", "vert", "proxy_rating")})
         scored = tmp_path / "scored"
-        rc = srrg_main(["score", "--refs", str(sub / "refs.parquet"), "--hyps", str(sub / "hyps.parquet"), "--metrics", "green,vert,proxy_rating", "--out", str(scored), "--config", options])
+        rc = srrg_main(
+            [
+                "score",
+                "--refs",
+                str(sub / "refs.parquet"),
+                "--hyps",
+                str(sub / "hyps.parquet"),
+                "--metrics",
+                "green,vert,proxy_rating",
+                "--out",
+                str(scored),
+                "--config",
+                options,
+            ]
+        )
         assert rc == 0
     per = pl.read_parquet(scored / "per_report.parquet")
     assert per.height == 5 and "green_explanation" in per.columns
     cfg = json.dumps({"human_column": "proxy_rating", "n_boot": 20, "caveat": "scripted judge"})
-    assert srrg_main(["metaeval-correlate", "--scores", str(scored / "per_report.parquet"), "--out", str(tmp_path / "t"), "--config", cfg]) == 0
+    assert (
+        srrg_main(
+            [
+                "metaeval-correlate",
+                "--scores",
+                str(scored / "per_report.parquet"),
+                "--out",
+                str(tmp_path / "t"),
+                "--config",
+                cfg,
+            ]
+        )
+        == 0
+    )
     corr = pl.read_csv(tmp_path / "t" / "correlations.csv")
     assert set(corr["metric"]) == {"green", "vert", "green_formula", "f1_formula", "weighted_formula"}
     assert corr.filter(pl.col("metric") == "green")["value"].to_list() == pytest.approx([1.0, 1.0])

@@ -93,6 +93,8 @@ def test_linear_ensemble_fitted_on_train_scored_on_test():
 def test_bootstrap_helpers_skip_non_finite_resamples():
     """Shared by paired_test and srrg compare: percentile bounds and the doubled far-side share."""
     assert percentile_ci(np.array([0.0, 1.0, 2.0, 3.0, 4.0, np.nan]), 0.5) == (1.0, 3.0)  # 25th/75th percentiles
-    assert bootstrap_p(np.array([1.0, 2.0, 3.0, -1.0, np.nan])) == pytest.approx(2 * 2 / 5)  # (1 + 1) / (4 + 1), doubled
+    assert bootstrap_p(np.array([1.0, 2.0, 3.0, -1.0, np.nan])) == pytest.approx(
+        2 * 2 / 5
+    )  # (1 + 1) / (4 + 1), doubled
     assert bootstrap_p(np.array([0.0, 0.0])) == 1.0  # capped
     assert all(math.isnan(v) for v in (*percentile_ci(np.array([np.nan]), 0.95), bootstrap_p(np.array([np.inf]))))

@@ -44,8 +44,13 @@ def test_exact_randomization_smallest_p_is_two_patterns_out_of_all():
 
 def test_bootstrap_of_identical_systems():
     values = col([0.2, 0.9, 0.4, 0.4, 0.7])
-    row = compare_pair(values, values.copy(), Statistic("x", ("x",), column_mean, "mean"), ("a", "b"),
-                       CompareConfig(n_boot=200, n_rounds=16, seed=5))
+    row = compare_pair(
+        values,
+        values.copy(),
+        Statistic("x", ("x",), column_mean, "mean"),
+        ("a", "b"),
+        CompareConfig(n_boot=200, n_rounds=16, seed=5),
+    )
     assert row.difference == 0.0
     assert row.ci_difference == (0.0, 0.0)
     assert row.p_bootstrap == 1.0 and row.p_randomization == 1.0

@@ -12,9 +12,22 @@ from srrg.metrics import evaluate
 from srrg.metrics.ce import NO_FINDING, ce_summary, chexpert_map, label_weights, observation_labels, prf, report_f1
 from srrg.report import Finding, StructuredReport
 
-CHEXPERT_14 = ("No Finding", "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Lesion", "Lung Opacity", "Edema",
-               "Consolidation", "Pneumonia", "Atelectasis", "Pneumothorax", "Pleural Effusion", "Pleural Other",
-               "Fracture", "Support Devices")
+CHEXPERT_14 = (
+    "No Finding",
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Lesion",
+    "Lung Opacity",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
+)
 
 
 def rep(*findings: Finding) -> StructuredReport:
@@ -80,8 +93,12 @@ def test_structured_and_free_text_reports():
         "No acute cardiopulmonary process.",
     ]
     hyps = [
-        js([{"name": "pleural effusion", "probability": 2, "level": None, "location": None},
-            {"name": "atelectasis", "probability": 3, "level": None, "location": None}]),
+        js(
+            [
+                {"name": "pleural effusion", "probability": 2, "level": None, "location": None},
+                {"name": "atelectasis", "probability": 3, "level": None, "location": None},
+            ]
+        ),
         "Cardiomegaly.",
         "{not a report",
     ]

@@ -117,10 +117,26 @@ def test_score_chexbert_without_a_hub_is_one_line_without_retries(tmp_path: Path
     pytest.importorskip("radeval")
     (tmp_path / "r.jsonl").write_text('{"study_id": "s1", "report": "No pleural effusion."}\n')
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE")}
-    env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}", HF_HOME=str(tmp_path / "hf"),
-               XDG_CACHE_HOME=str(tmp_path / "xdg"), SRRG_MODELS_DIR=str(tmp_path / "models"))
-    cmd = [sys.executable, "-m", "srrg", "score", "--refs", "r.jsonl", "--hyps", "r.jsonl", "--metrics", "chexbert",
-           "--out", "out"]
+    env.update(
+        HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}",
+        HF_HOME=str(tmp_path / "hf"),
+        XDG_CACHE_HOME=str(tmp_path / "xdg"),
+        SRRG_MODELS_DIR=str(tmp_path / "models"),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "srrg",
+        "score",
+        "--refs",
+        "r.jsonl",
+        "--hyps",
+        "r.jsonl",
+        "--metrics",
+        "chexbert",
+        "--out",
+        "out",
+    ]
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False)
     err = done.stderr.strip()
     assert done.returncode == 2 and len(err.splitlines()) == 1, err[-2000:]

@@ -11,7 +11,12 @@ from srrg.metrics.score import run_score
 
 
 def js(positive=(), negative=()) -> str:
-    return json.dumps({"positive": [{"name": n, "probability": 3, "level": None, "location": None} for n in positive], "negative": list(negative)})
+    return json.dumps(
+        {
+            "positive": [{"name": n, "probability": 3, "level": None, "location": None} for n in positive],
+            "negative": list(negative),
+        }
+    )
 
 
 def test_summary_csv_is_not_rounded(tmp_path):
@@ -19,7 +24,9 @@ def test_summary_csv_is_not_rounded(tmp_path):
     refs = [js(["edema"]), js(["edema"]), js(negative=["pneumothorax"]), js(negative=["pneumothorax"])]
     hyps = [js(["edema"]), js(), js(negative=["edema"]), js(negative=["edema"])]
     for name, texts in (("refs", refs), ("hyps", hyps)):
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"study_id": f"s{i}", "report": t}) + "\n" for i, t in enumerate(texts)))
+        (tmp_path / f"{name}.jsonl").write_text(
+            "".join(json.dumps({"study_id": f"s{i}", "report": t}) + "\n" for i, t in enumerate(texts))
+        )
     summary = run_score(tmp_path / "refs.jsonl", tmp_path / "hyps.jsonl", ["s_score"], tmp_path / "out")
     assert summary["s_score"] == 0.6875
     csv = pl.read_csv(tmp_path / "out" / "summary.csv")

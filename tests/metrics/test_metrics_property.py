@@ -12,13 +12,24 @@ from hypothesis import strategies as st
 from srrg.metrics import evaluate
 from srrg.report import STATUSES, parse_report
 
-REF = json.dumps({
-    "positive": [{"name": "pleural effusion", "probability": 2, "level": "small", "location": "in the left lung base"}],
-    "negative": ["pneumothorax"],
-})
+REF = json.dumps(
+    {
+        "positive": [
+            {"name": "pleural effusion", "probability": 2, "level": "small", "location": "in the left lung base"}
+        ],
+        "negative": ["pneumothorax"],
+    }
+)
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(["positive", "negative", "name", "probability", "level", "location", "x"]), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["positive", "negative", "name", "probability", "level", "location", "x"]),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=12,
 )
 HYPOTHESES = st.text(max_size=200) | JSONISH.map(json.dumps) | JSONISH.map(lambda o: json.dumps(o)[:-1])
@@ -38,10 +49,18 @@ def test_scores_in_unit_interval(hyps):
     refs = [REF] * len(hyps)
     for per_report in (False, True):
         out = evaluate(refs, hyps, ["s_score", "bleu", "rouge_l"], per_report=per_report)
-        values = [v for k, vs in out.items() if not k.endswith(("_status", "_truncated")) for v in (vs if per_report else [vs])]
+        values = [
+            v
+            for k, vs in out.items()
+            if not k.endswith(("_status", "_truncated"))
+            for v in (vs if per_report else [vs])
+        ]
         assert all(math.isnan(v) or 0.0 <= v <= 1.0 + 1e-9 for v in values), out
         if per_report:
-            assert all(s in STATUSES for s in out["s_score_hyp_status"]) and set(out["rouge_l_status"]) <= {"ok", "truncated"}
+            assert all(s in STATUSES for s in out["s_score_hyp_status"]) and set(out["rouge_l_status"]) <= {
+                "ok",
+                "truncated",
+            }
         else:
             rates = [out[f"s_score_hyp_{s}"] for s in STATUSES]
             assert sum(rates) == pytest.approx(1.0)

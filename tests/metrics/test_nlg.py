@@ -60,14 +60,18 @@ def test_bleu_hand_computed():
     assert out["bleu_2"] == pytest.approx(math.sqrt(0.8 * 0.5), rel=1e-6)
     assert out["bleu_4"] < 1e-3
     # none: p1 = 3/4, p2 = 2/3
-    raw = evaluate(["the heart is normal"], ["the heart is large"], ["bleu"], options={"bleu": {"tokenization": "none"}})
+    raw = evaluate(
+        ["the heart is normal"], ["the heart is large"], ["bleu"], options={"bleu": {"tokenization": "none"}}
+    )
     assert raw["bleu_2"] == pytest.approx(math.sqrt(0.75 * 2 / 3), rel=1e-6)
     same = evaluate(["No acute cardiopulmonary process."], ["no acute cardiopulmonary process ."], ["bleu"])
     assert all(same[f"bleu_{n}"] == pytest.approx(1.0) for n in range(1, 5))
 
 
 def test_conventions_give_different_numbers_on_the_same_pairs():
-    values = {t: evaluate(REFS, HYPS, ["bleu"], options={"bleu": {"tokenization": t}})["bleu_4"] for t in ("r2gen", "none")}
+    values = {
+        t: evaluate(REFS, HYPS, ["bleu"], options={"bleu": {"tokenization": t}})["bleu_4"] for t in ("r2gen", "none")
+    }
     assert values["r2gen"] != pytest.approx(values["none"], abs=1e-3)
 
 
@@ -123,10 +127,18 @@ def test_rouge_l_length_cap_is_recorded_and_fast():
     long_hyp = " ".join(f"w{i % 89}" for i in range(6000))
     opts = {"rouge_l": {"tokenization": "none", "max_tokens": 3}}
     start = time.perf_counter()
-    out = evaluate([long_ref, "a b c d"], [long_hyp, "a b c e"], ["rouge_l"], per_report=True, options={"rouge_l": {"tokenization": "none"}})
+    out = evaluate(
+        [long_ref, "a b c d"],
+        [long_hyp, "a b c e"],
+        ["rouge_l"],
+        per_report=True,
+        options={"rouge_l": {"tokenization": "none"}},
+    )
     assert time.perf_counter() - start < 5.0
     assert out["rouge_l_status"] == ["truncated", "ok"]
-    summary = evaluate([long_ref, "a b c d"], [long_hyp, "a b c e"], ["rouge_l"], options={"rouge_l": {"tokenization": "none"}})
+    summary = evaluate(
+        [long_ref, "a b c d"], [long_hyp, "a b c e"], ["rouge_l"], options={"rouge_l": {"tokenization": "none"}}
+    )
     assert summary["rouge_l_truncated"] == 1.0
     # a cap of 3: "a b c" vs "a b c" after truncation scores 1
     capped = evaluate(["a b c d"], ["a b c e"], ["rouge_l"], per_report=True, options=opts)
@@ -136,7 +148,12 @@ def test_rouge_l_length_cap_is_recorded_and_fast():
 
 
 def test_structured_reports_are_scored_as_sentences():
-    ref = json.dumps({"positive": [{"name": "edema", "probability": 2, "level": "mild", "location": None}], "negative": ["pneumothorax"]})
+    ref = json.dumps(
+        {
+            "positive": [{"name": "edema", "probability": 2, "level": "mild", "location": None}],
+            "negative": ["pneumothorax"],
+        }
+    )
     out = evaluate([ref], ["there may be mild edema. no evidence of pneumothorax."], ["bleu", "rouge_l"])
     assert out["bleu_4"] == pytest.approx(1.0) and out["rouge_l"] == pytest.approx(1.0)
 
@@ -157,7 +174,12 @@ def test_meteor_without_java_names_the_metric(monkeypatch):
 
 @pytest.mark.slow
 def test_meteor_runs_java():
-    per = evaluate(["the heart is normal in size", "small left effusion"], ["the heart is normal in size", ""], ["meteor"], per_report=True)
+    per = evaluate(
+        ["the heart is normal in size", "small left effusion"],
+        ["the heart is normal in size", ""],
+        ["meteor"],
+        per_report=True,
+    )
     assert per["meteor"][0] > 0.9 and per["meteor"][1] == 0.0
 
 

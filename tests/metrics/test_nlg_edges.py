@@ -27,13 +27,22 @@ def test_capped():
 
 def test_rouge_cap_marks_truncated_pairs_and_counts_them():
     refs, hyps = ["a b c d e", "a b"], ["a b c d e", "a b"]
-    out = evaluate(refs, hyps, ["rouge_l"], per_report=True, options={"rouge_l": {"max_tokens": 3, "tokenization": "none"}})
+    out = evaluate(
+        refs, hyps, ["rouge_l"], per_report=True, options={"rouge_l": {"max_tokens": 3, "tokenization": "none"}}
+    )
     assert out["rouge_l_status"] == ["truncated", "ok"] and out["rouge_l"] == [1.0, 1.0]
-    assert evaluate(refs, hyps, ["rouge_l"], options={"rouge_l": {"max_tokens": 3, "tokenization": "none"}})["rouge_l_truncated"] == 1.0
+    assert (
+        evaluate(refs, hyps, ["rouge_l"], options={"rouge_l": {"max_tokens": 3, "tokenization": "none"}})[
+            "rouge_l_truncated"
+        ]
+        == 1.0
+    )
 
 
-@pytest.mark.parametrize(("metric", "keys"), [("bleu", ["bleu_1", "bleu_4"]), ("cider", ["cider"]), ("meteor", ["meteor"]),
-                                             ("rouge_l", ["rouge_l"])])
+@pytest.mark.parametrize(
+    ("metric", "keys"),
+    [("bleu", ["bleu_1", "bleu_4"]), ("cider", ["cider"]), ("meteor", ["meteor"]), ("rouge_l", ["rouge_l"])],
+)
 def test_no_pairs_score_zero_with_empty_lists(metric, keys):
     per = evaluate([], [], [metric], per_report=True)
     assert all(per[k] == [] for k in keys)
@@ -43,7 +52,10 @@ def test_no_pairs_score_zero_with_empty_lists(metric, keys):
 def test_r2gen_collapses_repeats_and_removes_numbering():
     assert nlg.clean_r2gen("a____b    c") == "ab c ."  # '_' runs collapse, then '_' goes as punctuation
     assert nlg.clean_r2gen("heart..  normal") == "heart . normal ."
-    assert nlg.clean_r2gen("1. lungs clear. 2. heart normal. 3. no effusion") == "lungs clear . heart normal . no effusion ."
+    assert (
+        nlg.clean_r2gen("1. lungs clear. 2. heart normal. 3. no effusion")
+        == "lungs clear . heart normal . no effusion ."
+    )
     assert nlg.clean_r2gen("a\nb") == "a b ."
 
 
@@ -79,6 +91,11 @@ def test_meteor_without_java_says_how_to_fix_it(monkeypatch):
 @pytest.mark.parametrize("tokenization", ["r2gen", "none"])
 def test_rouge_of_a_pair_without_tokens_is_zero(tokenization):
     """Even two empty texts score 0: a pair without tokens has nothing in common to measure."""
-    per = evaluate(["", "heart", ""], ["", "", "heart"], ["rouge_l"], per_report=True,
-                   options={"rouge_l": {"tokenization": tokenization}})
+    per = evaluate(
+        ["", "heart", ""],
+        ["", "", "heart"],
+        ["rouge_l"],
+        per_report=True,
+        options={"rouge_l": {"tokenization": tokenization}},
+    )
     assert per["rouge_l"] == [0.0, 0.0, 0.0]

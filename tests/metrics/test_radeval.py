@@ -74,12 +74,14 @@ class _Scorer:
 
 
 def test_chexbert_counts_micro_macro_and_labels(monkeypatch: pytest.MonkeyPatch) -> None:
-    labeler = FakeLabeler({
-        "cardiomegaly and edema.": vector("Cardiomegaly", "Edema"),
-        "normal chest.": vector("No Finding"),
-        "cardiomegaly.": vector("Cardiomegaly"),
-        "small effusion.": vector("Pleural Effusion"),
-    })
+    labeler = FakeLabeler(
+        {
+            "cardiomegaly and edema.": vector("Cardiomegaly", "Edema"),
+            "normal chest.": vector("No Finding"),
+            "cardiomegaly.": vector("Cardiomegaly"),
+            "small effusion.": vector("Pleural Effusion"),
+        }
+    )
     fake_boundary(monkeypatch, f1chexbert=_Scorer(labeler))
     refs, hyps = ["cardiomegaly and edema.", "normal chest."], ["cardiomegaly.", "small effusion."]
     result = score_all(refs, hyps, ["chexbert"])
@@ -97,7 +99,8 @@ def test_chexbert_counts_micro_macro_and_labels(monkeypatch: pytest.MonkeyPatch)
     assert sorted(labeler.seen) == sorted(set(refs + hyps))  # each distinct text labeled once
     assert result.signatures["chexbert_5_micro_f1"] == (
         "chexbert|radeval:2.2.1|labels:5|avg:micro|uncertain:positive"
-        "|weights:bert-base-uncased@main|weights:StanfordAIMI/RRG_scorers@main|srrg:0.1.0")  # nothing fetched here
+        "|weights:bert-base-uncased@main|weights:StanfordAIMI/RRG_scorers@main|srrg:0.1.0"
+    )  # nothing fetched here
     assert "labels:14|avg:macro" in result.signatures["chexbert_14_macro_f1"]
 
 
@@ -140,8 +143,11 @@ def test_srrbert_corpus_is_radeval_aggregate_not_the_mean(monkeypatch: pytest.Mo
 
 
 def test_radgraph_three_levels_per_report_and_mean(monkeypatch: pytest.MonkeyPatch) -> None:
-    raw = {"radgraph_simple": {"per_sample": [1.0, 0.5]}, "radgraph_partial": {"per_sample": [0.5, 0.5]},
-           "radgraph_complete": {"per_sample": [0.0, 0.5]}}
+    raw = {
+        "radgraph_simple": {"per_sample": [1.0, 0.5]},
+        "radgraph_partial": {"per_sample": [0.5, 0.5]},
+        "radgraph_complete": {"per_sample": [0.0, 0.5]},
+    }
     fake_boundary(monkeypatch, radgraph=FakeMetric(raw))
     result = score_all(["a", "b"], ["a", "b"], ["radgraph"])
     assert result.summary["radgraph_simple"] == 0.75 and result.summary["radgraph_complete"] == 0.25
@@ -150,8 +156,11 @@ def test_radgraph_three_levels_per_report_and_mean(monkeypatch: pytest.MonkeyPat
 
 
 def test_bertscore_and_ratescore_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_boundary(monkeypatch, bertscore=FakeMetric({"bertscore": {"per_sample": [0.2, 0.4], "aggregate": 0.3}}),
-                  ratescore=FakeMetric({"ratescore": {"per_sample": [0.6, 0.8], "aggregate": 0.7}}))
+    fake_boundary(
+        monkeypatch,
+        bertscore=FakeMetric({"bertscore": {"per_sample": [0.2, 0.4], "aggregate": 0.3}}),
+        ratescore=FakeMetric({"ratescore": {"per_sample": [0.6, 0.8], "aggregate": 0.7}}),
+    )
     result = score_all(["a", "b"], ["a", "b"], ["bertscore", "ratescore"])
     assert result.summary["bertscore"] == pytest.approx(0.3) and result.summary["ratescore"] == pytest.approx(0.7)
     assert result.per_report["ratescore"] == [0.6, 0.8]
@@ -186,8 +195,19 @@ def test_without_the_extra_one_line_naming_the_install(tmp_path, monkeypatch, ca
     monkeypatch.setattr(importlib.metadata, "version", missing)
     for name in ("refs", "hyps"):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps({"study_id": "a", "report": "x"}) + "\n")
-    code = srrg_main(["score", "--refs", str(tmp_path / "refs.jsonl"), "--hyps", str(tmp_path / "hyps.jsonl"),
-                      "--metrics", "chexbert", "--out", str(tmp_path / "o")])
+    code = srrg_main(
+        [
+            "score",
+            "--refs",
+            str(tmp_path / "refs.jsonl"),
+            "--hyps",
+            str(tmp_path / "hyps.jsonl"),
+            "--metrics",
+            "chexbert",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "pip install 'srrg[radeval]'" in err
 
@@ -198,6 +218,7 @@ def test_every_radeval_metric_is_registered_with_keys() -> None:
 
 
 # ---- RadEval itself (no weights): its lexical metrics through srrg, for real ----
+
 
 def test_real_radeval_rouge_and_bleu() -> None:
     pytest.importorskip("radeval")
@@ -290,6 +311,9 @@ def test_unreachable_hub_is_one_line_naming_the_fetch(monkeypatch: pytest.Monkey
             raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\nCheck your connection.")
 
     monkeypatch.setattr(registry, "get_metric_class", lambda name: NoWeights)
-    with pytest.raises(UserError, match=r"^bertscore: RadEval could not load its weights \(the hub http://127.0.0.1:9 "
-                                        r"does not answer \(ConnectError.* We couldn't connect.*srrg models fetch"):
+    with pytest.raises(
+        UserError,
+        match=r"^bertscore: RadEval could not load its weights \(the hub http://127.0.0.1:9 "
+        r"does not answer \(ConnectError.* We couldn't connect.*srrg models fetch",
+    ):
         score_all(["a"], ["a"], ["bertscore"])

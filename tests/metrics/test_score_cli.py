@@ -10,7 +10,10 @@ import polars as pl
 
 from srrg.cli import main as srrg_main
 
-REF = {"positive": [{"name": "atelectasis", "probability": 3, "level": "mild", "location": "in the left lung"}], "negative": ["pneumothorax"]}
+REF = {
+    "positive": [{"name": "atelectasis", "probability": 3, "level": "mild", "location": "in the left lung"}],
+    "negative": ["pneumothorax"],
+}
 
 
 def write_jsonl(path, rows):
@@ -19,15 +22,33 @@ def write_jsonl(path, rows):
 
 
 def test_score_cli_writes_tables_and_reports_unmatched(tmp_path, capsys):
-    refs = write_jsonl(tmp_path / "refs.jsonl", [
-        {"study_id": "s1", "report": json.dumps(REF)},
-        {"study_id": "s2", "report": json.dumps({"positive": [], "negative": []})},
-        {"study_id": "s3", "report": json.dumps(REF)},
-    ])
+    refs = write_jsonl(
+        tmp_path / "refs.jsonl",
+        [
+            {"study_id": "s1", "report": json.dumps(REF)},
+            {"study_id": "s2", "report": json.dumps({"positive": [], "negative": []})},
+            {"study_id": "s3", "report": json.dumps(REF)},
+        ],
+    )
     hyps = pl.DataFrame({"study_id": ["s2", "s1", "s9"], "report": [None, json.dumps(REF), "oops"]})
     hyps.write_parquet(tmp_path / "hyps.parquet")
     out = tmp_path / "scores"
-    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(tmp_path / "hyps.parquet"), "--metrics", "s_score,bleu,rouge_l", "--out", str(out)]) == 0
+    assert (
+        srrg_main(
+            [
+                "score",
+                "--refs",
+                str(refs),
+                "--hyps",
+                str(tmp_path / "hyps.parquet"),
+                "--metrics",
+                "s_score,bleu,rouge_l",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "2 pairs scored, 2 unmatched ids" in capsys.readouterr().out
 
     per = pl.read_parquet(out / "per_report.parquet")
@@ -35,7 +56,10 @@ def test_score_cli_writes_tables_and_reports_unmatched(tmp_path, capsys):
     # s2: a null hypothesis is the empty report, as is the reference: both sets empty -> P = D = 1
     assert per["s_score"].to_list() == [1.0, 1.0]
     unmatched = pl.read_csv(out / "unmatched.csv")
-    assert sorted(zip(unmatched["study_id"].cast(pl.String), unmatched["side"])) == [("s3", "reference"), ("s9", "hypothesis")]
+    assert sorted(zip(unmatched["study_id"].cast(pl.String), unmatched["side"])) == [
+        ("s3", "reference"),
+        ("s9", "hypothesis"),
+    ]
     summary = pl.read_csv(out / "summary.csv")
     assert summary.height == 1 and summary["n_pairs"][0] == 2 and summary["n_unmatched"][0] == 2
     assert {"s_score", "p_score", "d_score", "bleu_1", "bleu_4", "rouge_l"} <= set(summary.columns)
@@ -46,18 +70,50 @@ def test_score_cli_writes_tables_and_reports_unmatched(tmp_path, capsys):
 def test_score_cli_rejects_duplicates_and_missing_columns(tmp_path, capsys):
     refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}, {"study_id": "a", "report": "y"}])
     hyps = write_jsonl(tmp_path / "h.jsonl", [{"study_id": "a", "text": "x"}])
-    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        srrg_main(
+            ["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]
+        )
+        == 2
+    )
     assert "duplicate study ids" in capsys.readouterr().err
     refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}])
-    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        srrg_main(
+            ["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]
+        )
+        == 2
+    )
     assert "missing column(s) ['report']" in capsys.readouterr().err
-    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--hyp-col", "text", "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        srrg_main(
+            [
+                "score",
+                "--refs",
+                str(refs),
+                "--hyps",
+                str(hyps),
+                "--hyp-col",
+                "text",
+                "--metrics",
+                "bleu",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
 
 
 def test_score_cli_refuses_files_without_common_ids(tmp_path, capsys):
     refs = write_jsonl(tmp_path / "r.jsonl", [{"study_id": "a", "report": "x"}])
     hyps = write_jsonl(tmp_path / "h.jsonl", [{"study_id": "b", "report": "x"}, {"study_id": "c", "report": "y"}])
-    assert srrg_main(["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        srrg_main(
+            ["score", "--refs", str(refs), "--hyps", str(hyps), "--metrics", "bleu", "--out", str(tmp_path / "o")]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "no study_id in common" in err and str(refs) in err and str(hyps) in err and "3 ids on one side only" in err
     assert not (tmp_path / "o" / "summary.csv").exists()

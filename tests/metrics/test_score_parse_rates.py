@@ -20,11 +20,25 @@ FENCED = '```json\n{"positive": [{"name": "pleural effusion", "probability": 3, 
 
 def predictions(raws: list[str]) -> pl.DataFrame:
     """Prediction rows as srrg infer writes them (JSON target), plus one study outside the view filter."""
-    rows = [{"study_id": f"s{i}", "infer_status": OK, "reference": REF, "raw": raw, **prediction_fields(raw, "json")}
-            for i, raw in enumerate(raws)]
-    rows.append({"study_id": "lateral", "infer_status": VIEW_FILTERED, "reference": REF, "raw": None,
-                 "parse_status": None, "structured": None, "sentences": None, "report": None})
-    return pl.DataFrame(rows, schema_overrides={k: pl.String for k in ("raw", "parse_status", "structured", "sentences", "report")})
+    rows = [
+        {"study_id": f"s{i}", "infer_status": OK, "reference": REF, "raw": raw, **prediction_fields(raw, "json")}
+        for i, raw in enumerate(raws)
+    ]
+    rows.append(
+        {
+            "study_id": "lateral",
+            "infer_status": VIEW_FILTERED,
+            "reference": REF,
+            "raw": None,
+            "parse_status": None,
+            "structured": None,
+            "sentences": None,
+            "report": None,
+        }
+    )
+    return pl.DataFrame(
+        rows, schema_overrides={k: pl.String for k in ("raw", "parse_status", "structured", "sentences", "report")}
+    )
 
 
 def score(preds: pl.DataFrame, tmp_path: Path, hyp_col: str) -> dict[str, float]:
@@ -41,8 +55,11 @@ def status_shares(preds: pl.DataFrame) -> dict[str, float]:
 def test_unparseable_raw_outputs_are_counted_unparseable(tmp_path: Path) -> None:
     preds = predictions([CODE, PROSE])
     raw = score(preds, tmp_path, "raw")
-    assert {k: raw[k] for k in status_shares(preds)} == status_shares(preds) == {
-        "s_score_hyp_valid": 0.0, "s_score_hyp_repaired": 0.0, "s_score_hyp_unparseable": 1.0}
+    assert (
+        {k: raw[k] for k in status_shares(preds)}
+        == status_shares(preds)
+        == {"s_score_hyp_valid": 0.0, "s_score_hyp_repaired": 0.0, "s_score_hyp_unparseable": 1.0}
+    )
     parsed = score(preds, tmp_path, "report")  # the re-serialized empty report parses as valid
     assert parsed["s_score_hyp_valid"] == 1.0
     assert raw["s_score"] == parsed["s_score"] and raw["n_pairs"] == 2  # an empty report either way
@@ -51,8 +68,11 @@ def test_unparseable_raw_outputs_are_counted_unparseable(tmp_path: Path) -> None
 def test_parse_rates_equal_the_predictions_parse_status(tmp_path: Path) -> None:
     preds = predictions([VALID_OUT, FENCED, CODE, PROSE])
     raw = score(preds, tmp_path, "raw")
-    assert {k: raw[k] for k in status_shares(preds)} == status_shares(preds) == {
-        "s_score_hyp_valid": 0.25, "s_score_hyp_repaired": 0.25, "s_score_hyp_unparseable": 0.5}
+    assert (
+        {k: raw[k] for k in status_shares(preds)}
+        == status_shares(preds)
+        == {"s_score_hyp_valid": 0.25, "s_score_hyp_repaired": 0.25, "s_score_hyp_unparseable": 0.5}
+    )
     assert raw["s_score"] == pytest.approx(score(preds, tmp_path, "report")["s_score"])
 
 

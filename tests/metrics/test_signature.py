@@ -74,8 +74,19 @@ def test_compare_refuses_runs_scored_with_different_tokenizations(tmp_path: Path
     paths = {"a": str(a / "per_report.parquet"), "b": str(b / "per_report.parquet")}
     with pytest.raises(UserError, match=r"a: bleu\|tok:r2gen\|srrg:0.1.0; b: bleu\|tok:none\|srrg:0.1.0"):
         run_compare_tables(paths, str(tmp_path / "cmp"), CFG)
-    args = ["compare", "--per-report", f"a={paths['a']}", "--per-report", f"b={paths['b']}",
-            "--out", str(tmp_path / "cmp"), "--n-boot", "20", "--n-rounds", "20"]
+    args = [
+        "compare",
+        "--per-report",
+        f"a={paths['a']}",
+        "--per-report",
+        f"b={paths['b']}",
+        "--out",
+        str(tmp_path / "cmp"),
+        "--n-boot",
+        "20",
+        "--n-rounds",
+        "20",
+    ]
     assert srrg_main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "tok:r2gen" in err and "tok:none" in err and "--allow-mixed" in err

@@ -59,7 +59,10 @@ def test_location_bleu(ref, hyp, expected):
 def test_location_bleu_matches_nltk():
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-    pairs = [("in the left lower zone", "in the lower zone of the left lung"), ("bilateral bases", "at the bases bilaterally")]
+    pairs = [
+        ("in the left lower zone", "in the lower zone of the left lung"),
+        ("bilateral bases", "at the bases bilaterally"),
+    ]
     for ref, hyp in pairs:
         r, h = ref.split(), hyp.split()
         n = min(4, len(r), len(h))
@@ -76,8 +79,16 @@ def test_location_score_nulls():
 def test_identical_reports_score_one():
     r = rep([EFF], ["pneumothorax"])
     s = score_pair(r, r)
-    assert s == {"s_score": 1.0, "p_score": 1.0, "d_score": 1.0, "p_pos": 1.0, "p_neg": 1.0,
-                 "s_prob": 1.0, "s_level": 1.0, "s_loc": 1.0}
+    assert s == {
+        "s_score": 1.0,
+        "p_score": 1.0,
+        "d_score": 1.0,
+        "p_pos": 1.0,
+        "p_neg": 1.0,
+        "s_prob": 1.0,
+        "s_level": 1.0,
+        "s_loc": 1.0,
+    }
 
 
 def test_both_empty():
@@ -101,7 +112,9 @@ def test_unmatched_names():
 
 def test_partial_match_hand_computed():
     ref = rep([EFF, Finding("atelectasis", 2)], ["pneumothorax", "edema"])
-    hyp = rep([Finding("pleural effusion", 2, "small", "in the left lung"), Finding("cardiomegaly", 3)], ["pneumothorax"])
+    hyp = rep(
+        [Finding("pleural effusion", 2, "small", "in the left lung"), Finding("cardiomegaly", 3)], ["pneumothorax"]
+    )
     s = score_pair(ref, hyp)
     p = (0.5 + 2 / 3) / 2
     d_eff = (0.75 + 1 + 1) / 3
@@ -142,8 +155,12 @@ def test_custom_weights():
 
 def test_duplicate_names_most_certain_wins_through_json():
     ref = js([{"name": "atelectasis", "probability": 3, "level": None, "location": None}])
-    hyp = js([{"name": "atelectasis", "probability": 1, "level": None, "location": None},
-              {"name": "Atelectasis", "probability": 3, "level": None, "location": None}])
+    hyp = js(
+        [
+            {"name": "atelectasis", "probability": 1, "level": None, "location": None},
+            {"name": "Atelectasis", "probability": 3, "level": None, "location": None},
+        ]
+    )
     out = evaluate([ref], [hyp], ["s_score"])
     assert out["s_score"] == 1.0 and out["s_prob"] == 1.0
 

@@ -58,8 +58,9 @@ def test_reference_only_d_hand_computed():
     assert score_pair(ref, hyp)["d_score"] == pytest.approx(d_edema / 3)
 
 
-@pytest.mark.parametrize(("ref", "hyp", "expected"), [("", "", 1.0), ("", "left", 0.0), ("left", "", 0.0),
-                                                      ("...", "left", 0.0)])
+@pytest.mark.parametrize(
+    ("ref", "hyp", "expected"), [("", "", 1.0), ("", "left", 0.0), ("left", "", 0.0), ("...", "left", 0.0)]
+)
 def test_location_bleu_of_empty_token_lists(ref, hyp, expected):
     assert location_bleu(ref, hyp) == expected
 

@@ -92,8 +92,14 @@ def test_score_indexed_by_hand_one_and_two_matched_names():
             }
         )
     )[0]
-    c = parse_report(json.dumps({"positive": [{"name": "edema", "probability": 3, "level": None, "location": None}],
-                                 "negative": ["pneumothorax"]}))[0]
+    c = parse_report(
+        json.dumps(
+            {
+                "positive": [{"name": "edema", "probability": 3, "level": None, "location": None}],
+                "negative": ["pneumothorax"],
+            }
+        )
+    )[0]
     out = score_indexed([index_report(a), index_report(a)], [index_report(b), index_report(c)]).per_report
     row = {key: out[key][0] for key in KEYS}
     # two matched names, summed in a's order: edema (1 - 1/4, 1, 1), nodule (1 - 1, 1, 1)

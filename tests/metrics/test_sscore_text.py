@@ -69,7 +69,12 @@ def test_structured_side_is_parsed_not_extracted():
 
 
 def test_summary_and_options():
-    out = evaluate(["Small left pleural effusion."] * 2, ["Small left pleural effusion.", "Large left pleural effusion."], ["s_score_text"], options={"s_score_text": {"w_prob": 0.0, "w_level": 1.0, "w_loc": 0.0}})
+    out = evaluate(
+        ["Small left pleural effusion."] * 2,
+        ["Small left pleural effusion.", "Large left pleural effusion."],
+        ["s_score_text"],
+        options={"s_score_text": {"w_prob": 0.0, "w_level": 1.0, "w_loc": 0.0}},
+    )
     # second pair: level small vs large -> d = 0 with all weight on level; S = (1 + 0) / 2
     assert out["s_score_text"] == pytest.approx((1.0 + 0.5) / 2)
     assert out["s_score_text_failures"] == 0
@@ -96,8 +101,13 @@ def _random_report(rng: random.Random) -> StructuredReport:
     vocabulary = ["pleural effusion", "atelectasis", "lung opacity", "pneumonia", "nodule", "mass", "cardiomegaly"]
     names = rng.sample(vocabulary, rng.randint(0, 4))
     positive = tuple(
-        Finding(n, rng.choice([1, 2, 3, None]), rng.choice([None, "small", "moderate", "large"]),
-                rng.choice([None, "left", "right lower lobe", "bilateral", "both"]), rng.choice([None, "2 cm", "3 cm"]))
+        Finding(
+            n,
+            rng.choice([1, 2, 3, None]),
+            rng.choice([None, "small", "moderate", "large"]),
+            rng.choice([None, "left", "right lower lobe", "bilateral", "both"]),
+            rng.choice([None, "2 cm", "3 cm"]),
+        )
         for n in names
     )
     negative = tuple(rng.sample(["pneumothorax", "edema", "consolidation", "fracture"], rng.randint(0, 2)))  # fmt: skip
@@ -234,10 +244,20 @@ def test_sizes_hand_computed():
     assert near == pytest.approx((1 + 0.75 + 0.25 * 0.75) / 2) and far == pytest.approx((1 + 0.85) / 2)
 
 
-@pytest.mark.parametrize("options", [
-    {"negatives": "both"}, {"levels": "fuzzy"}, {"significance": "clinical"}, {"smoothing": -1}, {"related_credit": 2},
-    {"w_size": -0.1}, {"w_prob": 0.9}, {"d_over": "hyp"}, {"nope": 1},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"negatives": "both"},
+        {"levels": "fuzzy"},
+        {"significance": "clinical"},
+        {"smoothing": -1},
+        {"related_credit": 2},
+        {"w_size": -0.1},
+        {"w_prob": 0.9},
+        {"d_over": "hyp"},
+        {"nope": 1},
+    ],
+)
 def test_invalid_options_are_user_errors(options):
     with pytest.raises(UserError):
         evaluate(["Pleural effusion."], ["Pleural effusion."], ["s_score_text"], options={"s_score_text": options})

@@ -21,13 +21,23 @@ from srrg.text.normalize import CACHE_MAX_CHARS, normalize_text
 # every printable ASCII character, line breaks, and the class edges several times over so that
 # Hypothesis draws them often
 EDGES = ":;<=>?@[\\]^_`{|}~-#/.'\"()*+,!%&$0123456789 \n\t"
-PRINTABLE = st.text(alphabet=st.sampled_from([chr(c) for c in range(32, 127)] + list(EDGES * 3) + ["\n", "\t"]),
-                    max_size=60)
+PRINTABLE = st.text(
+    alphabet=st.sampled_from([chr(c) for c in range(32, 127)] + list(EDGES * 3) + ["\n", "\t"]), max_size=60
+)
 
 # docs/metrics.md: "the characters . , ? ; * ! % ^ & _ + ( ) [ ] { } plus the ASCII range : .. [ removed"
 _REMOVED = re.compile(r"[.,?;*!%^&_+()\[\]{}:-\[]")
-_NUMBERING = ("1. ", ""), (". 2. ", ". "), (". 3. ", ". "), (". 4. ", ". "), (". 5. ", ". "), \
-    (" 2. ", ". "), (" 3. ", ". "), (" 4. ", ". "), (" 5. ", ". ")
+_NUMBERING = (
+    ("1. ", ""),
+    (". 2. ", ". "),
+    (". 3. ", ". "),
+    (". 4. ", ". "),
+    (". 5. ", ". "),
+    (" 2. ", ". "),
+    (" 3. ", ". "),
+    (" 4. ", ". "),
+    (" 5. ", ". "),
+)
 
 
 def r2gen_reference(text: str) -> str:
@@ -70,8 +80,21 @@ def test_r2gen_output_keeps_only_the_allowed_characters(text):
             assert token == token.lower()
 
 
-@pytest.mark.parametrize("char, kept", [(":", False), ("[", False), ("9", True), ("@", False), ("\\", False),
-                                        ("]", False), ("-", True), ("#", True), ("^", False), ("`", True)])
+@pytest.mark.parametrize(
+    "char, kept",
+    [
+        (":", False),
+        ("[", False),
+        ("9", True),
+        ("@", False),
+        ("\\", False),
+        ("]", False),
+        ("-", True),
+        ("#", True),
+        ("^", False),
+        ("`", True),
+    ],
+)
 def test_r2gen_character_class_edges(char, kept):
     assert (char in clean_r2gen(f"a{char}b")) is kept
 

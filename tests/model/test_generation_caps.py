@@ -20,7 +20,10 @@ MAX_TARGET = 16  # restricted_model's max_target_tokens
 
 def lengths(net, max_new_tokens: int, num_beams: int = 1) -> list[int]:
     torch.manual_seed(0)
-    out = net.generate(torch.randn(2, 3, 32, 32), InferConfig(num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens))
+    out = net.generate(
+        torch.randn(2, 3, 32, 32),
+        InferConfig(num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens),
+    )
     return [len(texts[0]) for texts in out]  # one character token each
 
 
@@ -34,8 +37,10 @@ def llm():
     return restricted_model("llm")[0]
 
 
-@pytest.mark.parametrize("max_new_tokens, expected", [(MAX_TARGET - 1, MAX_TARGET - 1), (MAX_TARGET, MAX_TARGET),
-                                                      (MAX_TARGET + 1, MAX_TARGET)])
+@pytest.mark.parametrize(
+    "max_new_tokens, expected",
+    [(MAX_TARGET - 1, MAX_TARGET - 1), (MAX_TARGET, MAX_TARGET), (MAX_TARGET + 1, MAX_TARGET)],
+)
 def test_baseline_stops_at_the_smaller_of_the_two_caps(baseline, max_new_tokens, expected):
     assert lengths(baseline, max_new_tokens) == [expected, expected]
 

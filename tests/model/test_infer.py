@@ -39,7 +39,12 @@ def test_prediction_fields_json_statuses() -> None:
     junk = prediction_fields("lorem ipsum", "json")
     assert junk["parse_status"] == "unparseable" and json.loads(junk["structured"]) == {"positive": [], "negative": []}
     sent = prediction_fields("no evidence of effusion.", "sentences")
-    assert sent == {"parse_status": None, "structured": None, "sentences": "no evidence of effusion.", "report": "no evidence of effusion."}
+    assert sent == {
+        "parse_status": None,
+        "structured": None,
+        "sentences": "no evidence of effusion.",
+        "report": "no evidence of effusion.",
+    }
 
 
 @pytest.mark.parametrize("target", ["json", "sentences"])
@@ -51,8 +56,21 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     raw["data"]["views"] = ["PA"]
     run_train(ds, tmp_path / "model.pt", stage_config(raw, TrainConfig, "train"), target)
     cfg = json.dumps({"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 48, "batch_size": 3})
-    rc = srrg_main(["infer", "--model", str(tmp_path / "model.pt"), "--dataset", str(ds), "--out", str(tmp_path / "p.parquet"),
-                     "--pairs", str(tmp_path / "pairs.parquet"), "--config", cfg])
+    rc = srrg_main(
+        [
+            "infer",
+            "--model",
+            str(tmp_path / "model.pt"),
+            "--dataset",
+            str(ds),
+            "--out",
+            str(tmp_path / "p.parquet"),
+            "--pairs",
+            str(tmp_path / "pairs.parquet"),
+            "--config",
+            cfg,
+        ]
+    )
     assert rc == 0
     preds = pl.read_parquet(tmp_path / "p.parquet")
     assert preds["study_id"].to_list() == ["te000", "te001", "te002", "te003"]
@@ -67,17 +85,24 @@ def test_infer_cli_accounts_for_every_study(tmp_path: Path, target: str) -> None
     else:
         assert ok["parse_status"].null_count() == ok.height and not ok["reference"][0].startswith("{")
     pairs = pl.read_parquet(tmp_path / "pairs.parquet")
-    assert pairs.columns == ["study_id", "reference", "report", "raw"] and pairs["study_id"].to_list() == ["te001", "te002"]
+    assert pairs.columns == ["study_id", "reference", "report", "raw"] and pairs["study_id"].to_list() == [
+        "te001",
+        "te002",
+    ]
 
 
 def test_infer_rejects_unknown_config_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = srrg_main(["infer", "--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}'])
+    rc = srrg_main(
+        ["infer", "--model", "m.pt", "--dataset", str(tmp_path), "--out", "p.parquet", "--config", '{"beams": 3}']
+    )
     assert rc == 2 and "beams" in capsys.readouterr().err
     assert stage_config({}, InferConfig, "infer") == InferConfig()
 
 
 @pytest.mark.parametrize("content", [b"RBADPICKLE\x00\x01", b"", "dict"])
-def test_a_file_that_is_no_model_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture, content: object) -> None:
+def test_a_file_that_is_no_model_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture, content: object
+) -> None:
     """A truncated or foreign model file stops infer with one line naming the file, never a traceback."""
     model = tmp_path / "model.pt"
     if content == "dict":

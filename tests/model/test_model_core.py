@@ -29,7 +29,9 @@ from srrg.model.tiny import tiny_tokenizer
 from srrg.model.words import build_vocab, pieces, word_tokenizer
 
 torch.set_num_threads(1)
-TINY_ENCODER = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
+TINY_ENCODER = EncoderConfig(
+    image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
+)
 
 
 # the word vocabulary of the baseline: every piece of these texts (min_word_count 1)
@@ -38,8 +40,14 @@ TEXTS = ['{"positive": [], "negative": ["pneumothorax"]}', "no", "abc", "de", "a
 
 def tiny_model(arch: str = "llm", target: str = "json") -> ReportGenerator:
     torch.manual_seed(0)
-    cfg = ModelConfig(arch=arch, target=target, encoder=TINY_ENCODER, llm=FrozenLLMConfig(name="tiny"),
-                      baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, min_word_count=1), max_target_tokens=48)
+    cfg = ModelConfig(
+        arch=arch,
+        target=target,
+        encoder=TINY_ENCODER,
+        llm=FrozenLLMConfig(name="tiny"),
+        baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, min_word_count=1),
+        max_target_tokens=48,
+    )
     return ReportGenerator(cfg, vocab=build_vocab(TEXTS, 1) if arch == "baseline" else None)
 
 
@@ -71,7 +79,11 @@ def test_image_switch_resolves_auto_from_what_ingest_recorded() -> None:
     assert resolve_images("auto", None, [["CXR1_IM-0001-1001"], None]) == "phantom"  # ids only: no root recorded
     assert resolve_images("auto", None, [None, ["/data/mimic/files/p10/s1/a.jpg"]]) == "real"  # ingest image_root
     assert resolve_images("auto", "/data/openi", [["CXR1.png"]]) == "real"
-    assert [resolve_images(m, None, []) for m in ("real", "phantom", "placeholder")] == ["real", "phantom", "placeholder"]
+    assert [resolve_images(m, None, []) for m in ("real", "phantom", "placeholder")] == [
+        "real",
+        "phantom",
+        "placeholder",
+    ]
 
 
 def test_phantom_input_is_the_rendered_report() -> None:
@@ -120,13 +132,17 @@ def test_prompt_wraps_image_slot_in_chat_template() -> None:
     assert text.endswith("<|im_start|>assistant\n")
     p = build_prompt(tok, "json")
     assert tok.decode(list(p.prefix_ids)) + IMAGE_SLOT + tok.decode(list(p.suffix_ids)) == text
-    assert target_token_ids(tok, ["ab"], 10) == [[tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b"), tok.eos_token_id]]
+    assert target_token_ids(tok, ["ab"], 10) == [
+        [tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b"), tok.eos_token_id]
+    ]
     assert len(target_token_ids(tok, ["abcdef"], 3)[0]) == 3
 
 
 def test_param_groups_scale_the_visual_path_only() -> None:
-    net = ReportGenerator(ModelConfig(arch="baseline", baseline=BaselineConfig(d_model=32, layers=1, heads=2)),
-                          vocab=build_vocab(['{"positive": [], "negative": []}'] * 3, 3))
+    net = ReportGenerator(
+        ModelConfig(arch="baseline", baseline=BaselineConfig(d_model=32, layers=1, heads=2)),
+        vocab=build_vocab(['{"positive": [], "negative": []}'] * 3, 3),
+    )
     decoder, visual = param_groups(net, 1e-3, 4.0)
     assert decoder["lr"] == 1e-3 and visual["lr"] == 4e-3
     visual_ids = {id(p) for p in visual["params"]}
@@ -183,10 +199,19 @@ def test_export_round_trip_and_mismatch() -> None:
 
 
 def test_run_config_merges_overrides() -> None:
-    slice_ = {"optim": {"lr": 1e-4}, "runs": [
-        {"name": "a", "label": "A", "arch": "baseline", "target": "sentences", "overrides": {"optim": {"lr": 5e-4}}},
-        {"name": "b", "label": "B"},
-    ]}
+    slice_ = {
+        "optim": {"lr": 1e-4},
+        "runs": [
+            {
+                "name": "a",
+                "label": "A",
+                "arch": "baseline",
+                "target": "sentences",
+                "overrides": {"optim": {"lr": 5e-4}},
+            },
+            {"name": "b", "label": "B"},
+        ],
+    }
     cfg = pick_run(slice_, "a")
     assert cfg["optim"]["lr"] == 5e-4 and cfg["model"] == {"arch": "baseline", "target": "sentences"}
     assert "runs" not in cfg and pick_run(slice_, "b")["optim"]["lr"] == 1e-4
@@ -205,7 +230,10 @@ def test_batched_beam_search_matches_one_by_one(arch: str) -> None:
     net = tiny_model(arch).eval()
     images = torch.randn(3, 3, 32, 32)
     batched = net.generate(images, InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=12))
-    assert batched == [net.generate(images[i : i + 1], InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=12))[0] for i in range(3)]
+    assert batched == [
+        net.generate(images[i : i + 1], InferConfig(num_beams=3, num_return_sequences=2, max_new_tokens=12))[0]
+        for i in range(3)
+    ]
 
 
 @pytest.mark.parametrize("arch", ["llm", "baseline"])
@@ -233,8 +261,19 @@ def test_loss_is_token_mean_over_targets_and_eos_only(arch: str) -> None:
 
 def test_word_vocabulary_threshold_and_exact_round_trip() -> None:
     target = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": []}'
-    assert pieces(target) == ['{"positive": [{"', 'name": "', "pleural", " effusion", '", "probability": ', "3",
-                              ', "level": ', "null", ', "location": ', "null", '}], "negative": []}']
+    assert pieces(target) == [
+        '{"positive": [{"',
+        'name": "',
+        "pleural",
+        " effusion",
+        '", "probability": ',
+        "3",
+        ', "level": ',
+        "null",
+        ', "location": ',
+        "null",
+        '}], "negative": []}',
+    ]
     vocab = build_vocab([target, target, "there is a mass."], 2)
     assert vocab[:4] == ["<pad>", "<unk>", "<bos>", "<eos>"] and " mass" not in vocab and "null" in vocab
     tok = word_tokenizer(vocab)

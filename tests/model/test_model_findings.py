@@ -97,7 +97,9 @@ def test_trained_model_carries_its_labels_to_inference(tmp_path: Path) -> None:
 
 def test_encoder_alias_and_plain_timm_names() -> None:
     # the builtin tiny-swin adds its kwargs; any other name goes to timm with the user's kwargs only
-    assert EncoderConfig().timm_spec() == ("swin_tiny_patch4_window7_224",
-                                           {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4})
+    assert EncoderConfig().timm_spec() == (
+        "swin_tiny_patch4_window7_224",
+        {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4},
+    )
     assert EncoderConfig(kwargs={"embed_dim": 16}).timm_spec()[1]["embed_dim"] == 16
     assert EncoderConfig(name="swin_base_patch4_window7_224").timm_spec() == ("swin_base_patch4_window7_224", {})

@@ -14,7 +14,9 @@ from srrg.model.words import build_vocab
 from srrg.report import Finding, StructuredReport, parse_report, render_sentences
 
 torch.set_num_threads(1)
-ENCODER = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
+ENCODER = EncoderConfig(
+    image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
+)
 REPORTS = [
     StructuredReport((), ("pneumothorax",)),
     StructuredReport((Finding("cardiomegaly", 3, "mild", None),), ()),
@@ -29,7 +31,9 @@ REPORTS = [
 
 def phantoms(same: bool) -> torch.Tensor:
     """The 8 studies' phantoms, or 8 copies of the first study's phantom (the control)."""
-    return torch.stack([phantom_image(f"s{0 if same else i}", REPORTS[0 if same else i].to_json(), 32) for i in range(8)])
+    return torch.stack(
+        [phantom_image(f"s{0 if same else i}", REPORTS[0 if same else i].to_json(), 32) for i in range(8)]
+    )
 
 
 def fit(net: ReportGenerator, images: torch.Tensor, targets: list[str], steps: int, lr: float) -> float:
@@ -50,8 +54,12 @@ def memorized(net: ReportGenerator, images: torch.Tensor, targets: list[str]) ->
 
 def baseline(targets: list[str]) -> ReportGenerator:
     torch.manual_seed(0)
-    cfg = ModelConfig(arch="baseline", encoder=ENCODER, max_target_tokens=64,
-                      baseline=BaselineConfig(d_model=64, layers=2, heads=2, dropout=0.0, min_word_count=1))
+    cfg = ModelConfig(
+        arch="baseline",
+        encoder=ENCODER,
+        max_target_tokens=64,
+        baseline=BaselineConfig(d_model=64, layers=2, heads=2, dropout=0.0, min_word_count=1),
+    )
     return ReportGenerator(cfg, vocab=build_vocab(targets, 1))
 
 
@@ -62,7 +70,7 @@ def test_baseline_memorizes_distinct_phantoms_only(same: bool, expected: int) ->
     fit(net, phantoms(same), targets, steps=150, lr=3e-3)
     got = memorized(net, phantoms(same), targets)
     # one image for all 8 studies: one output for all, so at most one can be right
-    assert (got == expected if not same else got <= expected), f"{got} of 8 memorized"
+    assert got == expected if not same else got <= expected, f"{got} of 8 memorized"
     if not same:
         assert all(parse_report(t)[1] == "valid" for t in targets)
 
@@ -73,7 +81,11 @@ def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
     too), then frozen: a random LLM knows no language a visual prefix could steer, a pretrained one
     does, as real frozen LLMs do."""
     torch.manual_seed(0)
-    net = ReportGenerator(ModelConfig(arch="llm", target="sentences", encoder=ENCODER, llm=FrozenLLMConfig(name="tiny"), max_target_tokens=64))
+    net = ReportGenerator(
+        ModelConfig(
+            arch="llm", target="sentences", encoder=ENCODER, llm=FrozenLLMConfig(name="tiny"), max_target_tokens=64
+        )
+    )
     assert net.llm is not None
     embed = net.llm.get_input_embeddings()
     codes = torch.tensor(net.tokenizer.convert_tokens_to_ids(list("ABCDEFGH")))
@@ -98,4 +110,4 @@ def test_frozen_tiny_llm_memorizes_distinct_phantoms_only(same: bool, expected: 
     fit(net, phantoms(same), targets, steps=300, lr=1e-2)
     assert all(torch.equal(v, net.llm.state_dict()[k]) for k, v in before.items())  # the LLM stayed frozen
     got = memorized(net, phantoms(same), targets)
-    assert (got == expected if not same else got <= expected), f"{got} of 8 memorized"
+    assert got == expected if not same else got <= expected, f"{got} of 8 memorized"

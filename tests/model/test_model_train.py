@@ -43,8 +43,12 @@ def test_two_step_fit_writes_model_and_summary(tmp_path: Path) -> None:
     assert json.loads(Path(f"{out}.json").read_text())["steps"] == 2
     assert (Path(summary["checkpoint_dir"]) / "last.ckpt").is_file()
     metrics = (out.parent / "metrics.csv").read_text().splitlines()
-    assert metrics[0] == "step,train_loss,finding_loss,val_loss,lr,seconds" and [r.split(",")[0] for r in metrics[1:]] == ["1", "2"]
-    assert metrics[1].split(",")[3] == "" and float(metrics[2].split(",")[3]) == summary["val_loss"]  # validation after step 2
+    assert metrics[0] == "step,train_loss,finding_loss,val_loss,lr,seconds" and [
+        r.split(",")[0] for r in metrics[1:]
+    ] == ["1", "2"]
+    assert (
+        metrics[1].split(",")[3] == "" and float(metrics[2].split(",")[3]) == summary["val_loss"]
+    )  # validation after step 2
     assert (out.parent / "loss.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -141,7 +145,9 @@ def test_resume_matches_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_cli_reports_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ds = write_toy_dataset(tmp_path / "ds")
-    rc = srrg_main(["train", "--dataset", str(ds), "--out", str(tmp_path / "m.pt"), "--config", '{"optim": {"lrr": 1}}'])
+    rc = srrg_main(
+        ["train", "--dataset", str(ds), "--out", str(tmp_path / "m.pt"), "--config", '{"optim": {"lrr": 1}}']
+    )
     assert rc == 2 and "lrr" in capsys.readouterr().err
 
 
@@ -162,7 +168,18 @@ def _ddp_config(tmp_path: Path) -> str:
 def test_ddp_two_cpu_ranks_with_lightning_launcher(tmp_path: Path) -> None:
     ds = write_toy_dataset(tmp_path / "ds", n_train=8)
     out = tmp_path / "m.pt"
-    cmd = [sys.executable, "-m", "srrg", "train", "--dataset", str(ds), "--out", str(out), "--config", _ddp_config(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "srrg",
+        "train",
+        "--dataset",
+        str(ds),
+        "--out",
+        str(out),
+        "--config",
+        _ddp_config(tmp_path),
+    ]
     proc = subprocess.run(cmd, env=_cli_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(Path(f"{out}.json").read_text())
@@ -175,8 +192,22 @@ def test_ddp_two_ranks_under_srun(tmp_path: Path) -> None:
         pytest.skip("srun not found (run scripts/setup_slurm.sh for the localhost SLURM cluster)")
     ds = write_toy_dataset(tmp_path / "ds", n_train=8)
     out = tmp_path / "m.pt"
-    cmd = ["srun", "--ntasks=2", "--ntasks-per-node=2", "--job-name=srrg-ddp-test", sys.executable, "-m", "srrg",
-           "train", "--dataset", str(ds), "--out", str(out), "--config", _ddp_config(tmp_path)]
+    cmd = [
+        "srun",
+        "--ntasks=2",
+        "--ntasks-per-node=2",
+        "--job-name=srrg-ddp-test",
+        sys.executable,
+        "-m",
+        "srrg",
+        "train",
+        "--dataset",
+        str(ds),
+        "--out",
+        str(out),
+        "--config",
+        _ddp_config(tmp_path),
+    ]
     proc = subprocess.run(cmd, env=_cli_env(), capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(Path(f"{out}.json").read_text())
@@ -195,12 +226,18 @@ def test_smollm2_gguf_step_and_generation() -> None:
     except FileNotFoundError as err:
         pytest.skip(str(err))
     torch.manual_seed(0)
-    enc = EncoderConfig(image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4})
-    net = ReportGenerator(ModelConfig(encoder=enc, llm=FrozenLLMConfig(name="smollm2-135m"), max_target_tokens=32)).train()
+    enc = EncoderConfig(
+        image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
+    )
+    net = ReportGenerator(
+        ModelConfig(encoder=enc, llm=FrozenLLMConfig(name="smollm2-135m"), max_target_tokens=32)
+    ).train()
     assert net.tokenizer.pad_token_id is not None and not net.stores_llm
     assert not any(k.startswith("llm.") for k in net.export_state_dict())
     loss = net.loss(torch.randn(1, 3, 32, 32), ['{"positive": [], "negative": ["pneumothorax"]}'])
     loss.backward()
     assert torch.isfinite(loss) and all(p.grad is None for p in net.llm.parameters())
-    out = net.eval().generate(torch.randn(1, 3, 32, 32), InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=4))
+    out = net.eval().generate(
+        torch.randn(1, 3, 32, 32), InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=4)
+    )
     assert len(out[0]) == 3

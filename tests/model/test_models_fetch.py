@@ -18,14 +18,30 @@ from srrg.errors import UserError
 from srrg.metrics import radeval as rv
 
 PAPER = {
-    "score": {"metrics": ["bleu", "rouge_l", "s_score", "chexbert", "radgraph", "bertscore", "radcliq", "ratescore",
-                          "srrbert", "green_model"]},
+    "score": {
+        "metrics": [
+            "bleu",
+            "rouge_l",
+            "s_score",
+            "chexbert",
+            "radgraph",
+            "bertscore",
+            "radcliq",
+            "ratescore",
+            "srrbert",
+            "green_model",
+        ]
+    },
     "judge": {"metrics": ["green"], "llm": {"backend": "local", "model": "StanfordAIMI/GREEN-radllama2-7b"}},
     "train": {
-        "runs": [{"name": "qwen_json", "label": "Qwen", "arch": "llm", "target": "json"},
-                 {"name": "swin_json", "label": "Transformer", "arch": "baseline", "target": "json"}],
-        "model": {"encoder": {"name": "swin_base_patch4_window7_224", "pretrained": True, "image_size": 224},
-                  "llm": {"name": "Qwen/Qwen2.5-3B-Instruct"}},
+        "runs": [
+            {"name": "qwen_json", "label": "Qwen", "arch": "llm", "target": "json"},
+            {"name": "swin_json", "label": "Transformer", "arch": "baseline", "target": "json"},
+        ],
+        "model": {
+            "encoder": {"name": "swin_base_patch4_window7_224", "pretrained": True, "image_size": 224},
+            "llm": {"name": "Qwen/Qwen2.5-3B-Instruct"},
+        },
     },
     "judge_train": {"datasets": ["ratings"], "train": {"model": "Qwen/Qwen2.5-7B-Instruct"}},
 }
@@ -112,8 +128,19 @@ def test_offline_missing_model_is_one_line_naming_it_and_the_fetch(tmp_path: Pat
     monkeypatch.setattr(rv, "radeval_version", lambda: rv.RADEVAL_VERSION)
     for name in ("refs", "hyps"):
         (tmp_path / f"{name}.jsonl").write_text(json.dumps({"study_id": "a", "report": "x"}) + "\n")
-    code = srrg_main(["score", "--refs", str(tmp_path / "refs.jsonl"), "--hyps", str(tmp_path / "hyps.jsonl"),
-                      "--metrics", "chexbert", "--out", str(tmp_path / "o")])
+    code = srrg_main(
+        [
+            "score",
+            "--refs",
+            str(tmp_path / "refs.jsonl"),
+            "--hyps",
+            str(tmp_path / "hyps.jsonl"),
+            "--metrics",
+            "chexbert",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "chexbert: HF_HUB_OFFLINE=1 and bert-base-uncased@86b5e09" in err and "srrg models fetch" in err

@@ -40,6 +40,7 @@ def test_long_location_pairs_are_scored_without_the_cache():
     value = sscore.location_score(ref, hyp)
     assert sscore.location_bleu.cache_info().currsize == size
     assert value == sscore.location_bleu.__wrapped__(ref, hyp) and 0.9 < value < 1.0
-    assert sscore.location_score("left base cache probe", "right base") == sscore.location_bleu("left base cache probe", "right base")
+    assert sscore.location_score("left base cache probe", "right base") == sscore.location_bleu(
+        "left base cache probe", "right base"
+    )
     assert sscore.location_bleu.cache_info().currsize == size + 1
-

@@ -43,7 +43,11 @@ def test_valid_json_round_trips():
 def test_schema_accepts_every_parsed_report():
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    for text in [json.dumps(GOOD), "{'positive': [{'name': 'Edema', 'probability': '2'}], 'negative': 'x'}", "nonsense"]:
+    for text in [
+        json.dumps(GOOD),
+        "{'positive': [{'name': 'Edema', 'probability': '2'}], 'negative': 'x'}",
+        "nonsense",
+    ]:
         jsonschema.validate(parse_report(text, SYN)[0].to_dict(), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"positive": [{"name": "edema", "probability": 5}], "negative": []}, schema)
@@ -65,8 +69,12 @@ def test_broken_json_is_repaired(text):
 
 
 def test_safe_coercions_mark_repaired():
-    text = json.dumps({"positive": [{"name": " Pleural  Effusion ", "probability": "2", "level": "Small", "location": None}],
-                       "negative": "pneumothorax"})
+    text = json.dumps(
+        {
+            "positive": [{"name": " Pleural  Effusion ", "probability": "2", "level": "Small", "location": None}],
+            "negative": "pneumothorax",
+        }
+    )
     report, status = parse_report(text, SYN)
     assert status == REPAIRED
     assert report.positive == (Finding("pleural effusion", 2, "small", None),)
@@ -76,14 +84,26 @@ def test_safe_coercions_mark_repaired():
 def test_invalid_probability_becomes_missing():
     report, status = parse_report('{"positive": [{"name": "edema", "probability": 7}], "negative": []}', SYN)
     assert status == REPAIRED and report.positive[0].probability is None
-    report, _ = parse_report('{"positive": [{"name": "edema", "probability": true}, "nodule"], "negative": [{"name": "mass"}]}', SYN)
+    report, _ = parse_report(
+        '{"positive": [{"name": "edema", "probability": true}, "nodule"], "negative": [{"name": "mass"}]}', SYN
+    )
     assert [f.probability for f in report.positive] == [None, None]
     assert report.negative == ("mass",)
 
 
 @pytest.mark.parametrize(
-    "text", [None, "", "   ", "no json here at all", "[1, 2, 3]", '"just a string"', "42", '{"findings": []}',
-             b"\xff\xfe\x00garbage"]
+    "text",
+    [
+        None,
+        "",
+        "   ",
+        "no json here at all",
+        "[1, 2, 3]",
+        '"just a string"',
+        "42",
+        '{"findings": []}',
+        b"\xff\xfe\x00garbage",
+    ],
 )
 def test_unparseable_gives_empty_report(text):
     report, status = parse_report(text, SYN)
@@ -97,7 +117,11 @@ def test_missing_key_is_repaired_not_lost():
 
 def test_canonicalize_synonyms_duplicates_and_positive_wins():
     raw = StructuredReport(
-        (Finding("effusion", 1, None, None), Finding("Pleural Effusion", 3, "small", "left"), Finding("pleural effusion", 2)),
+        (
+            Finding("effusion", 1, None, None),
+            Finding("Pleural Effusion", 3, "small", "left"),
+            Finding("pleural effusion", 2),
+        ),
         ("pleural effusion", "heart enlargement", "pneumothorax", "pneumothorax"),
     )
     canon = canonicalize(raw, SYN)
@@ -106,7 +130,9 @@ def test_canonicalize_synonyms_duplicates_and_positive_wins():
 
 
 def test_equally_certain_mentions_keep_the_detailed_one():
-    raw = StructuredReport((Finding("atelectasis", 3), Finding("atelectasis", 3, None, "left base"), Finding("atelectasis", 3, "mild")))
+    raw = StructuredReport(
+        (Finding("atelectasis", 3), Finding("atelectasis", 3, None, "left base"), Finding("atelectasis", 3, "mild"))
+    )
     assert canonicalize(raw, SYN).positive == (Finding("atelectasis", 3, None, "left base"),)
 
 
@@ -142,7 +168,11 @@ def test_raw_model_output_is_read_as_the_report_s_score_parses():
     """Fences and lead-ins around a report render it; free text and code stay as written."""
     fenced = '```json\n{"positive": [], "negative": ["edema"]}\n```'
     assert parse_report(fenced)[1] == REPAIRED and looks_structured(fenced)
-    assert text_for_nlg(fenced) == text_for_nlg('Report: {"positive": [], "negative": ["edema"]}') == "no evidence of edema."
+    assert (
+        text_for_nlg(fenced)
+        == text_for_nlg('Report: {"positive": [], "negative": ["edema"]}')
+        == "no evidence of edema."
+    )
     assert text_for_nlg('  {"negative": ["edema"]}') == "no evidence of edema."
     code = '```python\nimport json\njson.dump({"path": 1}, f)\n```'  # a JSON object, but no report
     for free in (code, "No pleural effusion. Negative for pneumothorax.", "[negative] heart: normal"):

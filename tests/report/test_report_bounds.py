@@ -19,8 +19,9 @@ SYN = {"effusion": "pleural effusion", "pleural effusion": "pleural effusion"}
 
 
 def one_finding(probability: object) -> str:
-    return json.dumps({"positive": [{"name": "edema", "probability": probability, "level": None, "location": None}],
-                       "negative": []})
+    return json.dumps(
+        {"positive": [{"name": "edema", "probability": probability, "level": None, "location": None}], "negative": []}
+    )
 
 
 @pytest.mark.parametrize("probability", [1, 2, 3])
@@ -30,7 +31,9 @@ def test_integer_probabilities_1_to_3_are_valid(probability):
     assert report.positive == (Finding("edema", probability, None, None),)
 
 
-@pytest.mark.parametrize("probability", [0, 4, -1, 5, 100, "0", "4", " 4 ", 0.0, 4.0, 2.5, True, False, "two", [2], None])
+@pytest.mark.parametrize(
+    "probability", [0, 4, -1, 5, 100, "0", "4", " 4 ", 0.0, 4.0, 2.5, True, False, "two", [2], None]
+)
 def test_out_of_range_or_mistyped_probability_is_dropped_and_repaired(probability):
     report, status = parse_report(one_finding(probability), SYN)
     assert status == REPAIRED
@@ -104,8 +107,11 @@ def test_anything_not_already_canonical_is_repaired(obj):
 
 
 NAMES = ["pleural effusion", "edema", "atelectasis", "cardiomegaly", "pneumothorax", "nodule", "consolidation"]
-WORDS = st.lists(st.sampled_from(["left", "right", "lower", "upper", "lobe", "zone", "mild", "small", "in", "the"]),
-                 min_size=1, max_size=4).map(" ".join)
+WORDS = st.lists(
+    st.sampled_from(["left", "right", "lower", "upper", "lobe", "zone", "mild", "small", "in", "the"]),
+    min_size=1,
+    max_size=4,
+).map(" ".join)
 
 
 @st.composite

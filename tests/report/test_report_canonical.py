@@ -44,8 +44,13 @@ def test_ties_keep_the_first_mention():
 
 def test_merge_uses_the_given_synonyms_and_keeps_negatives():
     own = {"haziness": "opacity", "opacity": "opacity"}
-    merged = merge([StructuredReport((Finding("haziness", 2),), ("pneumothorax",)),
-                    StructuredReport((), ("Opacity", "pleural effusion"))], own)
+    merged = merge(
+        [
+            StructuredReport((Finding("haziness", 2),), ("pneumothorax",)),
+            StructuredReport((), ("Opacity", "pleural effusion")),
+        ],
+        own,
+    )
     assert merged.positive == (Finding("opacity", 2),)
     assert merged.negative == ("pneumothorax", "pleural effusion")  # positive wins over negative
 
@@ -56,8 +61,12 @@ def test_structured_text_may_start_after_whitespace():
 
 
 def test_a_measurement_is_kept_as_size():
-    text = json.dumps({"positive": [{"name": "nodule", "probability": 3, "level": None, "location": None,
-                                     "size": "8 mm"}], "negative": []})
+    text = json.dumps(
+        {
+            "positive": [{"name": "nodule", "probability": 3, "level": None, "location": None, "size": "8 mm"}],
+            "negative": [],
+        }
+    )
     report, status = parse_report(text, SYN)
     assert status == VALID and report.positive == (Finding("nodule", 3, None, None, "8 mm"),)
     assert json.loads(report.to_json())["positive"][0]["size"] == "8 mm"
@@ -72,8 +81,9 @@ def test_a_single_finding_object_is_wrapped_not_lost():
 def test_long_attribute_text_is_normalized_like_short_text():
     long_location = "in the  Left lower lobe " + "and beyond " * 40
     assert len(long_location) > 256
-    text = json.dumps({"positive": [{"name": "edema", "probability": 3, "level": None, "location": long_location}],
-                       "negative": []})
+    text = json.dumps(
+        {"positive": [{"name": "edema", "probability": 3, "level": None, "location": long_location}], "negative": []}
+    )
     report, status = parse_report(text, SYN)
     assert status == REPAIRED
     assert report.positive[0].location == " ".join(long_location.split()).lower()

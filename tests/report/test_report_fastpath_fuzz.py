@@ -19,8 +19,32 @@ FINDINGS = [
 ]
 NEGATIVES = ["pneumothorax", "consolidation", "edema"]
 # pieces that change meaning, shape or spelling: JSON syntax, other types, case, whitespace, escapes
-PIECES = ['"', ",", ":", "{", "}", "[", "]", " ", "\n", "\t", "3.0", "true", "null", "NaN", "\\u0041", "\ufeff",
-          "E", "é", "effusion", '"name": "edema", ', '"extra": 1, ', "0", "-1", "1e0"]
+PIECES = [
+    '"',
+    ",",
+    ":",
+    "{",
+    "}",
+    "[",
+    "]",
+    " ",
+    "\n",
+    "\t",
+    "3.0",
+    "true",
+    "null",
+    "NaN",
+    "\\u0041",
+    "\ufeff",
+    "E",
+    "é",
+    "effusion",
+    '"name": "edema", ',
+    '"extra": 1, ',
+    "0",
+    "-1",
+    "1e0",
+]
 
 
 def canonical_text(rng: random.Random) -> str:

@@ -16,11 +16,24 @@ from srrg.reference_runs import base_run, most_frequent_report
 from srrg.tables import RunEntry, run_tables
 
 EMPTY_PTX = '{"positive": [], "negative": ["pneumothorax"]}'
-EFFUSION = ('{"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", '
-            '"location": "in the lower zone of the right lung"}], "negative": []}')
+EFFUSION = (
+    '{"positive": [{"name": "pleural effusion", "probability": 3, "level": "small", '
+    '"location": "in the lower zone of the right lung"}], "negative": []}'
+)
 # the columns of infer's predictions.parquet (docs/model.md) and of its pairs.parquet
-PREDICTIONS = ["study_id", "target", "infer_status", "images", "reference", "raw", "candidates", "parse_status",
-               "structured", "sentences", "report"]
+PREDICTIONS = [
+    "study_id",
+    "target",
+    "infer_status",
+    "images",
+    "reference",
+    "raw",
+    "candidates",
+    "parse_status",
+    "structured",
+    "sentences",
+    "report",
+]
 PAIRS = ["study_id", "reference", "report", "raw"]
 
 
@@ -42,9 +55,15 @@ def _model_run(root: Path, name: str, images: str, refs: list[str], s_score: flo
     folder = root / name
     (folder / "score").mkdir(parents=True)
     ids = [f"s{i}" for i in range(len(refs))]
-    pl.DataFrame({"study_id": [*ids, "filtered"], "infer_status": ["ok"] * len(refs) + ["view_filtered"],
-                  "images": [images] * (len(refs) + 1), "reference": [*refs, EFFUSION],
-                  "parse_status": ["valid"] * len(refs) + [None]}).write_parquet(folder / "predictions.parquet")
+    pl.DataFrame(
+        {
+            "study_id": [*ids, "filtered"],
+            "infer_status": ["ok"] * len(refs) + ["view_filtered"],
+            "images": [images] * (len(refs) + 1),
+            "reference": [*refs, EFFUSION],
+            "parse_status": ["valid"] * len(refs) + [None],
+        }
+    ).write_parquet(folder / "predictions.parquet")
     pairs = pl.DataFrame({"study_id": ids, "reference": refs, "report": refs, "raw": refs})
     pairs.write_parquet(folder / "pairs.parquet")
     pl.DataFrame([{"n_pairs": len(refs), "s_score": s_score}]).write_csv(folder / "score" / "summary.csv")
@@ -52,8 +71,13 @@ def _model_run(root: Path, name: str, images: str, refs: list[str], s_score: flo
 
 
 def _entry(root: Path, name: str, label: str) -> dict[str, str]:
-    return {"name": name, "label": label, "target": "json", "summary": str(root / name / "score" / "summary.csv"),
-            "predictions": str(root / name / "predictions.parquet")}
+    return {
+        "name": name,
+        "label": label,
+        "target": "json",
+        "summary": str(root / name / "score" / "summary.csv"),
+        "predictions": str(root / name / "predictions.parquet"),
+    }
 
 
 @pytest.fixture()
@@ -66,15 +90,40 @@ def scored_references(tmp_path: Path) -> Path:
     runs = tmp_path / "runs"
     _model_run(runs, "small", "phantom", [EFFUSION], 0.25)
     _model_run(runs, "base", "phantom", [EMPTY_PTX, EFFUSION], 0.75)
-    args = ["reference-runs", "--pairs", str(runs / "small" / "pairs.parquet"),
-            "--pairs", str(runs / "base" / "pairs.parquet"),
-            "--dataset", str(tmp_path / "ds"), "--out-dir", str(runs)]
+    args = [
+        "reference-runs",
+        "--pairs",
+        str(runs / "small" / "pairs.parquet"),
+        "--pairs",
+        str(runs / "base" / "pairs.parquet"),
+        "--dataset",
+        str(tmp_path / "ds"),
+        "--out-dir",
+        str(runs),
+    ]
     assert srrg_main(args) == 0
     for name in ("constant", "ceiling"):
         pairs = runs / name / "pairs.parquet"
-        assert srrg_main(["score", "--refs", str(pairs), "--ref-col", "reference",
-                          "--hyps", str(pairs), "--hyp-col", "raw",
-                          "--metrics", "s_score", "--out", str(runs / name / "score")]) == 0
+        assert (
+            srrg_main(
+                [
+                    "score",
+                    "--refs",
+                    str(pairs),
+                    "--ref-col",
+                    "reference",
+                    "--hyps",
+                    str(pairs),
+                    "--hyp-col",
+                    "raw",
+                    "--metrics",
+                    "s_score",
+                    "--out",
+                    str(runs / name / "score"),
+                ]
+            )
+            == 0
+        )
     return runs
 
 
@@ -100,14 +149,20 @@ def test_tables_lay_out_the_scored_reference_runs(scored_references: Path, tmp_p
     is and 0 on the effusion study (P_pos, P_neg and D all 0), so 0.5; both references are fully
     drawable, so Ceiling is 1. Parse rates of reference runs are "-"."""
     runs = [_entry(scored_references, n, "Transformer") for n in ("small", "base")]
-    refs = [_entry(scored_references, "constant", "Constant (most frequent training report)"),
-            _entry(scored_references, "ceiling", "Ceiling (phantom round trip)")]
+    refs = [
+        _entry(scored_references, "constant", "Constant (most frequent training report)"),
+        _entry(scored_references, "ceiling", "Ceiling (phantom round trip)"),
+    ]
     out = tmp_path / "tables"
     args = ["tables", "--runs", json.dumps(runs), "--references", json.dumps(refs), "--out-dir", str(out)]
     assert srrg_main(args) == 0
     t1 = pl.read_csv(out / "table1.csv")
-    assert t1["Method"].to_list() == ["Transformer", "Transformer", "Constant (most frequent training report)",
-                                      "Ceiling (phantom round trip)"]
+    assert t1["Method"].to_list() == [
+        "Transformer",
+        "Transformer",
+        "Constant (most frequent training report)",
+        "Ceiling (phantom round trip)",
+    ]
     assert t1["S-Score"].to_list() == [0.25, 0.75, 0.5, 1.0] and t1["Studies"].to_list() == [1, 2, 2, 2]
     assert t1["Parsed"].to_list()[:2] == [1.0, 1.0] and t1["Parsed"].to_list()[2:] == [None, None]
     md = (out / "table1.md").read_text()
@@ -118,7 +173,8 @@ def test_tables_lay_out_the_scored_reference_runs(scored_references: Path, tmp_p
 
 def test_ceiling_stands_only_beside_runs_that_saw_phantoms(scored_references: Path, tmp_path: Path) -> None:
     pl.read_parquet(scored_references / "base" / "predictions.parquet").with_columns(
-        images=pl.lit("real")).write_parquet(scored_references / "base" / "predictions.parquet")
+        images=pl.lit("real")
+    ).write_parquet(scored_references / "base" / "predictions.parquet")
     refs = [RunEntry(**_entry(scored_references, n, n)) for n in ("constant", "ceiling")]
     t1 = run_tables([RunEntry(**_entry(scored_references, "base", "B"))], tmp_path / "t", refs)["table1"]
     assert t1["Method"].to_list() == ["B", "constant"]
@@ -139,9 +195,15 @@ def test_references_scored_on_other_studies_or_without_a_structured_run_are_refu
 def test_reference_runs_without_training_shards_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "ds" / "train").mkdir(parents=True)
     _model_run(tmp_path / "runs", "base", "phantom", [EMPTY_PTX], 0.5)
-    args = ["reference-runs", "--pairs", str(tmp_path / "runs" / "base" / "pairs.parquet"),
-            "--dataset", str(tmp_path / "ds"),
-            "--out-dir", str(tmp_path / "runs")]
+    args = [
+        "reference-runs",
+        "--pairs",
+        str(tmp_path / "runs" / "base" / "pairs.parquet"),
+        "--dataset",
+        str(tmp_path / "ds"),
+        "--out-dir",
+        str(tmp_path / "runs"),
+    ]
     assert srrg_main(args) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"no Parquet shards in {tmp_path / 'ds' / 'train'}" in err
@@ -149,7 +211,14 @@ def test_reference_runs_without_training_shards_is_one_line(tmp_path: Path, caps
 
 def test_a_reference_named_like_a_run_is_one_line(scored_references: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = [_entry(scored_references, "base", "B")]
-    args = ["tables", "--runs", json.dumps(runs), "--references", json.dumps(runs), "--out-dir",
-            str(scored_references / "t")]
+    args = [
+        "tables",
+        "--runs",
+        json.dumps(runs),
+        "--references",
+        json.dumps(runs),
+        "--out-dir",
+        str(scored_references / "t"),
+    ]
     assert srrg_main(args) == 2
     assert "run name(s) base given twice" in capsys.readouterr().err

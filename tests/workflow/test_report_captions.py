@@ -31,7 +31,11 @@ def render(name: str) -> str:
     to HTML; undefined names and RST errors fail."""
     config = load_config(REPO / "config.yaml")
     snakemake = SimpleNamespace(config=config, wildcards=SimpleNamespace(dataset="rexval", run="baseline"))
-    text = Environment(trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined).from_string((REPORT / name).read_text()).render(snakemake=snakemake)
+    text = (
+        Environment(trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
+        .from_string((REPORT / name).read_text())
+        .render(snakemake=snakemake)
+    )
     return publish_parts(text, writer="html", settings_overrides={"halt_level": 2, "report_level": 5})["body"]
 
 
@@ -52,7 +56,16 @@ def test_top_caption_describes_the_whole_workflow():
 
 
 def test_result_captions_say_what_produced_them():
-    for name in ("table1.rst", "table2.rst", "table3.rst", "judge.rst", "metaeval.rst", "findings.rst", "probability.rst", "severity.rst"):
+    for name in (
+        "table1.rst",
+        "table2.rst",
+        "table3.rst",
+        "judge.rst",
+        "metaeval.rst",
+        "findings.rst",
+        "probability.rst",
+        "severity.rst",
+    ):
         assert "Produced by" in render(name), name
     assert "tokenization" in render("table1.rst") and "r2gen" in render("table1.rst")
     assert "positive findings" in render("severity.rst")  # the severity figure counts findings, not studies
@@ -60,6 +73,12 @@ def test_result_captions_say_what_produced_them():
 
 def test_results_are_marked_for_the_report():
     captions = marked()
-    for name, category in (("table1.rst", "Result tables"), ("table2.rst", "Result tables"), ("table3.rst", "Result tables"),
-                           ("judge.rst", "LLM judges"), ("metaeval.rst", "Meta-evaluation"), ("severity.rst", "Dataset statistics")):
+    for name, category in (
+        ("table1.rst", "Result tables"),
+        ("table2.rst", "Result tables"),
+        ("table3.rst", "Result tables"),
+        ("judge.rst", "LLM judges"),
+        ("metaeval.rst", "Meta-evaluation"),
+        ("severity.rst", "Dataset statistics"),
+    ):
         assert category in captions.get(name, []), name

@@ -18,30 +18,60 @@ def test_parse_rates_hand_values() -> None:
     assert all(math.isnan(v) for v in parse_rates([None, None]).values())
 
 
-def _run(tmp: Path, name: str, label: str, target: str, metrics: dict[str, float], statuses: list[str | None]) -> dict[str, str]:
+def _run(
+    tmp: Path, name: str, label: str, target: str, metrics: dict[str, float], statuses: list[str | None]
+) -> dict[str, str]:
     (tmp / name).mkdir(parents=True)
     pl.DataFrame([{"n_pairs": len(statuses), **metrics}]).write_csv(tmp / name / "summary.csv")
     pl.DataFrame({"parse_status": statuses}, schema={"parse_status": pl.String}).write_parquet(tmp / name / "p.parquet")
-    return {"name": name, "label": label, "target": target, "summary": str(tmp / name / "summary.csv"),
-            "predictions": str(tmp / name / "p.parquet")}
+    return {
+        "name": name,
+        "label": label,
+        "target": target,
+        "summary": str(tmp / name / "summary.csv"),
+        "predictions": str(tmp / name / "p.parquet"),
+    }
 
 
 def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     nlg = {"bleu_1": 0.5, "bleu_2": 0.4, "bleu_3": 0.3, "bleu_4": 0.2, "meteor": 0.25, "rouge_l": 0.45}
     runs = [
         _run(tmp_path, "q_sent", "Qwen", "sentences", nlg, [None, None]),
-        _run(tmp_path, "q_json", "Qwen", "json", {**nlg, "p_score": 0.6, "d_score": 0.4, "s_score": 0.5}, ["valid", "unparseable"]),
+        _run(
+            tmp_path,
+            "q_json",
+            "Qwen",
+            "json",
+            {**nlg, "p_score": 0.6, "d_score": 0.4, "s_score": 0.5},
+            ["valid", "unparseable"],
+        ),
         _run(tmp_path, "base", "Transformer", "json", {**nlg, "s_score": 0.3}, ["valid", "repaired"]),
     ]
     assert srrg_main(["tables", "--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out")]) == 0
     t1 = pl.read_csv(tmp_path / "out" / "table1.csv")
-    assert t1.columns == ["Method", "BLEU-1", "BLEU-4", "METEOR", "ROUGE", "P-Score", "D-Score", "S-Score", "Parsed", "Valid", "Studies"]
+    assert t1.columns == [
+        "Method",
+        "BLEU-1",
+        "BLEU-4",
+        "METEOR",
+        "ROUGE",
+        "P-Score",
+        "D-Score",
+        "S-Score",
+        "Parsed",
+        "Valid",
+        "Studies",
+    ]
     assert t1["Studies"].to_list() == [2, 2]
     assert t1["Method"].to_list() == ["Qwen", "Transformer"] and t1["S-Score"].to_list() == [0.5, 0.3]
     assert t1["Parsed"].to_list() == [0.5, 1.0] and t1["Valid"].to_list() == [0.5, 0.5]
     assert t1["P-Score"][1] is None  # missing metric -> empty cell (and "-" in Markdown)
     t2 = pl.read_csv(tmp_path / "out" / "table2.csv")
-    assert t2.select("Method", "Target").rows() == [("Qwen", "Structured-First"), ("Qwen", "Sentence-Direct"), ("Transformer", "Structured-First")]
+    assert t2.select("Method", "Target").rows() == [
+        ("Qwen", "Structured-First"),
+        ("Qwen", "Sentence-Direct"),
+        ("Transformer", "Structured-First"),
+    ]
     assert t2.columns[2:8] == ["BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "ROUGE"]
     md = (tmp_path / "out" / "table1.md").read_text()
     assert "| Transformer | 0.500 | 0.200 | 0.250 | 0.450 | - | - | 0.300 | 1.000 | 0.500 | 2 |" in md

@@ -140,7 +140,9 @@ def test_config_typo_fails_validation(run):
     assert "unknown key ingest.limt" in proc.stderr + proc.stdout
     wrong_type = write_config(workdir, {**cfg, "dataset": {"rows_per_shard": "many"}}, "type.yaml")
     proc = snakemake(workdir, "data", "-n", "--configfile", str(wrong_type), check=False)
-    assert proc.returncode != 0 and "dataset.rows_per_shard: 'many' is not of type 'integer'" in proc.stderr + proc.stdout
+    assert (
+        proc.returncode != 0 and "dataset.rows_per_shard: 'many' is not of type 'integer'" in proc.stderr + proc.stdout
+    )
 
 
 def test_report_html(run):

@@ -25,4 +25,9 @@ def test_judge_answer_length_null_means_each_judges_default(tmp_path):
     assert set(options) == {"green", "vert", "gema", "proxy_rating"}
     assert all("max_tokens" not in o for o in options.values())
     capped = judge_options(workdir, {"max_tokens": 128, "options": {"vert": {"max_tokens": 2048}}})
-    assert {m: o["max_tokens"] for m, o in capped.items()} == {"green": 128, "vert": 2048, "gema": 128, "proxy_rating": 128}
+    assert {m: o["max_tokens"] for m, o in capped.items()} == {
+        "green": 128,
+        "vert": 2048,
+        "gema": 128,
+        "proxy_rating": 128,
+    }

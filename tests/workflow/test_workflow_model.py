@@ -20,8 +20,12 @@ RUNS = [
 CONFIG = {
     "ingest": {"source": "iu_xray", "limit": 40},
     "dataset": {"rows_per_shard": 20},
-    "train": {"runs": RUNS, "model": TINY_MODEL, "data": {"max_train_studies": 8, "batch_size": 2},
-              "trainer": {"max_steps": 1, "accelerator": "cpu", "devices": 1}},
+    "train": {
+        "runs": RUNS,
+        "model": TINY_MODEL,
+        "data": {"max_train_studies": 8, "batch_size": 2},
+        "trainer": {"max_steps": 1, "accelerator": "cpu", "devices": 1},
+    },
     "infer": {"num_beams": 2, "max_new_tokens": 48, "max_studies": 3, "batch_size": 3, "device": "cpu"},
     "score": {"metrics": ["bleu", "rouge_l", "cider", "s_score"]},
 }

@@ -33,5 +33,7 @@ def test_profiles_by_name_after_setup_and_by_path(tmp_path):
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert "ingest" in proc.stdout + proc.stderr
     # a second install is a no-op
-    again = subprocess.run(["bash", "scripts/install_profiles.sh"], cwd=workdir, env=env, check=True, capture_output=True, text=True)
+    again = subprocess.run(
+        ["bash", "scripts/install_profiles.sh"], cwd=workdir, env=env, check=True, capture_output=True, text=True
+    )
     assert again.stdout == "" and again.stderr == ""

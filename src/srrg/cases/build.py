@@ -6,9 +6,10 @@ their infer_status, and ids found in one table but missing from another it must 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from srrg.cases.build import RunTables, case_list, comparison
 from srrg.io import write_text

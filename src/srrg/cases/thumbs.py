@@ -12,10 +12,11 @@ import io
 import json
 import os
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -82,8 +83,16 @@ def cache_key(job: tuple[str, str, StructuredReport | None, str | None, int]) ->
     if mode == "real" and path is not None and os.path.isfile(path):
         st = os.stat(path)
         stamp = [st.st_size, st.st_mtime_ns]
-    parts = [mode, study_id, report.to_json() if report is not None else None, path, stamp, size, QUALITY,
-             code_version()]
+    parts = [
+        mode,
+        study_id,
+        report.to_json() if report is not None else None,
+        path,
+        stamp,
+        size,
+        QUALITY,
+        code_version(),
+    ]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 

@@ -8,7 +8,8 @@ linking (severity / location), pipeline (the spaCy pipeline), cli, evaluation.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from srrg.extract.pipeline import ExtractConfig, Extraction, Extractor, run_reports, text_sections
 

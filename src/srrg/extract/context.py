@@ -19,12 +19,23 @@ matching. docs/extraction.md has the full rule set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
 
 from srrg import vocab
-from srrg.extract.mentions import CLAUSE_BREAKS, CLOSING, FINDING, HEDGE, IGNORE, NEGATION, SEPARATOR, TERMINATION, TRIGGERS, Item
+from srrg.extract.mentions import (
+    CLAUSE_BREAKS,
+    CLOSING,
+    FINDING,
+    HEDGE,
+    IGNORE,
+    NEGATION,
+    SEPARATOR,
+    TERMINATION,
+    TRIGGERS,
+    Item,
+)
 
 _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not reach back across
 
@@ -36,12 +47,41 @@ _POST_STOPS = frozenset({",", "with"})  # separators a post-trigger does not rea
 # own subject with a determiner ("and the nodule is again seen").
 _DETERMINERS = frozenset({"the", "a", "an", "this", "these", "that", "those", "its", "their"})
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had"})
-_STATE_WORDS = frozenset({
-    "remains", "remain", "remained", "persists", "persist", "persisted", "appears", "appear", "appeared",
-    "seems", "seem", "measures", "measure", "measured", "continues", "continue", "continued",
-    "unchanged", "stable", "improved", "improving", "increased", "increasing", "decreased", "decreasing",
-    "worsened", "worsening", "progressed", "developed", "smaller", "larger",
-})
+_STATE_WORDS = frozenset(
+    {
+        "remains",
+        "remain",
+        "remained",
+        "persists",
+        "persist",
+        "persisted",
+        "appears",
+        "appear",
+        "appeared",
+        "seems",
+        "seem",
+        "measures",
+        "measure",
+        "measured",
+        "continues",
+        "continue",
+        "continued",
+        "unchanged",
+        "stable",
+        "improved",
+        "improving",
+        "increased",
+        "increasing",
+        "decreased",
+        "decreasing",
+        "worsened",
+        "worsening",
+        "progressed",
+        "developed",
+        "smaller",
+        "larger",
+    }
+)
 _CLAUSE_ENDS = frozenset({",", ";", ":"}) | (CLAUSE_BREAKS - {"there"})  # "there is" opens a clause, ends none
 STATED_PREDICATE, VISIBLE_PREDICATE = "stated", "visible"
 # a predicate sits within a few words of its finding ("and the previously described 1 cm nodule in

@@ -19,10 +19,11 @@ import hashlib
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from srrg import vocab
 from srrg.config import stage_config
@@ -64,7 +65,7 @@ class MeshMapping:
 def split_half(study_id: str) -> str:
     """`dev` or `heldout` for one report id: the parity of the first byte of
     sha256("<SPLIT_SEED>:<id>"), fixed across machines and runs (docs/extraction.md)."""
-    digest = hashlib.sha256(f"{SPLIT_SEED}:{study_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{SPLIT_SEED}:{study_id}".encode()).digest()
     return "dev" if digest[0] % 2 == 0 else "heldout"
 
 
@@ -89,7 +90,14 @@ def mesh_mapping() -> MeshMapping:
         finding = _key(r["finding"])
         if finding not in known:
             raise vocab.VocabularyError(f"iu_mesh.yaml: {finding!r} is not a vocabulary finding")
-        rules.append(MeshRule(_key(r["heading"]), finding, frozenset(map(_key, r.get("all", []))), frozenset(map(_key, r.get("any", [])))))
+        rules.append(
+            MeshRule(
+                _key(r["heading"]),
+                finding,
+                frozenset(map(_key, r.get("all", []))),
+                frozenset(map(_key, r.get("any", []))),
+            )
+        )
     return MeshMapping(
         rules=tuple(rules),
         exclude_reports=frozenset(map(_key, raw.get("exclude_reports", []))),
@@ -309,7 +317,9 @@ def sentence_at(text: str, start: int, end: int, width: int = 200) -> str:
     return sentence if len(sentence) <= width else sentence[: width - 3] + "..."
 
 
-def _mention_sentence(sections: Mapping[str, str | None], provenance: Sequence[Mapping[str, Any]], name: str, status: str) -> str | None:
+def _mention_sentence(
+    sections: Mapping[str, str | None], provenance: Sequence[Mapping[str, Any]], name: str, status: str
+) -> str | None:
     for rec in provenance:
         text = sections.get(rec["section"])
         if rec["name"] == name and rec["status"] == status and text:
@@ -372,7 +382,9 @@ def half_records(archive: str | Path | None, half: str) -> list[Any]:
     path = archive or default_archive()
     records = [r for r in read_reports(path) if in_half(r.study_id, half)]
     if not records:
-        raise UserError(f"{path}: no IU X-ray report (ecgen-radiology/*.xml) in half {half!r}; expected NLMCXR_reports.tgz")
+        raise UserError(
+            f"{path}: no IU X-ray report (ecgen-radiology/*.xml) in half {half!r}; expected NLMCXR_reports.tgz"
+        )
     return records
 
 

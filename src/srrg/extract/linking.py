@@ -14,7 +14,8 @@ hedged level ("borderline heart size") becomes uncertain.
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import AbstractSet
 
 from srrg import vocab
 from srrg.extract.context import POSITIVE, STATED, Mention
@@ -30,7 +31,9 @@ def _breaks(item: Item, lowers: Sequence[str]) -> bool:
     return item.kind == TERMINATION and lowers[item.start] in CLAUSE_BREAKS
 
 
-def _owner(mod: Item, mentions: Sequence[Mention], breaks: Sequence[Item], boundaries: Sequence[Item]) -> Mention | None:
+def _owner(
+    mod: Item, mentions: Sequence[Mention], breaks: Sequence[Item], boundaries: Sequence[Item]
+) -> Mention | None:
     """The mention a modifier belongs to (see module docstring), given the sentence's clause
     breaks and boundary items."""
     inside = [m for m in mentions if m.item.start <= mod.start and mod.end <= m.item.end]
@@ -129,7 +132,9 @@ def _number_back(lowers: Sequence[str], end: int, by: AbstractSet[str]) -> int:
     return k
 
 
-def _size_before(m: Mention, attached: AbstractSet[int], lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str]) -> tuple[int, int] | None:
+def _size_before(
+    m: Mention, attached: AbstractSet[int], lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str]
+) -> tuple[int, int] | None:
     """A measurement right before the finding: "2 cm right apical pneumothorax"."""
     k = m.item.start - 1
     while k >= 0 and m.item.start - k <= _SIZE_SPAN and (k in attached or lowers[k] in ("a", "an", "-")):
@@ -143,7 +148,14 @@ def _size_before(m: Mention, attached: AbstractSet[int], lowers: Sequence[str], 
     return (start, unit_end) if start >= 0 else None
 
 
-def _size_after(m: Mention, end_limit: int, lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str], between: AbstractSet[str]) -> tuple[int, int] | None:
+def _size_after(
+    m: Mention,
+    end_limit: int,
+    lowers: Sequence[str],
+    units: AbstractSet[str],
+    by: AbstractSet[str],
+    between: AbstractSet[str],
+) -> tuple[int, int] | None:
     """A measurement after the finding through "measuring", "(": "nodule measuring 1.2 cm"."""
     k = m.item.end
     if k >= end_limit or lowers[k] not in between:
@@ -158,7 +170,9 @@ def _size_after(m: Mention, end_limit: int, lowers: Sequence[str], units: Abstra
     return start, k + 1
 
 
-def link_sizes(group: Sequence[Item], mentions: Sequence[Mention], lowers: Sequence[str], words: vocab.SizeWords) -> None:
+def link_sizes(
+    group: Sequence[Item], mentions: Sequence[Mention], lowers: Sequence[str], words: vocab.SizeWords
+) -> None:
     """Fill `size` of the sentence's positive mentions (see module docstring)."""
     attached = {t for item in group if item.kind in (LEVEL, LOCATION) for t in range(item.start, item.end)}
     between = frozenset(w for phrase in words.between for w in phrase.split())
@@ -166,7 +180,9 @@ def link_sizes(group: Sequence[Item], mentions: Sequence[Mention], lowers: Seque
     for m in mentions:
         if m.status != POSITIVE:
             continue
-        found = _size_before(m, attached, lowers, words.units, words.by) or _size_after(m, end_limit, lowers, words.units, words.by, between)
+        found = _size_before(m, attached, lowers, words.units, words.by) or _size_after(
+            m, end_limit, lowers, words.units, words.by, between
+        )
         if found:
             start, end = found
             m.size = (" ".join(lowers[t] for t in range(start, end) if lowers[t] != "-"), start, end)

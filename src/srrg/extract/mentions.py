@@ -9,9 +9,9 @@ paired into finding items; a compound form ("fibronodular") becomes one item per
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
 
 from srrg import vocab
 
@@ -32,7 +32,9 @@ _NOUN_PHRASE_FILLER = frozenset({"mm", "cm", "-", "sub", "centimeter", "millimet
 MAX_PAIR_GAP = 6
 _PAIR_BLOCKERS = frozenset({"normal", "unremarkable", "clear"})
 # terminations that open a new clause (verbs like "remains" may sit between subject and state)
-CLAUSE_BREAKS = frozenset({"but", "however", ";", ":", "although", "though", "whereas", "which", "while", "yet", "except", "there"})
+CLAUSE_BREAKS = frozenset(
+    {"but", "however", ";", ":", "although", "though", "whereas", "which", "while", "yet", "except", "there"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +89,16 @@ def _add(table: dict[str, Entry], phrase: str, entry: Entry) -> None:
         return
     if current.kind == entry.kind and current.kind in TRIGGERS and current.value == entry.value:
         table[phrase] = Entry(
-            current.kind, current.value, current.pre or entry.pre, current.post or entry.post,
+            current.kind,
+            current.value,
+            current.pre or entry.pre,
+            current.post or entry.post,
             negatable=current.negatable or entry.negatable,
         )
         return
-    raise VocabularyConflict(f"phrase {phrase!r} is both {current.kind} ({current.value}) and {entry.kind} ({entry.value})")
+    raise VocabularyConflict(
+        f"phrase {phrase!r} is both {current.kind} ({current.value}) and {entry.kind} ({entry.value})"
+    )
 
 
 @lru_cache(maxsize=4)
@@ -230,13 +237,18 @@ def _pairable(items: Sequence[Item], lo: int, hi: int, lowers: Sequence[str]) ->
 
 def _coordinated(items: Sequence[Item], lo: int, hi: int, lowers: Sequence[str]) -> bool:
     """Only subjects joined by "and" stand between: "the heart and mediastinum are enlarged"."""
-    return all(items[k].kind == SUBJECT or (items[k].kind == SEPARATOR and lowers[items[k].start] == "and") for k in range(lo + 1, hi))
+    return all(
+        items[k].kind == SUBJECT or (items[k].kind == SEPARATOR and lowers[items[k].start] == "and")
+        for k in range(lo + 1, hi)
+    )
 
 
 def _composed(subject: Item, state: Item, compositions: Sequence[vocab.Composition]) -> Item:
     idx = min(subject.entry.value & state.entry.value)  # type: ignore[operator]
     start, end = min(subject.start, state.start), max(subject.end, state.end)
-    finding = Item(start, end, FINDING, Entry(FINDING, compositions[idx].finding), anchor=max(subject.start, state.start))
+    finding = Item(
+        start, end, FINDING, Entry(FINDING, compositions[idx].finding), anchor=max(subject.start, state.start)
+    )
     if state.entry.level:
         finding.level = (state.entry.level, state.start, state.end)
     return finding
@@ -249,7 +261,9 @@ def _fits(subject: Item, state: Item) -> bool:
     return subject.kind == SUBJECT and state.kind == STATE and bool(subject.entry.value & state.entry.value)  # type: ignore[operator]
 
 
-def _candidates(items: Sequence[Item], sent_of: Sequence[int], lowers: Sequence[str]) -> list[tuple[int, bool, int, int]]:
+def _candidates(
+    items: Sequence[Item], sent_of: Sequence[int], lowers: Sequence[str]
+) -> list[tuple[int, bool, int, int]]:
     """(gap, state first, subject, state) for every pairable subject and state (or verdict) of one
     sentence, looked up per sentence so that a long document stays linear."""
     states: dict[int, list[int]] = {}
@@ -271,7 +285,10 @@ def _normal_items(subject: Item, verdict: Item) -> list[Item]:
     """One `normal` finding item per finding a subject's normal verdict rules out."""
     start, end = min(subject.start, verdict.start), max(subject.end, verdict.end)
     anchor = max(subject.start, verdict.start)
-    return [Item(start, end, FINDING, Entry(FINDING, name, normal=True), anchor=anchor) for name in sorted(subject.entry.rules_out)]
+    return [
+        Item(start, end, FINDING, Entry(FINDING, name, normal=True), anchor=anchor)
+        for name in sorted(subject.entry.rules_out)
+    ]
 
 
 def pair_compositions(

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from srrg import vocab
 from srrg.errors import UserError
@@ -254,9 +255,7 @@ def format_labels(result: LabelResult) -> str:
         names = ", ".join(sorted(result.unannotated))
         lines.append(f"not annotated in this gold (no positive row; shown, not in micro/macro): {names}")
     if result.examples:
-        lines.append(
-            "error examples (definite reading; fp: extracted, not in the gold; fn: in the gold, not stated):"
-        )
+        lines.append("error examples (definite reading; fp: extracted, not in the gold; fn: in the gold, not stated):")
         lines += [f"  {e.kind} {e.finding:<20} {e.study_id:<8} {e.note:<9} {e.sentence}" for e in result.examples]
     return "\n".join(lines)
 

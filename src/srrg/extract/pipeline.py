@@ -20,7 +20,6 @@ from itertools import compress, pairwise
 from pathlib import Path
 from typing import Any
 
-from srrg.spacy_import import spacy  # first: spaCy imported without torch
 from spacy.attrs import IDX, LENGTH, LOWER, SENT_START
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
@@ -29,7 +28,6 @@ from spacy.util import minibatch
 
 from srrg import vocab
 from srrg.config import doc
-from srrg.gc_policy import relaxed_gc
 from srrg.extract.context import NEGATIVE, POSITIVE, STATED, Mention, assert_sentence
 from srrg.extract.linking import link_sentence, link_sizes
 from srrg.extract.mentions import (
@@ -42,8 +40,10 @@ from srrg.extract.mentions import (
     phrase_table,
     resolve_overlaps,
 )
-from srrg.text.sections import PREAMBLE, Section, select_sections, split_sections
+from srrg.gc_policy import relaxed_gc
 from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
+from srrg.spacy_import import spacy  # first: spaCy imported without torch
+from srrg.text.sections import PREAMBLE, Section, select_sections, split_sections
 
 OK, EMPTY_TEXT, TRUNCATED, LONG_SENTENCE, ERROR = "ok", "empty_text", "truncated", "long_sentence", "error"
 # A sentence is cut into pieces of at most this many tokens (issue 16): the rules compare the
@@ -70,19 +70,27 @@ class ExtractConfig:
 
     sections: tuple[str, ...] = field(
         default=("findings", "impression"),
-        metadata=doc("Report sections that feed extraction (merged).", minItems=1, uniqueItems=True, items={"enum": list(SECTION_NAMES)}),
+        metadata=doc(
+            "Report sections that feed extraction (merged).",
+            minItems=1,
+            uniqueItems=True,
+            items={"enum": list(SECTION_NAMES)},
+        ),
     )
     spacy_model: str | None = field(
-        default=None, metadata=doc("An installed spaCy/scispaCy pipeline to tokenize and split sentences; null = blank English.")
+        default=None,
+        metadata=doc("An installed spaCy/scispaCy pipeline to tokenize and split sentences; null = blank English."),
     )
     batch_size: int = field(default=512, metadata=doc("Texts per nlp.pipe batch.", minimum=1))
     n_process: int = field(default=1, metadata=doc("Worker processes for a table.", minimum=1))
-    max_chars: int = field(default=100_000, metadata=doc("A longer section text is cut (status `truncated`).", minimum=1))
+    max_chars: int = field(
+        default=100_000, metadata=doc("A longer section text is cut (status `truncated`).", minimum=1)
+    )
     # labelling conventions where expert golds disagree (docs/extraction.md, "Conventions")
     borderline_probability: int = field(
         default=3,
         metadata=doc(
-            "Probability of a finding stated with a borderline level (\"borderline cardiomegaly\"): 3 = stated, as NIH "
+            'Probability of a finding stated with a borderline level ("borderline cardiomegaly"): 3 = stated, as NIH '
             "labels and the IU MeSH codes count it; 1 = uncertain, as the CheXpert labeler marks it.",
             minimum=1,
             maximum=3,
@@ -91,7 +99,7 @@ class ExtractConfig:
     versus_probability: int = field(
         default=3,
         metadata=doc(
-            "Probability of the findings a \"versus\" alternative names (\"atelectasis versus infiltrate\"): "
+            'Probability of the findings a "versus" alternative names ("atelectasis versus infiltrate"): '
             "3 = stated, as NIH labels and the IU MeSH codes count them; 1 = uncertain, as the CheXpert labeler marks them.",
             minimum=1,
             maximum=3,
@@ -330,7 +338,9 @@ def build_nlp(
     The conventions are the ExtractConfig options of the same names."""
     if spacy_model:
         if not Path(spacy_model).is_dir() and not _is_installed(spacy_model):
-            raise ValueError(f"extract.spacy_model {spacy_model!r} is neither an installed package nor a folder (or set null)")
+            raise ValueError(
+                f"extract.spacy_model {spacy_model!r} is neither an installed package nor a folder (or set null)"
+            )
         nlp = spacy.load(spacy_model, exclude=["ner", "lemmatizer", "textcat", "entity_linker", "attribute_ruler"])
         use_model = any(nlp.has_pipe(p) for p in ("parser", "senter", "sentencizer"))
     else:
@@ -361,7 +371,9 @@ def prepare_text(text: str) -> str:
 
 Span = tuple[int, int]  # character offsets [start, end) in the text spaCy saw
 # (name, status, probability, level, location, spans of name / trigger / level / locations / size)
-MentionRecord = tuple[str, str, int | None, str | None, str | None, tuple[Span, Span | None, Span | None, tuple[Span, ...], Span | None]]
+MentionRecord = tuple[
+    str, str, int | None, str | None, str | None, tuple[Span, Span | None, Span | None, tuple[Span, ...], Span | None]
+]
 
 
 @dataclass(frozen=True, slots=True)

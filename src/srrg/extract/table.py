@@ -16,11 +16,11 @@ from functools import partial
 
 import polars as pl
 
+from srrg.errors import UserError
 from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
 from srrg.io import read_table, write_parquet
 from srrg.progress import tracked
 from srrg.text.sections import Section
-from srrg.errors import UserError
 
 
 def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True) -> pl.DataFrame:

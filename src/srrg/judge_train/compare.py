@@ -3,8 +3,9 @@ judge's columns carry a suffix) and the meta-evaluation tables of srrg.metaeval 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -14,7 +15,9 @@ from srrg.io import read_table, write_parquet
 from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval, write_result
 
 
-def side_by_side(finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix: str) -> tuple[pl.DataFrame, list[str]]:
+def side_by_side(
+    finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix: str
+) -> tuple[pl.DataFrame, list[str]]:
     """Held-out pairs (the tuned judge's rows) with the zero-shot scores joined on, and the headline
     columns to correlate: zero-shot ones as named, tuned ones with the suffix."""
     if ID not in finetuned.columns:
@@ -33,7 +36,11 @@ def side_by_side(finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, suffix
 
 
 def compare(
-    finetuned: pl.DataFrame, zero_shot: pl.DataFrame | None, ratings: pl.DataFrame, options: Mapping[str, Any], suffix: str = "_ft"
+    finetuned: pl.DataFrame,
+    zero_shot: pl.DataFrame | None,
+    ratings: pl.DataFrame,
+    options: Mapping[str, Any],
+    suffix: str = "_ft",
 ) -> tuple[pl.DataFrame, MetaevalResult]:
     """Joined scores and the correlation of every headline column with the human ratings (options:
     srrg.metaeval.run.MetaevalConfig fields; `metrics` is filled in here)."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,7 +72,9 @@ def split_cases(cases: Sequence[str], validate_fraction: float, test_fraction: f
 
     n_test, n_val = count(test_fraction), count(validate_fraction)
     if n - n_test - n_val < 1:
-        raise UserError(f"{n} case(s) cannot fill train/validate/test with fractions {validate_fraction}/{test_fraction}")
+        raise UserError(
+            f"{n} case(s) cannot fill train/validate/test with fractions {validate_fraction}/{test_fraction}"
+        )
     order = np.random.default_rng(seed).permutation(n)
     labels = ["test"] * n_test + ["validate"] * n_val + ["train"] * (n - n_test - n_val)
     return {unique[i]: label for i, label in zip(order, labels)}
@@ -100,7 +103,9 @@ def target_mode(cfg: JudgeTrainConfig, analyses: pl.DataFrame | None) -> str:
     return cfg.target
 
 
-def build_examples(ds: RatingsDataset, cfg: JudgeTrainConfig, analyses: pl.DataFrame | None = None) -> tuple[pl.DataFrame, dict[str, Any]]:
+def build_examples(
+    ds: RatingsDataset, cfg: JudgeTrainConfig, analyses: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, dict[str, Any]]:
     """One row per rated pair (EXAMPLE_SCHEMA) and a summary (target, scale, counts per split)."""
     mode = target_mode(cfg, analyses)
     values, scale = human_scale(ds.ratings, cfg) if not ds.ratings.is_empty() else ({}, Scale("none", 0.0, 1.0, False))
@@ -133,7 +138,13 @@ def build_examples(ds: RatingsDataset, cfg: JudgeTrainConfig, analyses: pl.DataF
         "dataset": ds.name,
         "target": mode,
         "prompt": PROMPTS[mode],
-        "scale": {"human_target": scale.target, "low": scale.low, "high": scale.high, "lower_is_better": scale.lower_is_better, "decimals": cfg.decimals},
+        "scale": {
+            "human_target": scale.target,
+            "low": scale.low,
+            "high": scale.high,
+            "lower_is_better": scale.lower_is_better,
+            "decimals": cfg.decimals,
+        },
         "cases": {s: sum(1 for v in split_of.values() if v == s) for s in SPLITS},
         "pairs": {f"{r['split']}:{r['status']}": c for r, c in _count(examples)},
         "n_pairs": examples.height,
@@ -148,15 +159,23 @@ def _count(examples: pl.DataFrame) -> list[tuple[dict[str, Any], int]]:
     return [({"split": s, "status": t}, n) for s, t, n in grouped.iter_rows()]
 
 
-def write_prepared(examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mapping[str, Any], out_dir: str | Path) -> None:
+def write_prepared(
+    examples: pl.DataFrame, ratings: pl.DataFrame, summary: Mapping[str, Any], out_dir: str | Path
+) -> None:
     """examples.parquet (every pair), heldout/{refs,hyps,ratings}.parquet (the test split in the
     `srrg score` / `srrg metaeval-correlate` formats) and prepare.json."""
     out = Path(out_dir)
     write_parquet(examples, out / "examples.parquet")
     test = examples.filter(pl.col("split") == "test")
-    write_parquet(test.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out / "heldout" / "refs.parquet")
-    write_parquet(test.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out / "heldout" / "hyps.parquet")
-    write_parquet(ratings.filter(pl.col("pair_id").is_in(test["pair_id"].implode())), out / "heldout" / "ratings.parquet")
+    write_parquet(
+        test.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out / "heldout" / "refs.parquet"
+    )
+    write_parquet(
+        test.select(pl.col("pair_id").alias(ID), pl.col("candidate").alias("report")), out / "heldout" / "hyps.parquet"
+    )
+    write_parquet(
+        ratings.filter(pl.col("pair_id").is_in(test["pair_id"].implode())), out / "heldout" / "ratings.parquet"
+    )
     write_text(out / "prepare.json", json.dumps(dict(summary), indent=2) + "\n")
 
 
@@ -174,5 +193,7 @@ def run_judge_train_prepare(
     table = read_table(analyses).with_columns(pl.col("pair_id").cast(pl.String)) if analyses else None
     examples, summary = build_examples(ds, cfg, table)
     write_prepared(examples, ds.ratings, summary, out_dir)
-    return (f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, "
-            f"statuses {summary['pairs']}")
+    return (
+        f"{ds.name}: {examples.height} pairs, cases {summary['cases']}, target {summary['target']}, "
+        f"statuses {summary['pairs']}"
+    )

@@ -16,10 +16,11 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -68,12 +69,17 @@ def load_base(cfg: JudgeTrainConfig, quantize: bool, bf16: bool) -> tuple[Any, A
     dtype = torch.bfloat16 if bf16 else torch.float32
     if quantize:
         if gguf:
-            raise UserError("QLoRA loads safetensors weights; a GGUF base cannot be quantized with bitsandbytes (set quantization: none)")
+            raise UserError(
+                "QLoRA loads safetensors weights; a GGUF base cannot be quantized with bitsandbytes (set quantization: none)"
+            )
         from peft import prepare_model_for_kbit_training
         from transformers import BitsAndBytesConfig
 
         bnb = BitsAndBytesConfig(
-            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.bfloat16
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=torch.bfloat16,
         )
         model = load_causal_lm(source, dtype=torch.bfloat16, quantization_config=bnb, device_map={"": 0})
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=cfg.gradient_checkpointing)
@@ -116,7 +122,9 @@ def attach_lora(model: Any, cfg: JudgeTrainConfig) -> Any:
     return get_peft_model(model, lora_config(cfg, [n for n, _ in model.named_modules()]))
 
 
-def encode(tokenizer: Any, messages: Sequence[Mapping[str, str]], target: str, max_length: int) -> dict[str, list[int]] | None:
+def encode(
+    tokenizer: Any, messages: Sequence[Mapping[str, str]], target: str, max_length: int
+) -> dict[str, list[int]] | None:
     """input_ids / labels of one example (prompt tokens labelled IGNORE, answer + end-of-turn token
     learned); None when it is longer than max_length."""
     prompt_ids = tokenizer(render_prompt(tokenizer, messages), add_special_tokens=False)["input_ids"]
@@ -142,15 +150,26 @@ class Collator:
         return {"input_ids": torch.tensor(ids), "labels": torch.tensor(labels), "attention_mask": torch.tensor(mask)}
 
 
-def encode_split(tokenizer: Any, examples: pl.DataFrame, split: str, max_length: int) -> tuple[list[dict[str, list[int]]], list[dict[str, Any]]]:
+def encode_split(
+    tokenizer: Any, examples: pl.DataFrame, split: str, max_length: int
+) -> tuple[list[dict[str, list[int]]], list[dict[str, Any]]]:
     """Encoded ok-examples of a split and one status row per example of that split."""
     encoded, rows = [], []
     for row in examples.filter(pl.col("split") == split).iter_rows(named=True):
-        item = encode(tokenizer, json.loads(row["messages"]), row["target"], max_length) if row["status"] == OK else None
+        item = (
+            encode(tokenizer, json.loads(row["messages"]), row["target"], max_length) if row["status"] == OK else None
+        )
         status = row["status"] if row["status"] != OK else (OK if item is not None else TOO_LONG)
         if item is not None:
             encoded.append(item)
-        rows.append({"pair_id": row["pair_id"], "split": split, "n_tokens": len(item["input_ids"]) if item else None, "status": status})
+        rows.append(
+            {
+                "pair_id": row["pair_id"],
+                "split": split,
+                "n_tokens": len(item["input_ids"]) if item else None,
+                "status": status,
+            }
+        )
     return encoded, rows
 
 
@@ -227,9 +246,14 @@ def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Pa
     tokenizer, model = load_base(cfg, quantize, bf16)
     train_set, train_rows = encode_split(tokenizer, examples, "train", cfg.max_length)
     val_set, val_rows = encode_split(tokenizer, examples, "validate", cfg.max_length)
-    test_rows = [{"pair_id": p, "split": "test", "n_tokens": None, "status": s} for p, s in examples.filter(pl.col("split") == "test").select("pair_id", "status").iter_rows()]
+    test_rows = [
+        {"pair_id": p, "split": "test", "n_tokens": None, "status": s}
+        for p, s in examples.filter(pl.col("split") == "test").select("pair_id", "status").iter_rows()
+    ]
     if not train_set:
-        raise UserError("no trainable example in the train split (check statuses in examples.parquet and judge_train.max_length)")
+        raise UserError(
+            "no trainable example in the train split (check statuses in examples.parquet and judge_train.max_length)"
+        )
     model = attach_lora(model, cfg)
     checkpoints.mkdir(parents=True, exist_ok=True)
     trainer = Trainer(

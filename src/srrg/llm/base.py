@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Protocol, Sequence
+from typing import Protocol
 
 OK, ERROR, TRUNCATED = "ok", "error", "truncated"
 _FIELD = re.compile(r"\{(\w+)\}")
@@ -142,7 +143,11 @@ class PromptTemplate:
     fields: tuple[str, ...] = field(default=())
 
     def render(
-        self, purpose: str, max_tokens: int | None = None, json_mode: bool = False, json_schema: str | None = None,
+        self,
+        purpose: str,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+        json_schema: str | None = None,
         **values: str,
     ) -> LLMRequest:
         missing = set(self.fields) - set(values)
@@ -151,6 +156,7 @@ class PromptTemplate:
             raise ValueError(
                 f"prompt {self.id!r} declares fields {list(self.fields)}; missing {sorted(missing)}, undeclared {sorted(extra)}"
             )
+
         def fill(text: str) -> str:
             return _FIELD.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), text)
 

@@ -16,8 +16,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from srrg.errors import UserError
 from srrg.llm.base import OK, LLMResponse, cacheable
@@ -86,7 +86,9 @@ class ResponseCache:
                 found[key] = LLMResponse(text=text, status=OK, prompt_tokens=pt, completion_tokens=ct, cached=True)
         return found
 
-    def put(self, key: str, backend: str, model: str, template: str, template_version: str, response: LLMResponse) -> None:
+    def put(
+        self, key: str, backend: str, model: str, template: str, template_version: str, response: LLMResponse
+    ) -> None:
         """Store a complete answer; errors, cut-off and blank answers are refused (retried later)."""
         if not cacheable(response):
             raise ValueError(f"only complete, non-empty answers are cached (status {response.status})")
@@ -94,8 +96,17 @@ class ResponseCache:
         with conn:
             conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, backend, model, template, template_version, response.text,
-                 response.prompt_tokens, response.completion_tokens, time.time()),
+                (
+                    key,
+                    backend,
+                    model,
+                    template,
+                    template_version,
+                    response.text,
+                    response.prompt_tokens,
+                    response.completion_tokens,
+                    time.time(),
+                ),
             )
 
     def __len__(self) -> int:

@@ -9,7 +9,7 @@ run keeps them; a cut-off answer (status truncated) comes back with its text but
 from __future__ import annotations
 
 import logging
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from srrg.llm.base import TRUNCATED, Backend, Decoding, Job, LLMRequest, LLMResponse, cacheable, failed, request_key
 from srrg.llm.cache import ResponseCache
@@ -98,7 +98,14 @@ class LLMClient:
                 i = pending[j]
                 self._account(requests[i], response)
                 if cacheable(response) and self.cache is not None:
-                    self.cache.put(keys[i], self.backend.name, self.backend.model, requests[i].template, requests[i].template_version, response)
+                    self.cache.put(
+                        keys[i],
+                        self.backend.name,
+                        self.backend.model,
+                        requests[i].template,
+                        requests[i].template_version,
+                        response,
+                    )
                 answers[keys[i]] = response
                 bar.update(1)
             bar.close()
@@ -106,7 +113,12 @@ class LLMClient:
         cut = sum(answers[keys[i]].status == TRUNCATED for i in pending)
         log.info(
             "llm %s/%s: %d requests, %d unique sent, %d errors, %d cut off by max_tokens",
-            self.backend.name, self.backend.model, len(requests), len(pending), errors, cut,
+            self.backend.name,
+            self.backend.model,
+            len(requests),
+            len(pending),
+            errors,
+            cut,
         )
         sent = set(pending)
         return [answers[k] if i in sent or answers[k].cached else _shared(answers[k]) for i, k in enumerate(keys)]

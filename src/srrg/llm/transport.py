@@ -18,7 +18,7 @@ import threading
 import time
 import typing
 import urllib.request
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import httpcore
@@ -66,8 +66,9 @@ class _BoundedStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: typing.Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, self._clock))
         return _BoundedStream(inner, self._clock)
 
@@ -82,8 +83,14 @@ class _PinnedBackend(httpcore.SyncBackend):
         self._pins = pins
         self._clock = clock
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[typing.Any] | None = None,
+    ) -> httpcore.NetworkStream:
         addresses: tuple[str, ...] = (host,)
         if self._pins is not None:
             if host not in self._pins:
@@ -102,8 +109,9 @@ class _PinnedBackend(httpcore.SyncBackend):
 class _CappedBody(httpx.SyncByteStream):
     """The response body, refused once it passes max_bytes or the request deadline."""
 
-    def __init__(self, inner: httpx.SyncByteStream, max_bytes: int, deadline: float,
-                 clock: Callable[[], float]) -> None:
+    def __init__(
+        self, inner: httpx.SyncByteStream, max_bytes: int, deadline: float, clock: Callable[[], float]
+    ) -> None:
         self._inner = inner
         self._max = max_bytes
         self._deadline = deadline
@@ -126,8 +134,15 @@ class _CappedBody(httpx.SyncByteStream):
 class BoundedTransport(httpx.BaseTransport):
     """httpx transport with one wall-clock deadline per request and per stage and a body size cap."""
 
-    def __init__(self, request_s: float, stage_s: float, max_bytes: int, pins: dict[str, tuple[str, ...]] | None,
-                 proxy: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        request_s: float,
+        stage_s: float,
+        max_bytes: int,
+        pins: dict[str, tuple[str, ...]] | None,
+        proxy: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._inner = httpx.HTTPTransport(trust_env=pins is None, proxy=proxy)
         pool = getattr(self._inner, "_pool", None)
         if not isinstance(pool, httpcore.ConnectionPool) or not hasattr(pool, "_network_backend"):
@@ -147,7 +162,9 @@ class BoundedTransport(httpx.BaseTransport):
         response = self._inner.handle_request(request)
         assert isinstance(response.stream, httpx.SyncByteStream)
         return httpx.Response(
-            response.status_code, headers=response.headers, extensions=response.extensions,
+            response.status_code,
+            headers=response.headers,
+            extensions=response.extensions,
             stream=_CappedBody(response.stream, self._max, deadline, self._clock),
         )
 
@@ -164,8 +181,9 @@ def environment_proxy(url: str) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
-def http_client(url: str, request_s: float, stage_s: float, max_bytes: int,
-                pins: dict[str, tuple[str, ...]] | None) -> httpx.Client:
+def http_client(
+    url: str, request_s: float, stage_s: float, max_bytes: int, pins: dict[str, tuple[str, ...]] | None
+) -> httpx.Client:
     """The client for one stage. pins (a loopback endpoint): no proxy from the environment, no
     redirect, connections only to the checked addresses; None (a remote endpoint the config allowed):
     the environment's proxy applies, inside the same bounds."""

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -262,7 +263,7 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
     for path in paths:
         doc = _read_json(path)
         if not isinstance(doc, Mapping) or not isinstance(doc.get("annotations"), Mapping) or "user_id" not in doc:
-            raise UserError(f"{path}: expected {{\"user_id\": ..., \"annotations\": {{case id: ...}}}}")
+            raise UserError(f'{path}: expected {{"user_id": ..., "annotations": {{case id: ...}}}}')
         rater, annotations = str(doc["user_id"]), doc["annotations"]
         unknown = [k for k in annotations if str(k) not in ids]
         if unknown:
@@ -500,7 +501,11 @@ def human_category_counts(ratings: pl.DataFrame, levels: tuple[str, ...] = SIGNI
     if rows.is_empty():
         return pl.DataFrame(schema={"pair_id": pl.String})
     per_rater = rows.group_by("pair_id", "rater", "category").agg(pl.col("value").sum())
-    wide = per_rater.group_by("pair_id", "category").agg(pl.col("value").mean()).pivot(on="category", index="pair_id", values="value")
+    wide = (
+        per_rater.group_by("pair_id", "category")
+        .agg(pl.col("value").mean())
+        .pivot(on="category", index="pair_id", values="value")
+    )
     return wide.fill_null(0.0).sort("pair_id")
 
 

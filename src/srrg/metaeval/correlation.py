@@ -13,8 +13,8 @@ are dropped and counted, never imputed.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -93,7 +93,9 @@ def resample_indices(n: int, n_boot: int, seed: int, clusters: Clusters = None) 
     return cluster_bootstrap_indices(clusters, n_boot, seed)
 
 
-def _bootstrap(stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int, clusters: Clusters = None) -> np.ndarray:
+def _bootstrap(
+    stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int, clusters: Clusters = None
+) -> np.ndarray:
     return np.array([stat(idx) for idx in resample_indices(n, n_boot, seed, clusters)])
 
 
@@ -212,7 +214,11 @@ def paired_test(
     if status != "ok":
         return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y), status)
     samples = _bootstrap(
-        lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0], len(y), n_boot, seed, kept
+        lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0],
+        len(y),
+        n_boot,
+        seed,
+        kept,
     )
     low, high, status = _ci(samples, level)
     return PairedTest(method, *names, diff, low, high, bootstrap_p(samples), len(y), status)

@@ -9,7 +9,7 @@ has NaN counts (docs/judges.md): it is skipped here, never read as "no errors".
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 def count_prf(judge: Sequence[float], human: Sequence[float]) -> dict[str, float]:
@@ -28,7 +28,9 @@ def count_prf(judge: Sequence[float], human: Sequence[float]) -> dict[str, float
     return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
 
 
-def category_prf(judge: Mapping[str, Sequence[float]], human: Mapping[str, Sequence[float]]) -> dict[str, dict[str, float]]:
+def category_prf(
+    judge: Mapping[str, Sequence[float]], human: Mapping[str, Sequence[float]]
+) -> dict[str, dict[str, float]]:
     """count_prf for every category present on both sides, plus the micro-average "all" over them."""
     shared = [c for c in judge if c in human]
     out = {c: count_prf(judge[c], human[c]) for c in shared}
@@ -36,5 +38,12 @@ def category_prf(judge: Mapping[str, Sequence[float]], human: Mapping[str, Seque
         tp, fp, fn = (sum(out[c][k] for c in shared) for k in ("tp", "fp", "fn"))
         p = tp / (tp + fp) if tp + fp else 0.0
         r = tp / (tp + fn) if tp + fn else 0.0
-        out["all"] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "tp": tp, "fp": fp, "fn": fn}
+        out["all"] = {
+            "precision": p,
+            "recall": r,
+            "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+        }
     return out

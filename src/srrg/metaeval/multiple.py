@@ -5,7 +5,7 @@ the false discovery rate. NaN p-values are not part of the family and stay NaN."
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

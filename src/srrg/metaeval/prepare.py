@@ -24,7 +24,9 @@ def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) 
             default = pl.col("pair_id") if column == "cluster" else pl.lit("")
             pairs = pairs.with_columns(default.cast(dtype).alias(column))
     for name, text in (("refs", "reference"), ("hyps", "candidate")):
-        write_parquet(pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report")), out_dir / f"{name}.parquet")
+        write_parquet(
+            pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report")), out_dir / f"{name}.parquet"
+        )
     write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)), out_dir / "pairs.parquet")
     write_parquet(ds.ratings, out_dir / "ratings.parquet")
     rated = set(ds.ratings["pair_id"])
@@ -52,6 +54,12 @@ def run_judge_subset(path: str, limit: int, ref_col: str, hyp_col: str, out_dir:
     if missing:
         raise UserError(f"{path}: missing column(s) {missing}; found {df.columns}")
     subset = df.sort(ID).head(limit) if limit > 0 else df.sort(ID)
-    write_parquet(subset.select(pl.col(ID).cast(pl.String), pl.col(ref_col).cast(pl.String).fill_null("").alias("report")), out_dir / "refs.parquet")
-    write_parquet(subset.select(pl.col(ID).cast(pl.String), pl.col(hyp_col).cast(pl.String).fill_null("").alias("report")), out_dir / "hyps.parquet")
+    write_parquet(
+        subset.select(pl.col(ID).cast(pl.String), pl.col(ref_col).cast(pl.String).fill_null("").alias("report")),
+        out_dir / "refs.parquet",
+    )
+    write_parquet(
+        subset.select(pl.col(ID).cast(pl.String), pl.col(hyp_col).cast(pl.String).fill_null("").alias("report")),
+        out_dir / "hyps.parquet",
+    )
     return f"{subset.height} of {df.height} predictions selected"

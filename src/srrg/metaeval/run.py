@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -85,12 +86,18 @@ class MetaevalResult:
     systems: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
-def resolve_human(scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig) -> tuple[pl.DataFrame, str, bool]:
+def resolve_human(
+    scores: pl.DataFrame, ratings: pl.DataFrame | None, cfg: MetaevalConfig
+) -> tuple[pl.DataFrame, str, bool]:
     """(frame with ID and `human`, target description, lower_is_better)."""
     if cfg.human_column:
         if cfg.human_column not in scores.columns:
             raise UserError(f"human_column {cfg.human_column!r} is not a score column; have {scores.columns}")
-        return scores.select(ID, pl.col(cfg.human_column).cast(pl.Float64).alias("human")), f"proxy:{cfg.human_column}", False
+        return (
+            scores.select(ID, pl.col(cfg.human_column).cast(pl.Float64).alias("human")),
+            f"proxy:{cfg.human_column}",
+            False,
+        )
     if ratings is None:
         raise UserError("no human ratings: pass --ratings, or set metaeval.human_column to a proxy score column")
     target = cfg.human_target
@@ -194,9 +201,7 @@ def run_metaeval(
     boot: dict[str, Any] = {"n_boot": cfg.n_boot, "seed": cfg.seed, "level": cfg.ci_level}
     boot |= {"clusters": boot_clusters, "min_clusters": cfg.min_cases}
     rows: list[tuple[str, Correlation]] = [
-        (m, correlate(xs[m], y, method, **boot))
-        for m in metrics
-        for method in METHODS
+        (m, correlate(xs[m], y, method, **boot)) for m in metrics for method in METHODS
     ]
     corr = tables.correlation_frame(rows)
 
@@ -219,7 +224,11 @@ def run_metaeval(
         if counts.width > 1:
             with_counts = scores.join(counts, on=ID, how="left")
             for judge in cfg.count_judges:
-                cols = {c: f"{judge}_sig_{c}" for c in CATEGORIES if f"{judge}_sig_{c}" in scores.columns and c in counts.columns}
+                cols = {
+                    c: f"{judge}_sig_{c}"
+                    for c in CATEGORIES
+                    if f"{judge}_sig_{c}" in scores.columns and c in counts.columns
+                }
                 if not cols:
                     continue
                 judged = {c: with_counts[col].cast(pl.Float64).fill_null(math.nan).to_list() for c, col in cols.items()}
@@ -284,7 +293,9 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
     write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))
-    write_text(out / "table_gema.csv", pl.DataFrame(rows, schema=list(tables.GEMA_CSV_COLUMNS), orient="row").write_csv())
+    write_text(
+        out / "table_gema.csv", pl.DataFrame(rows, schema=list(tables.GEMA_CSV_COLUMNS), orient="row").write_csv()
+    )
     write_text(out / "table_gema.tex", tables.latex(header, rows, what))
     header, rows = tables.srrg_table(result.correlations)
     write_text(out / "table_srrg.md", note + tables.markdown(header, rows, what))

@@ -5,7 +5,7 @@ CSV and LaTeX."""
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -26,13 +26,32 @@ def correlation_frame(rows: Sequence[tuple[str, Correlation]]) -> pl.DataFrame:
     """Long frame of every (metric, method) correlation."""
     return pl.DataFrame(
         [
-            {"metric": m, "method": c.method, "value": c.value, "p_value": c.p_value, "ci_low": c.ci_low, "ci_high": c.ci_high,
-             "n": c.n, "n_dropped": c.n_dropped, "n_clusters": c.n_clusters, "ci_status": c.ci_status}
+            {
+                "metric": m,
+                "method": c.method,
+                "value": c.value,
+                "p_value": c.p_value,
+                "ci_low": c.ci_low,
+                "ci_high": c.ci_high,
+                "n": c.n,
+                "n_dropped": c.n_dropped,
+                "n_clusters": c.n_clusters,
+                "ci_status": c.ci_status,
+            }
             for m, c in rows
         ],
-        schema={"metric": pl.String, "method": pl.String, "value": pl.Float64, "p_value": pl.Float64, "ci_low": pl.Float64,
-                "ci_high": pl.Float64, "n": pl.Int64, "n_dropped": pl.Int64, "n_clusters": pl.Int64,
-                "ci_status": pl.String},
+        schema={
+            "metric": pl.String,
+            "method": pl.String,
+            "value": pl.Float64,
+            "p_value": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+            "n": pl.Int64,
+            "n_dropped": pl.Int64,
+            "n_clusters": pl.Int64,
+            "ci_status": pl.String,
+        },
     )
 
 
@@ -58,7 +77,13 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[str]], caption: str)
 
 def latex(header: Sequence[str], rows: Sequence[Sequence[str]], caption: str) -> str:
     def esc(text: str) -> str:
-        return text.replace("_", r"\_").replace("%", r"\%").replace("<", r"$<$").replace("τ", r"$\tau$").replace("ρ", r"$\rho$")
+        return (
+            text.replace("_", r"\_")
+            .replace("%", r"\%")
+            .replace("<", r"$<$")
+            .replace("τ", r"$\tau$")
+            .replace("ρ", r"$\rho$")
+        )
 
     body = "\n".join(" & ".join(esc(c) for c in r) + r" \\" for r in rows)
     return (
@@ -84,7 +109,16 @@ def srrg_table(corr: pl.DataFrame) -> tuple[tuple[str, ...], list[list[str]]]:
     return SRRG_HEADER, wide_table(corr, with_p=False)
 
 
-PREFERENCE_HEADER = ("Metric", "cases", "agree", "disagree", "metric tie", "human tie", "agreement", "agreement (untied)")
+PREFERENCE_HEADER = (
+    "Metric",
+    "cases",
+    "agree",
+    "disagree",
+    "metric tie",
+    "human tie",
+    "agreement",
+    "agreement (untied)",
+)
 
 
 def preference_markdown(frame: pl.DataFrame, caption: str) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from srrg.config import from_dict
 from srrg.errors import UserError
@@ -110,7 +111,10 @@ def hypothesis_rates(name: str, statuses: Sequence[str], extra: Sequence[str] = 
     `<name>_hyp_<status>` summary keys: a structured metric always shows how many outputs it could
     read, so an unparseable model never looks good."""
     n = len(statuses)
-    return {f"{name}_hyp_{s}": (list(statuses).count(s) / n if n else math.nan) for s in (VALID, REPAIRED, UNPARSEABLE, *extra)}
+    return {
+        f"{name}_hyp_{s}": (list(statuses).count(s) / n if n else math.nan)
+        for s in (VALID, REPAIRED, UNPARSEABLE, *extra)
+    }
 
 
 def nanmean(values: Sequence[float]) -> float:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from srrg.errors import UserError
 from srrg.extract import ExtractConfig
@@ -57,7 +58,9 @@ def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
-def ce_summary(ref_labels: Sequence[frozenset[str]], hyp_labels: Sequence[frozenset[str]], observations: Sequence[str]) -> dict[str, float]:
+def ce_summary(
+    ref_labels: Sequence[frozenset[str]], hyp_labels: Sequence[frozenset[str]], observations: Sequence[str]
+) -> dict[str, float]:
     """Micro (pooled counts), macro (mean over all 14 observations) and per-observation P/R/F1."""
     counts = {o: [0, 0, 0] for o in observations}  # tp, fp, fn
     for ref, hyp in zip(ref_labels, hyp_labels, strict=True):
@@ -68,7 +71,11 @@ def ce_summary(ref_labels: Sequence[frozenset[str]], hyp_labels: Sequence[frozen
     per = {o: prf(*c) for o, c in counts.items()}
     micro = prf(*(sum(c[i] for c in counts.values()) for i in range(3)))
     macro = [sum(v[i] for v in per.values()) / len(per) if per else math.nan for i in range(3)]
-    out = {f"{NAME}_{m}_{avg}": vals[i] for avg, vals in (("micro", micro), ("macro", macro)) for i, m in enumerate(("precision", "recall", "f1"))}
+    out = {
+        f"{NAME}_{m}_{avg}": vals[i]
+        for avg, vals in (("micro", micro), ("macro", macro))
+        for i, m in enumerate(("precision", "recall", "f1"))
+    }
     for o, (p, r, f) in per.items():
         out.update({f"{NAME}_precision_{slug(o)}": p, f"{NAME}_recall_{slug(o)}": r, f"{NAME}_f1_{slug(o)}": f})
     return out
@@ -118,8 +125,9 @@ class CEConfig:
         if self.smoothing < 0:
             raise UserError(f"ce option smoothing must be >= 0, got {self.smoothing}")
         if self.significance not in SIGNIFICANCE:
-            raise UserError(f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, "
-                            f"got {self.significance!r}")
+            raise UserError(
+                f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}"
+            )
 
 
 def _status(ref: str, hyp: str) -> str:
@@ -148,8 +156,10 @@ class CE(Metric):
         hyp_rows = [table[h if isinstance(h, str) else ""] for h in hyps]
         broken = [i for i, (_, s) in enumerate(ref_rows) if s == UNPARSEABLE]
         if broken:
-            raise UserError(f"ce: reference at row {broken[0]} looks like JSON but is not a structured report "
-                            f"({len(broken)} in all); give structured reports or free text")
+            raise UserError(
+                f"ce: reference at row {broken[0]} looks like JSON but is not a structured report "
+                f"({len(broken)} in all); give structured reports or free text"
+            )
         ref_labels = [observation_labels(r, self.cfg.definite_only, mapping) for r, _ in ref_rows]
         hyp_labels = [observation_labels(h, self.cfg.definite_only, mapping) for h, _ in hyp_rows]
         order = {o: i for i, o in enumerate(mapping.observations)}

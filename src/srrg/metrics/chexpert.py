@@ -4,10 +4,10 @@ vocab/chexpert_map.yaml from srrg's findings to the 14 observations, and their h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Mapping
 
 import yaml
 
@@ -49,7 +49,9 @@ def chexpert_map() -> ChexpertMap:
     for name, labels in data["map"].items():
         bad = [label for label in labels if label not in observations or label == NO_FINDING]
         if bad or name not in canonical:
-            raise UserError(f"{MAP_FILE}: entry {name!r} -> {labels}: the name must be a canonical finding of "
-                            f"findings.yaml and each label one of the 13 observations other than {NO_FINDING}")
+            raise UserError(
+                f"{MAP_FILE}: entry {name!r} -> {labels}: the name must be a canonical finding of "
+                f"findings.yaml and each label one of the 13 observations other than {NO_FINDING}"
+            )
         findings[name] = tuple(labels)
     return ChexpertMap(observations, findings, frozenset(data.get("no_finding_ignores", ())))

@@ -21,12 +21,12 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from srrg.config import from_dict
-
 from srrg.llm.base import schema_text
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
@@ -75,13 +75,20 @@ _UNCERTAINTY = {
 
 Entity = tuple[str, str | None, str | None, str | None]
 _TEXT_OR_NULL = {"type": ["string", "null"]}
-_ENTITY = object_schema("entity", {
-    "disease": {"type": "string", "minLength": 1}, "location": _TEXT_OR_NULL, "severity": _TEXT_OR_NULL,
-    "uncertainty": {"enum": ["certain", "probable", "uncertain"]},
-})
+_ENTITY = object_schema(
+    "entity",
+    {
+        "disease": {"type": "string", "minLength": 1},
+        "location": _TEXT_OR_NULL,
+        "severity": _TEXT_OR_NULL,
+        "uncertainty": {"enum": ["certain", "probable", "uncertain"]},
+    },
+)
 ENTITY_SCHEMA = object_schema("gema_entities", {"entities": {"type": "array", "maxItems": MAX_ITEMS, "items": _ENTITY}})
-SUBJECTIVE_SCHEMA = object_schema("gema_subjective", {
-    **{f"{a}_errors": {"type": "integer", "minimum": 0} for a in ASPECTS}, "explanation": {"type": "string"}})
+SUBJECTIVE_SCHEMA = object_schema(
+    "gema_subjective",
+    {**{f"{a}_errors": {"type": "integer", "minimum": 0} for a in ASPECTS}, "explanation": {"type": "string"}},
+)
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,18 @@ class GemaConfig(JudgeConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for label, weights, names in (("dimension", self.dimension_weights, DIMENSIONS), ("aspect", self.aspect_weights, ASPECTS)):
-            if set(weights) != set(names) or min(weights.values()) < 0 or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9):
-                raise ValueError(f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, got {dict(weights)}")
+        for label, weights, names in (
+            ("dimension", self.dimension_weights, DIMENSIONS),
+            ("aspect", self.aspect_weights, ASPECTS),
+        ):
+            if (
+                set(weights) != set(names)
+                or min(weights.values()) < 0
+                or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
+            ):
+                raise ValueError(
+                    f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, got {dict(weights)}"
+                )
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"gema alpha must be in [0, 1], got {self.alpha}")
 
@@ -154,10 +170,14 @@ def parse_entities(answer: str | Reply | None, structured: bool = False) -> tupl
         disease = canonical_disease(_optional(item["disease"]) or "")
         severity = _optional(item.get("severity"))
         uncertainty = _optional(item.get("uncertainty"))
-        entities.append((
-            disease, _optional(item.get("location")), severity_map().get(severity or "", severity),
-            _UNCERTAINTY.get(uncertainty or "", uncertainty),
-        ))
+        entities.append(
+            (
+                disease,
+                _optional(item.get("location")),
+                severity_map().get(severity or "", severity),
+                _UNCERTAINTY.get(uncertainty or "", uncertainty),
+            )
+        )
     return tuple(entities), OK
 
 
@@ -209,8 +229,10 @@ def parse_subjective(answer: str | Reply | None, structured: bool = False) -> tu
         value = obj.get(f"{aspect}_errors", obj.get(aspect))
         if isinstance(value, bool):
             return None, "", UNPARSEABLE
-        count = int(value) if isinstance(value, (int, float)) and value >= 0 and float(value).is_integer() else (
-            to_count(value) if isinstance(value, str) else None
+        count = (
+            int(value)
+            if isinstance(value, (int, float)) and value >= 0 and float(value).is_integer()
+            else (to_count(value) if isinstance(value, str) else None)
         )
         if count is None:
             return None, "", UNPARSEABLE
@@ -330,5 +352,7 @@ class Gema(Metric):
         ref_answers = [by_text[truncate_words(r, self.cfg.max_words)] for r in refs]
         hyp_answers = [by_text[truncate_words(h, self.cfg.max_words)] for h in hyps]
         result = score_answers(ref_answers, hyp_answers, replies[len(entity) :], self.cfg, structured)
-        check_failures(NAME, [s.split(":")[0] for s in result.per_report["gema_status"]], replies, client, self.cfg, result)
+        check_failures(
+            NAME, [s.split(":")[0] for s in result.per_report["gema_status"]], replies, client, self.cfg, result
+        )
         return result

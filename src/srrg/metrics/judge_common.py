@@ -25,10 +25,11 @@ import json
 import math
 import re
 from abc import abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 from srrg.config import from_dict
 from srrg.errors import StageFailed
@@ -47,7 +48,12 @@ CATEGORY_NAMES = {
 }
 # JSON field of each category (a)..(f) in a structured answer
 CATEGORY_FIELDS = (
-    "false_finding", "missing_finding", "wrong_location", "wrong_severity", "false_comparison", "missing_comparison",
+    "false_finding",
+    "missing_finding",
+    "wrong_location",
+    "wrong_severity",
+    "false_comparison",
+    "missing_comparison",
 )
 SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
@@ -89,7 +95,7 @@ def as_reply(answer: str | Reply | None) -> Reply:
     return Reply(None, NO_RESPONSE) if answer is None else Reply(answer)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> str:
     """The packaged prompt template `srrg/prompts/<name>.txt`."""
     return resources.files("srrg").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
@@ -225,7 +231,9 @@ def parse_error_report(answer: str | Reply | None, number_words: bool) -> ErrorR
     sig_read = category_counts(sig, number_words) if sig is not None else none
     insig_read = category_counts(insig, number_words) if insig is not None else none
     n_matched, names = matched_count(matched, number_words) if matched is not None else (None, ())
-    if not (sig_read.any_read or insig_read.any_read or n_matched is not None) and _echoes_template((sig, insig, matched)):
+    if not (sig_read.any_read or insig_read.any_read or n_matched is not None) and _echoes_template(
+        (sig, insig, matched)
+    ):
         return ErrorReport(status=UNPARSEABLE)  # the model echoed the answer template, no count at all
     complete = sig_read.complete and insig_read.complete and n_matched is not None
     return ErrorReport(
@@ -263,8 +271,13 @@ def error_report_schema(title: str, score: bool = False) -> dict[str, Any]:
 
 def object_schema(title: str, properties: Mapping[str, Any]) -> dict[str, Any]:
     """An object schema with every property required and no other (what OpenAI's strict mode needs)."""
-    return {"title": title, "type": "object", "properties": dict(properties), "required": list(properties),
-            "additionalProperties": False}
+    return {
+        "title": title,
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def strict_object(reply: Reply, schema: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -517,8 +530,14 @@ class PairJudge(Metric):
 
 
 def pair_requests(
-    name: str, refs: Sequence[str], hyps: Sequence[str], cfg: JudgeConfig, json_mode: bool = False,
-    schema: Mapping[str, Any] | None = None, prompt: PromptTemplate | None = None, **extra: str,
+    name: str,
+    refs: Sequence[str],
+    hyps: Sequence[str],
+    cfg: JudgeConfig,
+    json_mode: bool = False,
+    schema: Mapping[str, Any] | None = None,
+    prompt: PromptTemplate | None = None,
+    **extra: str,
 ) -> list[LLMRequest]:
     """One request per (reference, candidate) pair from `prompt` (default: the packaged prompt
     `name`); both reports are cut to cfg.max_words; `schema` asks for an answer in that JSON schema;

@@ -20,10 +20,11 @@ import io
 import math
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from srrg.errors import StageFailed, UserError
 from srrg.metrics.base import Metric, MetricResult, register
@@ -32,15 +33,26 @@ from srrg.report import text_for_nlg
 TOKENIZATIONS = ("r2gen", "ptb", "none")
 
 # R2Gen cleaning (docs/metrics.md): list numbering it removes, in its order of replacement
-_R2GEN_NUMBERING = (("1. ", ""), (". 2. ", ". "), (". 3. ", ". "), (". 4. ", ". "), (". 5. ", ". "),
-                    (" 2. ", ". "), (" 3. ", ". "), (" 4. ", ". "), (" 5. ", ". "))
+_R2GEN_NUMBERING = (
+    ("1. ", ""),
+    (". 2. ", ". "),
+    (". 3. ", ". "),
+    (". 4. ", ". "),
+    (". 5. ", ". "),
+    (" 2. ", ". "),
+    (" 3. ", ". "),
+    (" 4. ", ". "),
+    (" 5. ", ". "),
+)
 # characters removed from every sentence: quotes and slashes, then .,?;*!%^&_+()[]{} and the ASCII
 # range ':' .. '[' (which holds ;<=>?@ and the capitals, already lower-cased); '-', '#' and digits stay
 _R2GEN_QUOTES = str.maketrans("", "", "\"/\\'")
 _R2GEN_PUNCT = str.maketrans("", "", ".,?;*!%^&_+()]{}" + "".join(map(chr, range(ord(":"), ord("[") + 1))))
 
 # PTB tokens the COCO pipeline drops after tokenization
-PTB_PUNCTUATION = frozenset({"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"})
+PTB_PUNCTUATION = frozenset(
+    {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"}
+)
 _PTB_CLASS = "edu.stanford.nlp.process.PTBTokenizer"
 
 
@@ -84,7 +96,9 @@ def clean_r2gen(text: str) -> str:
     text = _squeeze(_squeeze(_squeeze(text.replace("\n", " "), "__", 7), "  ", 6), "..", 8)
     for old, new in _R2GEN_NUMBERING:
         text = text.replace(old, new)
-    sentences = [s.translate(_R2GEN_QUOTES).strip().lower().translate(_R2GEN_PUNCT) for s in text.strip().lower().split(". ")]
+    sentences = [
+        s.translate(_R2GEN_QUOTES).strip().lower().translate(_R2GEN_PUNCT) for s in text.strip().lower().split(". ")
+    ]
     return " ".join([*" . ".join(sentences).split(), "."])
 
 
@@ -105,19 +119,25 @@ def ptb_tokenize(texts: tuple[str, ...]) -> tuple[str, ...]:
     """The COCO tokenization of each text: Stanford PTBTokenizer (-preserveLines -lowerCase), PTB
     punctuation tokens dropped. One JVM for all texts; cached so the four NLG metrics share it."""
     if shutil.which("java") is None:
-        raise UserError("NLG tokenization 'ptb' runs Stanford PTBTokenizer (Java): install a JRE "
-                        "(e.g. apt-get install default-jre-headless) or set tokenization: r2gen")
+        raise UserError(
+            "NLG tokenization 'ptb' runs Stanford PTBTokenizer (Java): install a JRE "
+            "(e.g. apt-get install default-jre-headless) or set tokenization: r2gen"
+        )
     lines = [_one_line(t) for t in texts]
     todo = [i for i, line in enumerate(lines) if line.strip()]
     out = [""] * len(texts)
     if not todo:
         return tuple(out)
     cmd = ["java", "-cp", str(_ptb_jar()), _PTB_CLASS, "-preserveLines", "-lowerCase", "-encoding", "utf-8"]
-    done = subprocess.run(cmd, input="\n".join(lines[i] for i in todo).encode("utf-8"), capture_output=True, check=False)
+    done = subprocess.run(
+        cmd, input="\n".join(lines[i] for i in todo).encode("utf-8"), capture_output=True, check=False
+    )
     tokenized = done.stdout.decode("utf-8").split("\n")
     if done.returncode != 0 or len(tokenized) < len(todo):
-        raise StageFailed(f"PTBTokenizer failed (exit {done.returncode}, {len(tokenized)} lines for {len(todo)} texts): "
-                          f"{done.stderr.decode('utf-8', 'replace').strip()[:200]}")
+        raise StageFailed(
+            f"PTBTokenizer failed (exit {done.returncode}, {len(tokenized)} lines for {len(todo)} texts): "
+            f"{done.stderr.decode('utf-8', 'replace').strip()[:200]}"
+        )
     for i, line in zip(todo, tokenized):
         out[i] = " ".join(w for w in line.split() if w not in PTB_PUNCTUATION)
     return tuple(out)
@@ -134,7 +154,9 @@ def tokenize(texts: Sequence[str], tokenization: str) -> list[str]:
     raise UserError(f"unknown tokenization {tokenization!r}; use one of {', '.join(TOKENIZATIONS)}")
 
 
-def prepare(refs: Sequence[str], hyps: Sequence[str], tokenization: str) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+def prepare(
+    refs: Sequence[str], hyps: Sequence[str], tokenization: str
+) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
     """The {id: [text]} dictionaries the coco scorers take, after rendering and tokenization."""
     tokens = tokenize([text_for_nlg(t) for t in [*refs, *hyps]], tokenization)
     n = len(refs)
@@ -247,7 +269,10 @@ class RougeL(NLGMetric):
             hyp, cut_hyp = capped(res[i][0], self.cfg.max_tokens)
             per.append(float(scorer.calc_score([hyp], [ref])) if ref and hyp else 0.0)
             status.append("truncated" if cut_ref or cut_hyp else "ok")
-        summary = {"rouge_l": sum(per) / len(per) if per else 0.0, "rouge_l_truncated": float(status.count("truncated"))}
+        summary = {
+            "rouge_l": sum(per) / len(per) if per else 0.0,
+            "rouge_l_truncated": float(status.count("truncated")),
+        }
         return MetricResult({"rouge_l": per, "rouge_l_status": status}, summary)
 
 

@@ -8,8 +8,9 @@ answer is then read strictly (no repair), to the same values.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register

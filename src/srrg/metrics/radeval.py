@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from srrg.errors import UserError
 from srrg.metrics.base import Metric, MetricResult, register
@@ -31,15 +32,29 @@ from srrg.report import text_for_nlg
 RADEVAL_VERSION = "2.2.1"  # the version the mapping below was written and tested against
 # on Python 3.11 RadEval's medspacy pin (spacy<3.8) clashes with srrg's spaCy 3.8: RadEval goes in
 # without its dependencies after the extra has brought the ones the wrapped scorers import
-INSTALL = ("pip install 'srrg[radeval]'" if sys.version_info >= (3, 12)
-           else "pip install 'srrg[radeval]' && pip install --no-deps RadEval==2.2.1")
+INSTALL = (
+    "pip install 'srrg[radeval]'"
+    if sys.version_info >= (3, 12)
+    else "pip install 'srrg[radeval]' && pip install --no-deps RadEval==2.2.1"
+)
 HIGHER, LOWER = "higher", "lower"
 OK, NO_SCORE, EMPTY_HYP = "ok", "no_score", "empty_hyp"
 # CheXbert's 14 targets in RadEval's order (13 conditions, then No Finding) and the 5 of most tables
 CHEXBERT_14 = (
-    "Enlarged Cardiomediastinum", "Cardiomegaly", "Lung Opacity", "Lung Lesion", "Edema", "Consolidation",
-    "Pneumonia", "Atelectasis", "Pneumothorax", "Pleural Effusion", "Pleural Other", "Fracture",
-    "Support Devices", "No Finding",
+    "Enlarged Cardiomediastinum",
+    "Cardiomegaly",
+    "Lung Opacity",
+    "Lung Lesion",
+    "Edema",
+    "Consolidation",
+    "Pneumonia",
+    "Atelectasis",
+    "Pneumothorax",
+    "Pleural Effusion",
+    "Pleural Other",
+    "Fracture",
+    "Support Devices",
+    "No Finding",
 )
 CHEXBERT_5 = ("Cardiomegaly", "Edema", "Consolidation", "Atelectasis", "Pleural Effusion")
 
@@ -86,13 +101,17 @@ def radeval_metric(name: str, metric: str) -> Any:
 
         return _registry.get_metric_class(name)()
     except ImportError as exc:
-        raise UserError(f"RadEval metric {name!r} needs the module {exc.name!r}, which is not installed "
-                        f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)") from None
+        raise UserError(
+            f"RadEval metric {name!r} needs the module {exc.name!r}, which is not installed "
+            f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)"
+        ) from None
     except OSError as exc:  # the hub unreachable and the weights not in the cache
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         why = f"{unreachable} and they are in no cache: " if unreachable else ""
-        raise UserError(f"{metric}: RadEval could not load its weights ({why}{first}); run `srrg models fetch "
-                        "--config <config.yaml>` where the hub is reachable (docs/metrics.md)") from None
+        raise UserError(
+            f"{metric}: RadEval could not load its weights ({why}{first}); run `srrg models fetch "
+            "--config <config.yaml>` where the hub is reachable (docs/metrics.md)"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -271,8 +290,10 @@ class RadCliQ(RadEvalMetric):
     def signature(self, key: str) -> str:
         direction = "higher" if key == "radcliq_v1_inverse" else "lower"
         value = "1/mean" if key == "radcliq_v1_inverse" else "mean"
-        return compose(self.name, [version_part(), ("version", "1"), ("value", value),
-                                   ("direction", direction), *weights(self.name)])
+        return compose(
+            self.name,
+            [version_part(), ("version", "1"), ("value", value), ("direction", direction), *weights(self.name)],
+        )
 
 
 @register
@@ -294,8 +315,10 @@ class SRRBert(RadEvalMetric):
 
     name = "srrbert"
     radeval_name = "srrbert"
-    columns = tuple(Column(f"srrbert_weighted_{m}", f"srrbert_weighted_{m}", corpus_is_mean=False)
-                    for m in ("f1", "precision", "recall"))
+    columns = tuple(
+        Column(f"srrbert_weighted_{m}", f"srrbert_weighted_{m}", corpus_is_mean=False)
+        for m in ("f1", "precision", "recall")
+    )
     keys = ("srrbert_weighted_f1", "srrbert_weighted_precision", "srrbert_weighted_recall", "srrbert_status")
     parts = (("model", "StanfordAIMI/SRR-BERT-Leaves-with-Statuses"), ("avg", "weighted"))
 
@@ -332,8 +355,7 @@ class RadGraph(RadEvalMetric):
 
     def signature(self, key: str) -> str:
         level = key.removeprefix("radgraph_") if key != "radgraph_status" else "all"
-        return compose(self.name, [version_part(), ("model", "radgraph-xl"), ("reward", level),
-                                   *weights(self.name)])
+        return compose(self.name, [version_part(), ("model", "radgraph-xl"), ("reward", level), *weights(self.name)])
 
 
 def label_counts(ref: Sequence[int], hyp: Sequence[int], idx: Sequence[int]) -> tuple[int, int, int]:
@@ -344,8 +366,9 @@ def label_counts(ref: Sequence[int], hyp: Sequence[int], idx: Sequence[int]) -> 
     return tp, fp, fn
 
 
-def chexbert_summary(ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]], idx: Sequence[int],
-                     n: int) -> dict[str, float]:
+def chexbert_summary(
+    ref_labels: Sequence[Sequence[int]], hyp_labels: Sequence[Sequence[int]], idx: Sequence[int], n: int
+) -> dict[str, float]:
     """Micro (counts pooled over reports and labels) and macro (mean of per-label F1, a zero
     denominator giving 0 as scikit-learn's classification_report does) F1 over the labels at idx."""
     per_label = [[label_counts([r[i]], [h[i]], [0]) for r, h in zip(ref_labels, hyp_labels)] for i in idx]
@@ -368,22 +391,33 @@ class CheXbert(Metric):
 
     name = "chexbert"
     config_class = RadEvalConfig
-    keys = ("chexbert_tp_14", "chexbert_fp_14", "chexbert_fn_14", "chexbert_tp_5", "chexbert_fp_5", "chexbert_fn_5",
-            "chexbert_f1_14", "chexbert_f1_5", "chexbert_ref_labels", "chexbert_hyp_labels", "chexbert_status")
+    keys = (
+        "chexbert_tp_14",
+        "chexbert_fp_14",
+        "chexbert_fn_14",
+        "chexbert_tp_5",
+        "chexbert_fp_5",
+        "chexbert_fn_5",
+        "chexbert_f1_14",
+        "chexbert_f1_5",
+        "chexbert_ref_labels",
+        "chexbert_hyp_labels",
+        "chexbert_status",
+    )
 
     def signature(self, key: str) -> str:
         n = "5" if "_5" in key else "14"
         avg = "micro" if "micro" in key else "macro" if "macro" in key else "report"
-        return compose(self.name, [version_part(), ("labels", n), ("avg", avg), ("uncertain", "positive"),
-                                   *weights(self.name)])
+        return compose(
+            self.name, [version_part(), ("labels", n), ("avg", avg), ("uncertain", "positive"), *weights(self.name)]
+        )
 
     def labels(self, reports: list[str]) -> list[list[int]]:
         """14 labels per report (1 = positive or uncertain, RadEval's 'rrg' mode), from the
         per-report cache where it holds them."""
         if not self.cfg.cache_dir:
             return self.labeled(reports)
-        signature = compose("chexbert-labels",
-                            [version_part(), ("uncertain", "positive"), *weights(self.name)])
+        signature = compose("chexbert-labels", [version_part(), ("uncertain", "positive"), *weights(self.name)])
         keys = [cache_key(signature, r) for r in reports]
         cache = ScoreCache(self.cfg.cache_dir)
         try:
@@ -403,8 +437,9 @@ class CheXbert(Metric):
             return []
         rows = radeval_metric("f1chexbert", self.name)._scorer.get_labels(reports)
         if len(rows) != len(reports) or any(len(r) != len(CHEXBERT_14) for r in rows):
-            raise ValueError(f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels for each of "
-                             f"{len(reports)} reports")
+            raise ValueError(
+                f"RadEval f1chexbert: expected {len(CHEXBERT_14)} labels for each of {len(reports)} reports"
+            )
         return [list(r) for r in rows]
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:

@@ -14,8 +14,8 @@ import hashlib
 import json
 import math
 import sqlite3
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _CHUNK = 500  # stays under SQLite's bound-parameter limit
@@ -43,15 +43,18 @@ class ScoreCache:
         keys = list(dict.fromkeys(keys))
         found: dict[str, list[float]] = {}
         for start in range(0, len(keys), _CHUNK):
-            part = keys[start:start + _CHUNK]
+            part = keys[start : start + _CHUNK]
             rows = self.conn.execute(f"SELECT key, value FROM scores WHERE key IN ({','.join('?' * len(part))})", part)
             found.update((k, json.loads(v)) for k, v in rows)
         return found
 
     def put_many(self, items: Sequence[tuple[str, Sequence[float]]]) -> None:
         """Store the rows whose values are all finite numbers."""
-        good = [(k, json.dumps(list(v))) for k, v in items
-                if all(isinstance(x, (int, float)) and math.isfinite(x) for x in v)]
+        good = [
+            (k, json.dumps(list(v)))
+            for k, v in items
+            if all(isinstance(x, (int, float)) and math.isfinite(x) for x in v)
+        ]
         with self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)", good)
 

@@ -39,9 +39,7 @@ def align(refs: pl.DataFrame, hyps: pl.DataFrame) -> tuple[pl.DataFrame, pl.Data
 
 def summary_markdown(summary: Mapping[str, float]) -> str:
     """One-row Markdown table, 3 decimals; NaN (no matched finding anywhere) shows as n/a."""
-    cells = [
-        "n/a" if math.isnan(v) else str(int(v)) if k in COUNTS else f"{v:.3f}" for k, v in summary.items()
-    ]
+    cells = ["n/a" if math.isnan(v) else str(int(v)) if k in COUNTS else f"{v:.3f}" for k, v in summary.items()]
     return "| " + " | ".join(summary) + " |\n|" + "---|" * len(summary) + "\n| " + " | ".join(cells) + " |\n"
 
 
@@ -107,8 +105,10 @@ def run_score(
     counts: dict[str, float] = {}
     if section != "both":  # which pairs lacked the section, per side (docs/metrics.md)
         sections = {"section_ref_status": ref_status, "section_hyp_status": hyp_status}
-        counts = {"section_missing_ref": float(ref_status.count(MISSING)),
-                  "section_missing_hyp": float(hyp_status.count(MISSING))}
+        counts = {
+            "section_missing_ref": float(ref_status.count(MISSING)),
+            "section_missing_hyp": float(hyp_status.count(MISSING)),
+        }
     columns = {**sections, **result.per_report}
     per_report = pairs.with_columns(pl.Series(k, v, strict=False) for k, v in columns.items())
     summary = {"n_pairs": float(pairs.height), "n_unmatched": float(unmatched.height), **counts, **result.summary}

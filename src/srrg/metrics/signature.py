@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from srrg import __version__
 from srrg.errors import UserError
@@ -23,11 +24,26 @@ SIGNATURES_FILE = "signatures.csv"
 UNKNOWN = "unknown"  # a summary written before signatures existed
 # fields that change how a number is computed on this machine (speed, retries, where answers are
 # cached), never the number itself: they stay out of signatures
-RUNTIME_FIELDS = frozenset({
-    "cache_dir", "concurrency", "timeout_s", "stage_timeout_s", "max_answer_bytes", "max_retries",
-    "retry_base_delay_s", "retry_max_delay_s", "api_key_env", "batch_size", "device", "allow_remote",
-    "base_url", "azure_api_version", "max_failure_fraction", "threads",
-})
+RUNTIME_FIELDS = frozenset(
+    {
+        "cache_dir",
+        "concurrency",
+        "timeout_s",
+        "stage_timeout_s",
+        "max_answer_bytes",
+        "max_retries",
+        "retry_base_delay_s",
+        "retry_max_delay_s",
+        "api_key_env",
+        "batch_size",
+        "device",
+        "allow_remote",
+        "base_url",
+        "azure_api_version",
+        "max_failure_fraction",
+        "threads",
+    }
+)
 SHORT = {"tokenization": "tok"}  # the names published signatures use
 
 
@@ -113,8 +129,10 @@ def write_signatures(path: str | Path, signatures: Mapping[str, str]) -> None:
 
     from srrg.io import write_text
 
-    frame = pl.DataFrame({"key": list(signatures), "signature": list(signatures.values())},
-                         schema={"key": pl.String, "signature": pl.String})
+    frame = pl.DataFrame(
+        {"key": list(signatures), "signature": list(signatures.values())},
+        schema={"key": pl.String, "signature": pl.String},
+    )
     write_text(Path(path), frame.write_csv())
 
 

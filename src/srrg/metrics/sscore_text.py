@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from srrg.config import doc
 from srrg.errors import UserError
@@ -70,49 +71,98 @@ class SScoreTextConfig:
     """Options of the free-text S-Score (docs/metrics.md, "Free-text S-Score"); `s_rrg()` gives the
     settings under which it equals the structured S-Score of the extracted reports."""
 
-    negatives: str = field(default="ignore", metadata=doc(
-        "ignore: a stated negative neither earns nor costs (P = P_pos); f1: the S-Score's P = (P_pos + P_neg) / 2.",
-        enum=list(NEGATIVES)))
-    smoothing: float = field(default=1.0, metadata=doc(
-        "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): more false or missed findings score lower "
-        "even when none matches; 0: the set F1.", minimum=0))
-    related_credit: float = field(default=0.5, metadata=doc(
-        "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
-        "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.", minimum=0, maximum=1))
-    significance: str = field(default="weighted", metadata=doc(
-        "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); uniform: all weigh 1.",
-        enum=list(SIGNIFICANCE)))
-    fold_general: bool = field(default=True, metadata=doc(
-        "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
-        "it ('opacity, likely atelectasis' is atelectasis), before matching."))
-    normalize_locations: bool = field(default=True, metadata=doc(
-        "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw "
-        "phrases."))
-    levels: str = field(default="ordinal", metadata=doc(
-        "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
-        enum=list(LEVELS)))
-    omitted_detail: float = field(default=0.5, metadata=doc(
-        "Credit of a level, location or size that only the reference states (S-Score: 0).", minimum=0, maximum=1))
-    extra_detail: float = field(default=1.0, metadata=doc(
-        "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1))
-    w_size: float = field(default=0.25, metadata=doc(
-        "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.",
-        minimum=0, maximum=1))
+    negatives: str = field(
+        default="ignore",
+        metadata=doc(
+            "ignore: a stated negative neither earns nor costs (P = P_pos); f1: the S-Score's P = (P_pos + P_neg) / 2.",
+            enum=list(NEGATIVES),
+        ),
+    )
+    smoothing: float = field(
+        default=1.0,
+        metadata=doc(
+            "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): more false or missed findings score lower "
+            "even when none matches; 0: the set F1.",
+            minimum=0,
+        ),
+    )
+    related_credit: float = field(
+        default=0.5,
+        metadata=doc(
+            "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
+            "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.",
+            minimum=0,
+            maximum=1,
+        ),
+    )
+    significance: str = field(
+        default="weighted",
+        metadata=doc(
+            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); uniform: all weigh 1.",
+            enum=list(SIGNIFICANCE),
+        ),
+    )
+    fold_general: bool = field(
+        default=True,
+        metadata=doc(
+            "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
+            "it ('opacity, likely atelectasis' is atelectasis), before matching."
+        ),
+    )
+    normalize_locations: bool = field(
+        default=True,
+        metadata=doc(
+            "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw "
+            "phrases."
+        ),
+    )
+    levels: str = field(
+        default="ordinal",
+        metadata=doc(
+            "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
+            enum=list(LEVELS),
+        ),
+    )
+    omitted_detail: float = field(
+        default=0.5,
+        metadata=doc(
+            "Credit of a level, location or size that only the reference states (S-Score: 0).", minimum=0, maximum=1
+        ),
+    )
+    extra_detail: float = field(
+        default=1.0,
+        metadata=doc(
+            "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1
+        ),
+    )
+    w_size: float = field(
+        default=0.25,
+        metadata=doc(
+            "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.",
+            minimum=0,
+            maximum=1,
+        ),
+    )
     w_prob: float = field(default=1 / 3, metadata=doc("S-Score weight of s_prob in d."))
     w_level: float = field(default=1 / 3, metadata=doc("S-Score weight of s_level in d."))
     w_loc: float = field(default=1 / 3, metadata=doc("S-Score weight of s_loc in d."))
-    d_over: str = field(default="union", metadata=doc("S-Score: D averages over the union or the reference's names.",
-                                                      enum=["union", "reference"]))
+    d_over: str = field(
+        default="union",
+        metadata=doc("S-Score: D averages over the union or the reference's names.", enum=["union", "reference"]),
+    )
     extract: ExtractConfig = field(
-        default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text."))
+        default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text.")
+    )
 
     def __post_init__(self) -> None:
         if self.negatives not in NEGATIVES:
-            raise UserError(f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, "
-                            f"got {self.negatives!r}")
+            raise UserError(
+                f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, got {self.negatives!r}"
+            )
         if self.significance not in SIGNIFICANCE:
-            raise UserError(f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, "
-                            f"got {self.significance!r}")
+            raise UserError(
+                f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}"
+            )
         if self.levels not in LEVELS:
             raise UserError(f"s_score_text option levels must be one of {', '.join(LEVELS)}, got {self.levels!r}")
         if self.smoothing < 0:
@@ -347,7 +397,12 @@ def score_texts(
     names = (*SSCORE_KEYS, "s_size")
     per: dict[str, list[Any]] = {k + SUFFIX: [row[k] for row in rows] for k in names}
     per["s_score_text_status"] = [
-        ",".join(f"{side}:{status}" for side, (_, status) in (("ref", r), ("hyp", h)) if status not in {"ok", "valid", "repaired"}) or "ok"
+        ",".join(
+            f"{side}:{status}"
+            for side, (_, status) in (("ref", r), ("hyp", h))
+            if status not in {"ok", "valid", "repaired"}
+        )
+        or "ok"
         for r, h in zip(ref_reports, hyp_reports)
     ]
     summary = {k + SUFFIX: nanmean(per[k + SUFFIX]) for k in names}
@@ -366,4 +421,3 @@ class SScoreText(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         return score_texts(refs, hyps, self.cfg)
-

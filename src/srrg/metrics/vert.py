@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
@@ -31,9 +32,9 @@ from srrg.metrics.judge_common import (
     count_columns,
     error_report_schema,
     failure_counts,
+    pair_requests,
     parse_error_report,
     population_std,
-    pair_requests,
     section,
     structured_error_report,
     structured_template,

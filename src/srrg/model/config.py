@@ -8,8 +8,9 @@ and LLM names. A run (model x target) is the `train` slice deep-merged with the 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from srrg.config import ConfigError, doc, from_dict
 from srrg.splits import SPLITS
@@ -25,7 +26,10 @@ IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
 # Builtin encoder names (docs/model.md): timm model + kwargs. `tiny-swin` is the embedded default's
 # 2-stage random Swin; any other name goes to timm as it is, with only the user's kwargs.
 ENCODER_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "tiny-swin": ("swin_tiny_patch4_window7_224", {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4}),
+    "tiny-swin": (
+        "swin_tiny_patch4_window7_224",
+        {"embed_dim": 32, "depths": [2, 2], "num_heads": [2, 4], "window_size": 4},
+    ),
 }
 
 
@@ -184,8 +188,10 @@ def check_encoder_name(cfg: EncoderConfig) -> None:
 
     if not timm.is_model(cfg.name):
         close = timm.list_models(f"*{cfg.name.split('_')[0]}*")[:5]
-        raise ConfigError(f"model.encoder.name {cfg.name!r} is not a timm model or an alias {sorted(ENCODER_ALIASES)}"
-                          + (f"; similar: {close}" if close else ""))
+        raise ConfigError(
+            f"model.encoder.name {cfg.name!r} is not a timm model or an alias {sorted(ENCODER_ALIASES)}"
+            + (f"; similar: {close}" if close else "")
+        )
 
 
 def check_decoding(infer: Mapping[str, Any], max_target_tokens: int | None = None) -> None:
@@ -211,13 +217,18 @@ class InferConfig:
     """Beam search and subset settings (the `infer` config slice)."""
 
     num_beams: int = field(default=3, metadata=doc("Beam width.", minimum=1))
-    num_return_sequences: int = field(default=1, metadata=doc("Candidates kept per study (the first is scored).", minimum=1))
+    num_return_sequences: int = field(
+        default=1, metadata=doc("Candidates kept per study (the first is scored).", minimum=1)
+    )
     max_new_tokens: int = field(
-        default=512, metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1)
+        default=512,
+        metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1),
     )
     batch_size: int = field(default=4, metadata=doc("Studies per batch.", minimum=1))
     split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=list(SPLITS)))
-    max_studies: int | None = field(default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1))
+    max_studies: int | None = field(
+        default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1)
+    )
     device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
 
     def __post_init__(self) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import lightning as L
 import polars as pl
@@ -63,8 +64,16 @@ def positive_names(report: StructuredReport) -> list[str]:
 class ReportDataset(Dataset):
     """One item per study: normalized image tensor (under a resolved image mode) and target text."""
 
-    def __init__(self, rows: list[dict[str, Any]], target: str, images: str, image_root: str | None, image_size: int) -> None:
-        self.rows, self.target, self.images, self.image_root, self.image_size = rows, target, images, image_root, image_size
+    def __init__(
+        self, rows: list[dict[str, Any]], target: str, images: str, image_root: str | None, image_size: int
+    ) -> None:
+        self.rows, self.target, self.images, self.image_root, self.image_size = (
+            rows,
+            target,
+            images,
+            image_root,
+            image_size,
+        )
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -172,13 +181,27 @@ class ReportDataModule(L.LightningDataModule):
     def train_dataloader(self) -> ResumableLoader:
         assert self.train_set is not None
         return ResumableLoader(
-            self.train_set, batch_size=self.cfg.batch_size, sampler=self._sampler(self.train_set, True),
-            num_workers=self.cfg.num_workers, collate_fn=collate, persistent_workers=self.cfg.num_workers > 0,
-            progress=self._trained_batches, generator=self._generator(),
+            self.train_set,
+            batch_size=self.cfg.batch_size,
+            sampler=self._sampler(self.train_set, True),
+            num_workers=self.cfg.num_workers,
+            collate_fn=collate,
+            persistent_workers=self.cfg.num_workers > 0,
+            progress=self._trained_batches,
+            generator=self._generator(),
         )
 
     def val_dataloader(self) -> list[DataLoader]:
         if self.val_set is None or not len(self.val_set):
             return []
         sampler = self._sampler(self.val_set, False)
-        return [DataLoader(self.val_set, batch_size=self.cfg.batch_size, sampler=sampler, num_workers=self.cfg.num_workers, collate_fn=collate, generator=self._generator())]
+        return [
+            DataLoader(
+                self.val_set,
+                batch_size=self.cfg.batch_size,
+                sampler=sampler,
+                num_workers=self.cfg.num_workers,
+                collate_fn=collate,
+                generator=self._generator(),
+            )
+        ]

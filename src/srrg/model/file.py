@@ -6,9 +6,10 @@ not in it: loading rebuilds the network from the config and reloads the LLM from
 from __future__ import annotations
 
 import pickle
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
@@ -47,7 +48,8 @@ def load_model(path: str | Path, device: torch.device) -> tuple[ReportGenerator,
     missing = [k for k in REQUIRED if not isinstance(blob, dict) or k not in blob]
     if missing:
         raise UserError(f"model file {path} lacks {', '.join(missing)} (expected a file written by srrg train)")
-    net = ReportGenerator(from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"),
-                          findings=blob.get("findings"))
+    net = ReportGenerator(
+        from_dict(ModelConfig, blob["model_config"], "model"), vocab=blob.get("vocab"), findings=blob.get("findings")
+    )
     net.load_exported(blob["state_dict"])
     return net.to(device).eval(), from_dict(DataConfig, blob["data_config"], "data")

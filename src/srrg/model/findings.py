@@ -11,7 +11,7 @@ positive finding names of the study's structured report, gives the encoder a dir
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 from torch import nn

@@ -37,7 +37,12 @@ def prediction_fields(raw: str, target: str) -> dict[str, Any]:
     if target == "json":
         report, status = parse_report(raw)
         structured = report.to_json()
-        return {"parse_status": status, "structured": structured, "sentences": render_sentences(report), "report": structured}
+        return {
+            "parse_status": status,
+            "structured": structured,
+            "sentences": render_sentences(report),
+            "report": structured,
+        }
     return {"parse_status": None, "structured": None, "sentences": raw, "report": raw}
 
 
@@ -64,7 +69,13 @@ def run_infer(
         rows = rows.head(cfg.max_studies)
     rows = rows.with_columns(view_mask(rows, data_cfg.views).alias("_keep"))
     todo = rows.filter(pl.col("_keep")).to_dicts()
-    log.info("predicting %d of %d %s studies (%d outside the view filter)", len(todo), total, cfg.split, rows.height - len(todo))
+    log.info(
+        "predicting %d of %d %s studies (%d outside the view filter)",
+        len(todo),
+        total,
+        cfg.split,
+        rows.height - len(todo),
+    )
     images = resolve_images(data_cfg.images, data_cfg.image_root, (r.get("image_paths") for r in todo))
     log_image_source(images, data_cfg.image_root)
     dataset = ReportDataset(todo, target, images, data_cfg.image_root, net.cfg.encoder.image_size)
@@ -81,21 +92,29 @@ def run_infer(
     records = []
     for row in rows.iter_rows(named=True):
         pred = results.get(row["study_id"], {})
-        records.append({
-            "study_id": row["study_id"],
-            "target": target,
-            "infer_status": OK if row["_keep"] else VIEW_FILTERED,
-            "images": images,
-            "reference": reference_text(row, target),
-            "raw": pred.get("raw"),
-            "candidates": pred.get("candidates"),
-            "parse_status": pred.get("parse_status"),
-            "structured": pred.get("structured"),
-            "sentences": pred.get("sentences"),
-            "report": pred.get("report"),
-        })
-    schema = {"candidates": pl.List(pl.String), "raw": pl.String, "parse_status": pl.String,
-              "structured": pl.String, "sentences": pl.String, "report": pl.String}
+        records.append(
+            {
+                "study_id": row["study_id"],
+                "target": target,
+                "infer_status": OK if row["_keep"] else VIEW_FILTERED,
+                "images": images,
+                "reference": reference_text(row, target),
+                "raw": pred.get("raw"),
+                "candidates": pred.get("candidates"),
+                "parse_status": pred.get("parse_status"),
+                "structured": pred.get("structured"),
+                "sentences": pred.get("sentences"),
+                "report": pred.get("report"),
+            }
+        )
+    schema = {
+        "candidates": pl.List(pl.String),
+        "raw": pl.String,
+        "parse_status": pl.String,
+        "structured": pl.String,
+        "sentences": pl.String,
+        "report": pl.String,
+    }
     preds = pl.DataFrame(records, schema_overrides=schema)
     write_parquet(preds, out)
     if pairs_out is not None:

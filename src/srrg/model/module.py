@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import lightning as L
 import numpy as np
@@ -64,7 +65,10 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
 
 class ReportModule(L.LightningModule):
     def __init__(
-        self, model: Mapping[str, Any], optim: Mapping[str, Any], vocab: list[str] | None = None,
+        self,
+        model: Mapping[str, Any],
+        optim: Mapping[str, Any],
+        vocab: list[str] | None = None,
         findings: list[str] | None = None,
     ) -> None:
         super().__init__()

@@ -19,8 +19,8 @@ from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import freeze, load_llm, load_tokenizer
 from srrg.model.projector import Projector
-from srrg.model.words import word_tokenizer
 from srrg.model.prompt import build_prompt, target_token_ids
+from srrg.model.words import word_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -190,8 +190,11 @@ class ReportGenerator(nn.Module):
             steps = min(max_new_tokens, self.cfg.max_target_tokens)
             bos = torch.full((img.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
             out = self.decoder.generate(
-                input_ids=bos, attention_mask=torch.ones_like(bos), encoder_hidden_states=img,
-                max_new_tokens=steps, **beams,
+                input_ids=bos,
+                attention_mask=torch.ones_like(bos),
+                encoder_hidden_states=img,
+                max_new_tokens=steps,
+                **beams,
             )[:, 1:]
         texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
         k = search.num_return_sequences

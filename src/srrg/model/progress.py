@@ -62,7 +62,9 @@ class ProgressLog(L.Callback):
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._start = (time.perf_counter(), trainer.global_step)
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         """train_loss is the report loss (`report_loss` when the step returns its parts)."""
         parts = outputs if isinstance(outputs, dict) else {"loss": outputs}
         loss = parts.get("report_loss", parts.get("loss"))
@@ -77,14 +79,26 @@ class ProgressLog(L.Callback):
             return  # still accumulating gradients for this step
         lr = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else math.nan
         elapsed = time.perf_counter() - self._start[0] if self._start else 0.0
-        self.rows.append({"step": step, "train_loss": float(loss), "finding_loss": None if finding is None else float(finding),
-                          "val_loss": None, "lr": lr, "seconds": round(elapsed, 2)})
+        self.rows.append(
+            {
+                "step": step,
+                "train_loss": float(loss),
+                "finding_loss": None if finding is None else float(finding),
+                "val_loss": None,
+                "lr": lr,
+                "seconds": round(elapsed, 2),
+            }
+        )
         if step % self.every == 0 or step >= trainer.max_steps:
             done = step - (self._start[1] if self._start else 0)
             mean, finding_mean = _mean(self._window), _mean(self._finding_window)
             self._window, self._finding_window = [], []
             if trainer.is_global_zero:
-                log.info(progress_line(step, trainer.max_steps, mean or 0.0, lr, done / elapsed if elapsed > 0 else 0.0, finding_mean))
+                log.info(
+                    progress_line(
+                        step, trainer.max_steps, mean or 0.0, lr, done / elapsed if elapsed > 0 else 0.0, finding_mean
+                    )
+                )
                 self.write()
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
@@ -94,8 +108,16 @@ class ProgressLog(L.Callback):
         if self.rows and self.rows[-1]["step"] == trainer.global_step:
             self.rows[-1]["val_loss"] = float(value)
         else:
-            self.rows.append({"step": trainer.global_step, "train_loss": None, "finding_loss": None, "val_loss": float(value),
-                              "lr": None, "seconds": None})
+            self.rows.append(
+                {
+                    "step": trainer.global_step,
+                    "train_loss": None,
+                    "finding_loss": None,
+                    "val_loss": float(value),
+                    "lr": None,
+                    "seconds": None,
+                }
+            )
         if trainer.is_global_zero:
             log.info("step %d/%d val_loss %.4f", trainer.global_step, trainer.max_steps, float(value))
             self.write()

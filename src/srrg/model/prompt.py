@@ -13,8 +13,7 @@ from transformers import PreTrainedTokenizerBase
 INSTRUCTIONS = {
     "json": "Generate a structure report for this chest x-ray image in JSON format. "
     "Make sure the output is valid JSON format.",
-    "sentences": "Generate a report for this chest x-ray image. "
-    "Write one short sentence per finding.",
+    "sentences": "Generate a report for this chest x-ray image. Write one short sentence per finding.",
 }
 IMAGE_SLOT = "<ImageHere>"
 

@@ -73,7 +73,9 @@ def checkpoint_dir(cfg: TrainConfig, run: str, code: str | None = None) -> Path:
 def build_trainer(cfg: TrainConfig, ckpt_dir: Path, progress: ProgressLog | None = None) -> L.Trainer:
     t = cfg.trainer
     plugins = [SLURMEnvironment(auto_requeue=False)] if SLURMEnvironment.detect() else []  # Snakemake owns retries
-    ckpt = ModelCheckpoint(dirpath=ckpt_dir, save_last=True, save_top_k=1, every_n_train_steps=t.checkpoint_every_n_steps)
+    ckpt = ModelCheckpoint(
+        dirpath=ckpt_dir, save_last=True, save_top_k=1, every_n_train_steps=t.checkpoint_every_n_steps
+    )
     return L.Trainer(
         max_steps=t.max_steps,
         accelerator=t.accelerator,
@@ -122,12 +124,18 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     vocab = None
     if cfg.model.arch == "baseline" and cfg.model.baseline.vocab == "words":
         vocab = build_vocab(data.train_set.targets(), cfg.model.baseline.min_word_count)
-        log.info("word vocabulary: %d entries (pieces seen >= %d times in %d training targets)",
-                 len(vocab), cfg.model.baseline.min_word_count, len(data.train_set))
+        log.info(
+            "word vocabulary: %d entries (pieces seen >= %d times in %d training targets)",
+            len(vocab),
+            cfg.model.baseline.min_word_count,
+            len(data.train_set),
+        )
     findings = None
     if cfg.model.finding_loss > 0:
         findings = finding_labels(data.train_set.positives())
-        log.info("finding loss (weight %g): %d finding labels of the training reports", cfg.model.finding_loss, len(findings))
+        log.info(
+            "finding loss (weight %g): %d finding labels of the training reports", cfg.model.finding_loss, len(findings)
+        )
     module = ReportModule(asdict(cfg.model), asdict(cfg.optim), vocab, findings)
     csv_path, fig_path = metrics_paths(out)
     progress = ProgressLog(cfg.trainer.log_every_n_steps, csv_path)
@@ -159,6 +167,13 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         write_metrics(progress.rows, csv_path)
         title = f"{run} ({cfg.model.arch}, {cfg.model.target} target, {data.images} images)"
         loss_figure(progress.rows, fig_path, title)
-        log.info("train %s: %d steps, train_loss %s, val_loss %s, %.1fs -> %s", run, summary["steps"],
-                 summary["train_loss"], summary["val_loss"], summary["seconds"], out)
+        log.info(
+            "train %s: %d steps, train_loss %s, val_loss %s, %.1fs -> %s",
+            run,
+            summary["steps"],
+            summary["train_loss"],
+            summary["val_loss"],
+            summary["seconds"],
+            out,
+        )
     return summary

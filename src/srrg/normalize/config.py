@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from srrg.config import doc, from_dict
 from srrg.errors import UserError
@@ -18,7 +19,10 @@ class NormalizeConfig:
     failing the stage (the dataset is then partly rules-normalized, and the summary says how much)."""
 
     method: Literal["rules", "llm"] = field(
-        default="rules", metadata=doc("rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback.")
+        default="rules",
+        metadata=doc(
+            "rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback."
+        ),
     )
     allow_fallback: bool = field(
         default=False,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Sequence
 
 from srrg.llm import LLMClient, LLMResponse, PromptTemplate
 from srrg.normalize.config import NormalizeConfig
@@ -16,8 +16,20 @@ from srrg.normalize.vocabulary import ANATOMY, GLUE, LEFT, RIGHT, SIDE_WORDS
 from srrg.text.normalize import normalize_text
 
 _REFUSAL = re.compile(r"\b(sorry|cannot|can't|unable|as an ai|language model|i am|i'm|please|note|here is|assistant)\b")
-_PREPOSITIONS = ("in ", "at ", "on ", "along ", "within ", "over ", "near ", "adjacent ", "involving ", "of ",
-                 "diffusely ", "multifocally ")
+_PREPOSITIONS = (
+    "in ",
+    "at ",
+    "on ",
+    "along ",
+    "within ",
+    "over ",
+    "near ",
+    "adjacent ",
+    "involving ",
+    "of ",
+    "diffusely ",
+    "multifocally ",
+)
 
 
 def _prompt() -> PromptTemplate:
@@ -25,7 +37,9 @@ def _prompt() -> PromptTemplate:
     edited prompt never reuses answers cached for the old one."""
     text = resources.files(__package__).joinpath("prompt.txt").read_text(encoding="utf-8").strip()
     version = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return PromptTemplate(id="normalize_location", version=version, messages=(("system", text), ("user", "{phrase}")), fields=("phrase",))
+    return PromptTemplate(
+        id="normalize_location", version=version, messages=(("system", text), ("user", "{phrase}")), fields=("phrase",)
+    )
 
 
 PROMPT = _prompt()
@@ -57,7 +71,9 @@ def validate_answer(raw: str, answer: str, max_words: int) -> str | None:
     if unknown:
         return f"non-anatomical words {unknown[:3]}"
     raw_parse = parse_phrase(raw)
-    if (raw_parse.sites or raw_parse.lobes or raw_parse.zones) and not any(w in ANATOMY and w not in SIDE_WORDS for w in words):
+    if (raw_parse.sites or raw_parse.lobes or raw_parse.zones) and not any(
+        w in ANATOMY and w not in SIDE_WORDS for w in words
+    ):
         return "no anatomical structure"
     raw_side, ans_side = one_side(raw_parse.sides), one_side(parse_phrase(answer).sides)
     if (raw_side is not None and ans_side != raw_side) or (raw_side is None and ans_side in (LEFT, RIGHT)):
@@ -76,7 +92,9 @@ class PhraseResult:
     reason: str | None = None
 
 
-def normalize_phrases(phrases: Sequence[str], cfg: NormalizeConfig, client: LLMClient | None = None) -> list[PhraseResult]:
+def normalize_phrases(
+    phrases: Sequence[str], cfg: NormalizeConfig, client: LLMClient | None = None
+) -> list[PhraseResult]:
     """Normalize each unique phrase once. With method llm, only the phrases are sent to the client."""
     rules = [rules_normalize(p) for p in phrases]
     if cfg.method == "rules":

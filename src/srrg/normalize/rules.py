@@ -4,8 +4,8 @@ canonical phrase (words: vocabulary.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from srrg.normalize.vocabulary import (
     ADVERBS,
@@ -102,7 +102,7 @@ def parse_phrase(phrase: str) -> Parse:
 
 
 def _has_site_needing_levels(p: Parse) -> bool:
-    """"upper abdomen", "lower thoracic spine", "mid clavicle": a level word that belongs to a structure
+    """ "upper abdomen", "lower thoracic spine", "mid clavicle": a level word that belongs to a structure
     outside the lung."""
     return any(s not in LUNG_PARTS and s not in ("lung", "pleura") for s in p.sites)
 
@@ -124,7 +124,7 @@ def _level_list(levels: Iterable[str]) -> list[str]:
 
 
 def _render_lobes(lobes: Mapping[str | None, set[str]], default_side: str | None) -> list[str]:
-    """"in the right upper and middle lobes", "in both lower lobes"; lobe sides override the phrase side."""
+    """ "in the right upper and middle lobes", "in both lower lobes"; lobe sides override the phrase side."""
     by_side: dict[str | None, set[str]] = {}
     for side, levels in lobes.items():
         by_side.setdefault(side if side is not None else default_side, set()).update(levels)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -41,7 +42,8 @@ def collect_phrases(reports: Iterable[StructuredReport | None]) -> Counter[str]:
 def apply_mapping(report: StructuredReport, mapping: Mapping[str, str | None]) -> StructuredReport:
     """The report with each finding's location replaced by its normalized phrase."""
     positive = tuple(
-        replace(f, location=mapping.get(normalize_text(f.location), f.location)) if f.location else f for f in report.positive
+        replace(f, location=mapping.get(normalize_text(f.location), f.location)) if f.location else f
+        for f in report.positive
     )
     return replace(report, positive=positive)
 
@@ -79,7 +81,9 @@ def _require_llm(results: list[PhraseResult], client: LLMClient) -> None:
         )
 
 
-def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None) -> tuple[pl.DataFrame, pl.DataFrame, StageSummary]:
+def run(
+    df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame, StageSummary]:
     """Normalize every row's locations: (rows with structured replaced and structured_raw kept,
     one row per unique raw phrase, summary). Rows without a report keep status and null output."""
     t0 = time.perf_counter()
@@ -124,15 +128,23 @@ def run(df: pl.DataFrame, cfg: NormalizeConfig, client: LLMClient | None = None)
             "llm_answer": [r.llm_answer for r in results],
             "reason": [r.reason for r in results],
         },
-        schema={"raw": pl.String, "normalized": pl.String, "path": pl.String, "count": pl.Int64,
-                "llm_answer": pl.String, "reason": pl.String},
+        schema={
+            "raw": pl.String,
+            "normalized": pl.String,
+            "path": pl.String,
+            "count": pl.Int64,
+            "llm_answer": pl.String,
+            "reason": pl.String,
+        },
     )
     summary = StageSummary(
         rows=df.height,
         statuses=dict(sorted(Counter(statuses).items())),
         unique_phrases=len(phrases),
         paths=dict(sorted(Counter(r.path for r in results).items())),
-        fallbacks=sum(r.llm_answer is not None or (r.reason or "").startswith("llm error") for r in results if r.path == "rules"),
+        fallbacks=sum(
+            r.llm_answer is not None or (r.reason or "").startswith("llm error") for r in results if r.path == "rules"
+        ),
         usage=client.usage.to_dict() if client is not None and cfg.method == "llm" else {},
         seconds=time.perf_counter() - t0,
     )

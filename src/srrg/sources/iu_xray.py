@@ -15,9 +15,10 @@ import re
 import tarfile
 import xml.etree.ElementTree as ET
 import zlib
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import polars as pl
 
@@ -35,9 +36,12 @@ ARCHIVE_NAME = "NLMCXR_reports.tgz"
 class IUConfig:
     """Open-i archive and optional image folder; None = the copies torchxrayvision ships."""
 
-    archive: str | None = field(default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision."))
+    archive: str | None = field(
+        default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision.")
+    )
     metadata: str | None = field(
-        default=None, metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy.")
+        default=None,
+        metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy."),
     )
     image_root: str | None = field(
         default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")

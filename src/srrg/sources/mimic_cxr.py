@@ -13,9 +13,10 @@ import re
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Mapping
+from typing import Any, BinaryIO
 
 import polars as pl
 
@@ -38,11 +39,19 @@ VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERA
 class MimicConfig:
     """Paths of the published MIMIC-CXR files; see the `ingest.mimic_cxr` config section."""
 
-    reports: str | None = field(default=None, metadata=doc("mimic-cxr-reports folder (holding files/pXX/...) or the official mimic-cxr-reports.zip."))
+    reports: str | None = field(
+        default=None,
+        metadata=doc("mimic-cxr-reports folder (holding files/pXX/...) or the official mimic-cxr-reports.zip."),
+    )
     split_csv: str | None = field(default=None, metadata=doc("mimic-cxr-2.0.0-split.csv.gz"))
-    metadata_csv: str | None = field(default=None, metadata=doc("mimic-cxr-2.0.0-metadata.csv.gz (ViewPosition per image)."))
+    metadata_csv: str | None = field(
+        default=None, metadata=doc("mimic-cxr-2.0.0-metadata.csv.gz (ViewPosition per image).")
+    )
     image_root: str | None = field(
-        default=None, metadata=doc("MIMIC-CXR-JPG root holding files/pXX/pXXXXXXXX/sXXXXXXXX/<dicom_id>.jpg; null = record relative paths.")
+        default=None,
+        metadata=doc(
+            "MIMIC-CXR-JPG root holding files/pXX/pXXXXXXXX/sXXXXXXXX/<dicom_id>.jpg; null = record relative paths."
+        ),
     )
 
 
@@ -200,7 +209,9 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
 
     texts: dict[str, str] = {}
     if cfg.reports:
-        for subject, study, raw in tracked(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress):
+        for subject, study, raw in tracked(
+            iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress
+        ):
             texts[study] = decode_report(raw)
             subject_of.setdefault(study, subject)
 

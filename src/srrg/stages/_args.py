@@ -30,7 +30,9 @@ def progress(parser: argparse.ArgumentParser) -> None:
 
 def report_columns(parser: argparse.ArgumentParser) -> None:
     """Column names of the reference/hypothesis tables that `srrg score` joins."""
-    parser.add_argument("--id-col", default="study_id", help="column that identifies a study in both tables (default: study_id)")
+    parser.add_argument(
+        "--id-col", default="study_id", help="column that identifies a study in both tables (default: study_id)"
+    )
     parser.add_argument("--ref-col", default="report", help="column of the reference reports (default: report)")
     parser.add_argument("--hyp-col", default="report", help="column of the generated reports (default: report)")
 
@@ -44,16 +46,25 @@ def require_inputs(files: dict[str, str] | None = None, folders: dict[str, str] 
 
     for option, path in (files or {}).items():
         if not Path(path).is_file():
-            why = ("is a folder, expected a file" if Path(path).is_dir()
-                   else "not a regular file (a pipe, device or socket)" if Path(path).exists() else "no such file")
+            why = (
+                "is a folder, expected a file"
+                if Path(path).is_dir()
+                else "not a regular file (a pipe, device or socket)"
+                if Path(path).exists()
+                else "no such file"
+            )
             raise UserError(f"{option} {path}: {why}")
     for option, path in (folders or {}).items():
         if not Path(path).is_dir():
-            raise UserError(f"{option} {path}: {'is a file, expected a folder' if Path(path).exists() else 'no such folder'}")
+            raise UserError(
+                f"{option} {path}: {'is a file, expected a folder' if Path(path).exists() else 'no such folder'}"
+            )
 
 
 def check_outputs(
-    inputs: dict[str, str | None], files: dict[str, str | None] | None = None, folders: dict[str, str | None] | None = None
+    inputs: dict[str, str | None],
+    files: dict[str, str | None] | None = None,
+    folders: dict[str, str | None] | None = None,
 ) -> None:
     """Option -> path of a stage's inputs and outputs (None: not given), checked before any work:
     an output that is one of the inputs, or an output folder that holds one directly (where the

@@ -9,8 +9,12 @@ from srrg.stages import _args
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--in", dest="inp", metavar="TABLE", required=True, help="normalized.parquet of `srrg normalize`")
-    parser.add_argument("--out-dir", required=True, help="dataset folder (holds plan.json, <split>/part-NNNNN.parquet, manifest.json)")
+    parser.add_argument(
+        "--in", dest="inp", metavar="TABLE", required=True, help="normalized.parquet of `srrg normalize`"
+    )
+    parser.add_argument(
+        "--out-dir", required=True, help="dataset folder (holds plan.json, <split>/part-NNNNN.parquet, manifest.json)"
+    )
     _args.config(parser, "dataset")
 
 

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-ADAPTERS = ("radeval_expert", "radevalx", "radpref", "rate_eval", "rexval")  # srrg.metaeval.adapters.ADAPTERS (a test checks)
+ADAPTERS = (
+    "radeval_expert",
+    "radevalx",
+    "radpref",
+    "rate_eval",
+    "rexval",
+)  # srrg.metaeval.adapters.ADAPTERS (a test checks)
 
 
 def dataset_arguments(parser: argparse.ArgumentParser) -> None:
     """A ratings dataset in its published layout."""
     parser.add_argument("--adapter", required=True, choices=ADAPTERS, help="layout of the ratings dataset")
-    parser.add_argument("--data", required=True, help="dataset folder or file in its published layout (docs/metaeval.md)")
+    parser.add_argument(
+        "--data", required=True, help="dataset folder or file in its published layout (docs/metaeval.md)"
+    )
     parser.add_argument("--options", metavar="JSON|FILE", help="column options of the adapter (docs/judges.md)")
 
 

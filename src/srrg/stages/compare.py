@@ -15,28 +15,41 @@ HELP = "compare two or more systems on the same studies: CIs and paired signific
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refs", help="reference reports: Parquet, JSONL or CSV with a study id and a report column")
     parser.add_argument(
-        "--hyps", action="append", metavar="NAME=FILE",
+        "--hyps",
+        action="append",
+        metavar="NAME=FILE",
         help="one system's generated reports as NAME=FILE; give it once per system, the first is the baseline",
     )
-    parser.add_argument("--metrics", help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
     parser.add_argument(
-        "--per-report", action="append", metavar="NAME=FILE",
+        "--metrics", help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)"
+    )
+    parser.add_argument(
+        "--per-report",
+        action="append",
+        metavar="NAME=FILE",
         help="instead of --refs/--hyps/--metrics: a per_report.parquet that srrg score wrote, as NAME=FILE, "
         "once per system (nothing is rescored; BLEU is then the mean of sentence BLEU)",
     )
     parser.add_argument("--out", required=True, help="output folder")
-    _args.config(parser, "score", 'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}')
+    _args.config(
+        parser,
+        "score",
+        'options per metric as inline JSON or a .json/.yaml file, e.g. {"bleu": {"tokenization": "ptb"}}',
+    )
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the studies (default: 1000)")
     parser.add_argument("--n-rounds", type=int, default=10000, help="approximate-randomization rounds (default: 10000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of both tests (default: 0)")
-    parser.add_argument("--ci-level", type=float, default=0.95, help="coverage of the confidence intervals (default: 0.95)")
+    parser.add_argument(
+        "--ci-level", type=float, default=0.95, help="coverage of the confidence intervals (default: 0.95)"
+    )
     parser.add_argument(
         "--correction", choices=("holm", "bh", "none"), default="holm",
         help="multiple-comparison adjustment over all metrics x system pairs, shown beside the raw p-values: "
         "holm (family-wise error, default), bh (Benjamini-Hochberg false discovery rate) or none",
     )  # fmt: skip
     parser.add_argument(
-        "--allow-mixed", action="store_true",
+        "--allow-mixed",
+        action="store_true",
         help="compare columns whose numbers were made differently (their signatures differ; both are printed); "
         "default: refuse (docs/metrics.md, 'Signatures')",
     )
@@ -72,7 +85,9 @@ def run(args: argparse.Namespace) -> None:
         for v in values or []
     }
     _args.check_outputs({"--refs": args.refs, **named}, folders={"--out": args.out})
-    cfg = CompareConfig(n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction)
+    cfg = CompareConfig(
+        n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction
+    )
     scoring = (args.refs, args.hyps, args.metrics)
     if args.per_report:
         if any(scoring):
@@ -81,8 +96,9 @@ def run(args: argparse.Namespace) -> None:
     elif all(scoring):
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
         options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
-        rows = run_compare(args.refs, systems(args.hyps), metrics, args.out, options, cfg, args.id_col, args.ref_col,
-                           args.hyp_col)
+        rows = run_compare(
+            args.refs, systems(args.hyps), metrics, args.out, options, cfg, args.id_col, args.ref_col, args.hyp_col
+        )
     else:
         raise UserError("give --refs, --hyps (two or more) and --metrics, or two or more --per-report tables")
     print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")

@@ -12,7 +12,11 @@ HELP = "write the whole dataset (plan, Parquet shards per split, manifest.json) 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _dataset.add_common(parser)
-    parser.add_argument("--upstream-config", metavar="JSON|FILE", help="settings of the stages before the dataset, recorded in the manifest")
+    parser.add_argument(
+        "--upstream-config",
+        metavar="JSON|FILE",
+        help="settings of the stages before the dataset, recorded in the manifest",
+    )
     _args.progress(parser)
 
 

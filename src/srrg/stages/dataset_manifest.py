@@ -12,7 +12,11 @@ HELP = "write manifest.json of the dataset from its plan and shards"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _dataset.add_common(parser)
-    parser.add_argument("--upstream-config", metavar="JSON|FILE", help="settings of the stages before the dataset, recorded in the manifest")
+    parser.add_argument(
+        "--upstream-config",
+        metavar="JSON|FILE",
+        help="settings of the stages before the dataset, recorded in the manifest",
+    )
 
 
 def run(args: argparse.Namespace) -> None:

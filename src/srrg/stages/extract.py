@@ -12,7 +12,13 @@ HELP = "free-text report sections -> structured reports (MIMIC-STRUC), one row p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--in", dest="inp", metavar="TABLE", required=True, help="studies table (.parquet, .jsonl or .csv) with the report section columns")
+    parser.add_argument(
+        "--in",
+        dest="inp",
+        metavar="TABLE",
+        required=True,
+        help="studies table (.parquet, .jsonl or .csv) with the report section columns",
+    )
     parser.add_argument("--out", required=True, help="output Parquet file (extracted.parquet)")
     _args.config(parser, "extract")
     parser.add_argument(

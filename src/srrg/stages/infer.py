@@ -14,7 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model file written by `srrg train`")
     parser.add_argument("--dataset", required=True, help="dataset folder with <split>/ Parquet shards")
     parser.add_argument("--out", required=True, help="predictions Parquet file to write (one row per study)")
-    parser.add_argument("--pairs", help="also write the pairs to score (study_id, reference, report) to this Parquet file")
+    parser.add_argument(
+        "--pairs", help="also write the pairs to score (study_id, reference, report) to this Parquet file"
+    )
     _args.config(parser, "infer")
 
 
@@ -24,7 +26,9 @@ def run(args: argparse.Namespace) -> None:
 
     cfg = stage_config(args.config, InferConfig, "infer")  # a wrong setting or path is named before torch loads
     _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})
-    _args.check_outputs({"--model": args.model, "--dataset": args.dataset}, files={"--out": args.out, "--pairs": args.pairs})
+    _args.check_outputs(
+        {"--model": args.model, "--dataset": args.dataset}, files={"--out": args.out, "--pairs": args.pairs}
+    )
     from srrg.errors import UserError
     from srrg.model.images import ImageError
     from srrg.model.infer import run_infer

@@ -10,7 +10,9 @@ HELP = "read IU X-ray or MIMIC-CXR reports into studies.parquet (one row per stu
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", choices=["iu_xray", "mimic_cxr"], help="collection to read (overrides `source` of --config)")
+    parser.add_argument(
+        "--source", choices=["iu_xray", "mimic_cxr"], help="collection to read (overrides `source` of --config)"
+    )
     _args.config(parser, "ingest")
     parser.add_argument(
         "--n-process",

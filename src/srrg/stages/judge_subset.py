@@ -11,7 +11,9 @@ HELP = "the first N predictions of a run (by study id) as refs/hyps files for th
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--predictions", required=True, help="pairs or predictions table of `srrg infer` (Parquet, JSONL or CSV)")
+    parser.add_argument(
+        "--predictions", required=True, help="pairs or predictions table of `srrg infer` (Parquet, JSONL or CSV)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="keep the first N predictions by study id (0: all)")
     parser.add_argument("--ref-col", default="reference", help="column of the reference reports (default: reference)")
     parser.add_argument("--hyp-col", default="raw", help="column of the generated reports (default: raw)")

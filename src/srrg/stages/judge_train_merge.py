@@ -12,7 +12,9 @@ HELP = "fold a LoRA adapter into its (unquantized) base model"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", required=True, help="adapter folder written by `srrg judge-train-fit`")
     parser.add_argument("--out", required=True, help="folder for the merged model")
-    _args.config(parser, "judge_train.train", "the judge training settings used for the adapter (they name the base model)")
+    _args.config(
+        parser, "judge_train.train", "the judge training settings used for the adapter (they name the base model)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:

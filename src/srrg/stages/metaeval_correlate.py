@@ -13,9 +13,12 @@ HELP = "correlate per-report metric scores with human ratings"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scores", required=True, help="per_report.parquet of `srrg score`")
-    parser.add_argument("--ratings", help="ratings.parquet of `srrg metaeval-prepare` (omit when the scores hold the rating column)")
     parser.add_argument(
-        "--pairs", help="pairs.parquet of `srrg metaeval-prepare`: case ids for the clustered bootstrap, systems (optional)"
+        "--ratings", help="ratings.parquet of `srrg metaeval-prepare` (omit when the scores hold the rating column)"
+    )
+    parser.add_argument(
+        "--pairs",
+        help="pairs.parquet of `srrg metaeval-prepare`: case ids for the clustered bootstrap, systems (optional)",
     )
     parser.add_argument("--out", required=True, help="folder for the tables")
     _metaeval.correlate_config(parser)
@@ -27,7 +30,9 @@ def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
     from srrg.metaeval.run import MetaevalConfig, run_metaeval_correlate
 
-    _args.check_outputs({"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
+    _args.check_outputs(
+        {"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out}
+    )
     cfg = stage_config(args.config, MetaevalConfig, "metaeval.correlate")
     result = run_metaeval_correlate(args.scores, args.ratings, args.pairs, cfg, args.out)
     if cfg.caveat:

@@ -10,13 +10,19 @@ HELP = "fetch (or list) every hub model the config needs into one folder, for of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("fetch", "list"),
-                        help="fetch: download what is missing; list: what is needed and present")
-    parser.add_argument("--config", default="config.yaml", metavar="FILE",
-                        help="the workflow config whose metrics, judges and runs are read (default: config.yaml)")
+    parser.add_argument(
+        "action", choices=("fetch", "list"), help="fetch: download what is missing; list: what is needed and present"
+    )
+    parser.add_argument(
+        "--config",
+        default="config.yaml",
+        metavar="FILE",
+        help="the workflow config whose metrics, judges and runs are read (default: config.yaml)",
+    )
     parser.add_argument("--dir", help="weights folder (default: $SRRG_MODELS_DIR, else .cache/srrg/models)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="fetch: print every model with its pinned revision, download nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="fetch: print every model with its pinned revision, download nothing"
+    )
 
 
 def run(args: argparse.Namespace) -> None:

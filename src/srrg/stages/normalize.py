@@ -11,9 +11,19 @@ HELP = "replace raw location phrases of structured reports by normalized phrases
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--in", dest="inp", metavar="TABLE", required=True, help="extracted.parquet of `srrg extract` (needs a `structured` column)")
+    parser.add_argument(
+        "--in",
+        dest="inp",
+        metavar="TABLE",
+        required=True,
+        help="extracted.parquet of `srrg extract` (needs a `structured` column)",
+    )
     parser.add_argument("--out", required=True, help="output Parquet file (normalized.parquet)")
-    parser.add_argument("--phrases", required=True, help="output Parquet file with one row per unique raw phrase and how it was normalized")
+    parser.add_argument(
+        "--phrases",
+        required=True,
+        help="output Parquet file with one row per unique raw phrase and how it was normalized",
+    )
     _args.config(
         parser,
         "normalize",

@@ -12,9 +12,19 @@ HELP = "score generated reports against references with any registered metrics"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--refs", required=True, help="reference reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)")
-    parser.add_argument("--hyps", required=True, help="generated reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)")
-    parser.add_argument("--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)")
+    parser.add_argument(
+        "--refs",
+        required=True,
+        help="reference reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)",
+    )
+    parser.add_argument(
+        "--hyps",
+        required=True,
+        help="generated reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)",
+    )
+    parser.add_argument(
+        "--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)"
+    )
     parser.add_argument("--out", required=True, help="output folder")
     _args.config(
         parser,
@@ -23,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(keys: docs/config.md)",
     )
     parser.add_argument(
-        "--section", choices=("findings", "impression", "both"), default="both",
+        "--section",
+        choices=("findings", "impression", "both"),
+        default="both",
         help="score only this section of free-text references and hypotheses alike; both = the whole text "
         "(default; docs/metrics.md, 'Which section is scored')",
     )
@@ -42,8 +54,9 @@ def run(args: argparse.Namespace) -> None:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
     start = time.perf_counter()
-    summary = run_score(args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col,
-                        args.section)
+    summary = run_score(
+        args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col, args.section
+    )
     print(
         f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
         f"(listed in {Path(args.out) / 'unmatched.csv'}), {time.perf_counter() - start:.1f}s"

@@ -26,9 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Ceiling is shown only beside runs that saw phantoms; unset = no reference rows",
     )
     parser.add_argument("--out-dir", required=True, help="folder for table1/table2 .csv, .md and .tex")
-    parser.add_argument("--allow-mixed", action="store_true",
-                        help="put numbers made differently (different signatures, all named in the caption) "
-                        "in one column; default: refuse (docs/metrics.md, 'Signatures')")
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="put numbers made differently (different signatures, all named in the caption) "
+        "in one column; default: refuse (docs/metrics.md, 'Signatures')",
+    )
 
 
 def run(args: argparse.Namespace) -> None:

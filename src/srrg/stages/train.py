@@ -12,10 +12,14 @@ HELP = "train an image-to-report model for one run (Lightning; multi-GPU and SLU
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="dataset folder with train/ (and validate/) Parquet shards")
-    parser.add_argument("--out", required=True, help="model file to write (weights + config); a summary goes to OUT.json")
+    parser.add_argument(
+        "--out", required=True, help="model file to write (weights + config); a summary goes to OUT.json"
+    )
     _args.config(parser, "train")
     parser.add_argument(
-        "--run", default="default", help="run name: names the checkpoint folder, and picks the entry of `runs` when the settings list runs"
+        "--run",
+        default="default",
+        help="run name: names the checkpoint folder, and picks the entry of `runs` when the settings list runs",
     )
 
 

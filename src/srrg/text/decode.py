@@ -7,8 +7,9 @@ here it is a user error naming the key and the line, like any other typo.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -86,5 +87,7 @@ def config_value(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _mapping(data: Any, source: str) -> dict[str, Any]:
     if not isinstance(data, Mapping):
-        raise UserError(f"{source}: expected a mapping of settings (JSON object / YAML keys), got {type(data).__name__}")
+        raise UserError(
+            f"{source}: expected a mapping of settings (JSON object / YAML keys), got {type(data).__name__}"
+        )
     return dict(data)

@@ -9,8 +9,8 @@ spans can point into the original text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from srrg import vocab
 from srrg.text.normalize import normalize_text

@@ -7,10 +7,11 @@ an error) and return immutable views; `synonym_map()` is what `srrg.report.canon
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -59,7 +60,7 @@ class ContextTriggers:
     alternatives: tuple[str, ...] = ()  # "versus": hedges with the configured versus probability
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_data(name: str) -> Any:
     """Parse one packaged YAML file (cached; callers must not mutate the result)."""
     text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
@@ -70,7 +71,7 @@ def _phrases(values: Any, where: str) -> tuple[str, ...]:
     """Normalized, de-duplicated phrases in file order; anything but a list of strings is an error."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         # YAML reads a bare no / yes / on as a boolean: such words must be quoted
-        raise VocabularyError(f"{where}: expected a list of strings (quote words like \"no\")")
+        raise VocabularyError(f'{where}: expected a list of strings (quote words like "no")')
     return tuple(dict.fromkeys(normalize_text(v) for v in values if v.strip()))
 
 
@@ -179,7 +180,9 @@ class SizeWords:
 def size_words() -> SizeWords:
     raw = load_data("attributes.yaml")["size"]
     where = "attributes.yaml:size"
-    return SizeWords(frozenset(_phrases(raw["units"], where)), frozenset(_phrases(raw["by"], where)), _phrases(raw["between"], where))
+    return SizeWords(
+        frozenset(_phrases(raw["units"], where)), frozenset(_phrases(raw["by"], where)), _phrases(raw["between"], where)
+    )
 
 
 @lru_cache(maxsize=1)
