@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass
@@ -54,7 +54,7 @@ class Drop:
     """Close the connection without an HTTP response."""
 
 
-Action = Union[Reply, Status, Delay, Malformed, Drop]
+Action = Reply | Status | Delay | Malformed | Drop
 
 
 def last_user_message(body: dict[str, Any]) -> str:

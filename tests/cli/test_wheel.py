@@ -78,7 +78,8 @@ def test_installed_wheel_scores_from_another_directory(tmp_path):
     assert "1 pairs scored" in out and (work / "scores" / "summary.csv").is_file()
     code = (
         "from srrg.metrics import evaluate; "
-        "r = evaluate(['Small right pleural effusion. No pneumothorax.'], ['Small right pleural effusion.'], ['s_score_text']); "
+        "r = evaluate(['Small right pleural effusion. No pneumothorax.'], ['Small right pleural effusion.'], "
+        "['s_score_text']); "
         "print(r['s_score_text'])"
     )
     value = float(_run([str(python), "-c", code], work, env).strip().splitlines()[-1])

@@ -105,7 +105,10 @@ def test_failures_are_recorded_not_scored():
 
 
 def test_entity_parsing_tolerates_noise():
-    text = 'Here you go: {"entities": [{"disease": "Edema", "uncertainty": "possible"}, {"location": "x"}, "junk", {"disease": "edema"}]}'
+    text = (
+        'Here you go: {"entities": [{"disease": "Edema", "uncertainty": "possible"}, {"location": "x"}, "junk", '
+        '{"disease": "edema"}]}'
+    )
     ents, status = parse_entities(text)
     assert status == OK and ents == (("edema", None, None, "uncertain"), ("edema", None, None, None))
     assert parse_entities('{"entities": []}') == ((), OK)

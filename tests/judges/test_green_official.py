@@ -42,7 +42,8 @@ TEMPLATE_PART = (
     "    (f) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n\n"
     "    [Clinically Insignificant Errors]:\n"
     "    (a) <Error Type>: <The number of errors>. <Error 1>; <Error 2>; ...; <Error n>\n\n"
-    "    [Matched Findings]:\n    <The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n    ```\n"
+    "    [Matched Findings]:\n    <The number of matched findings>. <Finding 1>; <Finding 2>; ...; <Finding n>\n"
+    "    ```\n"
 )
 
 # name -> (answer, official (significant counts, matched, green), our status, deviation phrase or None)
@@ -56,13 +57,15 @@ CASES = {
         None,
     ),
     "none_word": (
-        "[Clinically Significant Errors]:\nNone.\n\n[Clinically Insignificant Errors]:\nNone.\n\n[Matched Findings]:\n1. a\n",
+        "[Clinically Significant Errors]:\nNone.\n\n[Clinically Insignificant Errors]:\nNone.\n\n[Matched Findings]:\n"
+        "1. a\n",
         (Z, 1, 1.0),
         "ok",
         None,
     ),
     "lowercase_no_errors": (
-        "[Clinically Significant Errors]:\nno errors found\n\n[Clinically Insignificant Errors]:\nNo errors.\n\n[Matched Findings]:\n1. a\n",
+        "[Clinically Significant Errors]:\nno errors found\n\n[Clinically Insignificant Errors]:\nNo errors.\n\n"
+        "[Matched Findings]:\n1. a\n",
         (Z, 1, 1.0),
         "partial",
         None,
@@ -111,74 +114,85 @@ CASES = {
         None,
     ),
     "markdown_bold_counts": (
-        "[Clinically Significant Errors]:\n(a) False report: **1**.\n(b) Missing: 1.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(a) False report: **1**.\n(b) Missing: 1.\n\n"
+        "[Clinically Insignificant Errors]:\nNo.\n\n"
         "[Matched Findings]:\n2. a; b\n",
         ((0, 1, 0, 0, 0, 0), 2, 2 / 3),
         "partial",
         None,
     ),
     "count_without_period": (
-        "[Clinically Significant Errors]:\n(a) False report: 1\n(b) Missing: 2.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(a) False report: 1\n(b) Missing: 2.\n\n"
+        "[Clinically Insignificant Errors]:\nNo.\n\n"
         "[Matched Findings]:\n2. a; b\n",
         ((0, 2, 0, 0, 0, 0), 2, 0.5),
         "partial",
         None,
     ),
     "colon_without_space": (
-        "[Clinically Significant Errors]:\n(a) False report:1.\n\n[Clinically Insignificant Errors]:\nNo.\n\n[Matched Findings]:\n1. a\n",
+        "[Clinically Significant Errors]:\n(a) False report:1.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Matched Findings]:\n1. a\n",
         (Z, 1, 1.0),
         "partial",
         None,
     ),
     "decimal_count": (
-        "[Clinically Significant Errors]:\n(a) False report: 1.5. x\n\n[Clinically Insignificant Errors]:\nNo.\n\n[Matched Findings]:\n1. a\n",
+        "[Clinically Significant Errors]:\n(a) False report: 1.5. x\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Matched Findings]:\n1. a\n",
         ((1, 0, 0, 0, 0, 0), 1, 0.5),
         "ok",
         None,
     ),
     "first_count_after_colon": (
-        "[Clinically Significant Errors]:\n(b) Missing: 2. It also says 3.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(b) Missing: 2. It also says 3.\n\n[Clinically Insignificant Errors]:\n"
+        "No.\n\n"
         "[Matched Findings]:\n2. a; b\n",
         ((0, 2, 0, 0, 0, 0), 2, 0.5),
         "ok",
         None,
     ),
     "matched_not_leading_number": (
-        "[Clinically Significant Errors]:\nNo.\n\n[Clinically Insignificant Errors]:\nNo.\n\n[Matched Findings]:\n3 findings matched. a; b; c\n",
+        "[Clinically Significant Errors]:\nNo.\n\n[Clinically Insignificant Errors]:\nNo.\n\n[Matched Findings]:\n"
+        "3 findings matched. a; b; c\n",
         (Z, 0, 0.0),
         "partial",
         None,
     ),
     "duplicated_lines": (
-        "[Clinically Significant Errors]:\n(a) False: 1. x\n(a) False: 1. x\n(a) False: 1. x\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(a) False: 1. x\n(a) False: 1. x\n(a) False: 1. x\n\n"
+        "[Clinically Insignificant Errors]:\nNo.\n\n"
         "[Matched Findings]:\n1. y\n",
         ((1, 0, 0, 0, 0, 0), 1, 0.5),
         "ok",
         None,
     ),
     "duplicate_last_sorted_wins": (
-        "[Clinically Significant Errors]:\n(a) False: 3. z\n(a) False: 1. x\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(a) False: 3. z\n(a) False: 1. x\n\n[Clinically Insignificant Errors]:\n"
+        "No.\n\n"
         "[Matched Findings]:\n1. y\n",
         ((3, 0, 0, 0, 0, 0), 1, 0.25),
         "ok",
         None,
     ),
     "reversed_order": (
-        "[Clinically Significant Errors]:\n(f) Omitting: 1.\n(b) Missing: 2.\n(a) False: 0.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(f) Omitting: 1.\n(b) Missing: 2.\n(a) False: 0.\n\n"
+        "[Clinically Insignificant Errors]:\nNo.\n\n"
         "[Matched Findings]:\n1. y\n",
         ((0, 2, 0, 0, 0, 1), 1, 0.25),
         "ok",
         None,
     ),
     "numbered_categories": (
-        "[Clinically Significant Errors]:\n(1) False report: 0.\n(2) Missing: 2. a; b\n\n[Clinically Insignificant Errors]:\nNo errors.\n\n"
+        "[Clinically Significant Errors]:\n(1) False report: 0.\n(2) Missing: 2. a; b\n\n"
+        "[Clinically Insignificant Errors]:\nNo errors.\n\n"
         "[Matched Findings]:\n2. c; d\n",
         ((0, 2, 0, 0, 0, 0), 2, 0.5),
         "ok",
         None,
     ),
     "blank_line_ends_section": (
-        "[Clinically Significant Errors]:\n(a) False report: 1.\n\n(b) Missing: 4.\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Clinically Significant Errors]:\n(a) False report: 1.\n\n(b) Missing: 4.\n\n"
+        "[Clinically Insignificant Errors]:\nNo.\n\n"
         "[Matched Findings]:\n1. x\n",
         ((1, 0, 0, 0, 0, 0), 1, 0.5),
         "ok",
@@ -203,7 +217,8 @@ CASES = {
         None,
     ),
     "words_as_counts": (
-        "[Clinically Significant Errors]:\n(a) False report: two. x; y\n\n[Clinically Insignificant Errors]:\nNo.\n\n[Matched Findings]:\nthree. a; b; c\n",
+        "[Clinically Significant Errors]:\n(a) False report: two. x; y\n\n[Clinically Insignificant Errors]:\nNo.\n\n"
+        "[Matched Findings]:\nthree. a; b; c\n",
         (Z, 0, 0.0),
         "ok",
         "number_words",

@@ -310,7 +310,8 @@ def test_per_report_tables_joined_on_study_id_write_every_output(tmp_path):
         (out / "ranking_agreement.md")
         .read_text()
         .startswith(
-            "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, higher "
+            "System-ranking agreement: Kendall tau-b between the system rankings two metrics induce (raw values, "
+            "higher "
             "first; needs three or more systems)."
         )
     )

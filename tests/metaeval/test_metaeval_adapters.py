@@ -231,8 +231,8 @@ def test_correlate_cli_end_to_end(tmp_path):
     scores.write_parquet(tmp_path / "per_report.parquet")
     cfg = json.dumps({"n_boot": 50, "ensembles": {"m1+m2": ["m1", "m2"]}, "test_fraction": 0.5, "caveat": "toy data"})
     out = tmp_path / "out"
-    args = ["metaeval-correlate", "--scores", str(tmp_path / "per_report.parquet"), "--ratings", str(prep / "ratings.parquet"),
-            "--out", str(out), "--config", cfg]  # fmt: skip
+    args = ["metaeval-correlate", "--scores", str(tmp_path / "per_report.parquet"),
+            "--ratings", str(prep / "ratings.parquet"), "--out", str(out), "--config", cfg]  # fmt: skip
     assert srrg_main([*args, "--pairs", str(prep / "pairs.parquet")]) == 2  # "extra" is not a pair of the dataset
     scores.filter(pl.col("study_id") != "extra").write_parquet(tmp_path / "per_report.parquet")
     assert srrg_main([*args, "--pairs", str(prep / "pairs.parquet")]) == 0

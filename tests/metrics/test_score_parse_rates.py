@@ -11,11 +11,17 @@ import pytest
 from srrg.metrics.score import run_score
 from srrg.model.infer import OK, VIEW_FILTERED, prediction_fields, scoring_pairs
 
-REF = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"]}'
+REF = (
+    '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": '
+    '["pneumothorax"]}'
+)
 CODE = '```python\nimport json\n\ndef report(data):\n    return json.dumps({"path": data})\n```'
 PROSE = "This chest x-ray image contains a report for this chest x-ray image."
 VALID_OUT = '{"positive": [], "negative": ["pneumothorax"]}'
-FENCED = '```json\n{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": []}\n```'
+FENCED = (
+    '```json\n{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], '
+    '"negative": []}\n```'
+)
 
 
 def predictions(raws: list[str]) -> pl.DataFrame:

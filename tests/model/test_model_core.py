@@ -260,7 +260,10 @@ def test_loss_is_token_mean_over_targets_and_eos_only(arch: str) -> None:
 
 
 def test_word_vocabulary_threshold_and_exact_round_trip() -> None:
-    target = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": []}'
+    target = (
+        '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": '
+        "[]}"
+    )
     assert pieces(target) == [
         '{"positive": [{"',
         'name": "',

@@ -56,10 +56,14 @@ def test_schema_accepts_every_parsed_report():
 @pytest.mark.parametrize(
     "text",
     [
-        '{"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"],}',
-        "{'positive': [{'name': 'edema', 'probability': 3, 'level': None, 'location': None}], 'negative': ['pneumothorax']}",
-        '{"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"]',
-        'Here is the report: {"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": ["pneumothorax"]}',
+        '{"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": '
+        '["pneumothorax"],}',
+        "{'positive': [{'name': 'edema', 'probability': 3, 'level': None, 'location': None}], 'negative': "
+        "['pneumothorax']}",
+        '{"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], "negative": '
+        '["pneumothorax"]',
+        'Here is the report: {"positive": [{"name": "edema", "probability": 3, "level": null, "location": null}], '
+        '"negative": ["pneumothorax"]}',
     ],
 )
 def test_broken_json_is_repaired(text):
