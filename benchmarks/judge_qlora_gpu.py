@@ -94,7 +94,8 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         fail(
-            "no CUDA GPU: QLoRA needs one (run this on a GPU node; CPU LoRA is tested by tests/judges/test_judge_train.py)"
+            "no CUDA GPU: QLoRA needs one (run this on a GPU node; "
+            "CPU LoRA is tested by tests/judges/test_judge_train.py)"
         )
     if importlib.util.find_spec("bitsandbytes") is None:
         fail("bitsandbytes is not installed: pip install bitsandbytes (QLoRA 4-bit NF4)")

@@ -42,7 +42,8 @@ def bench_sscore_text(texts: list[str], n_pairs: int) -> None:
     seconds = time.perf_counter() - start
     print(
         f"s_score_text: {len(refs)} IU X-ray pairs in {seconds:.2f}s = {len(refs) / seconds:.0f} pairs/s "
-        f"(mean S {result.summary['s_score_text']:.3f}; extraction of {len(set(refs) | set(hyps))} distinct texts included)"
+        f"(mean S {result.summary['s_score_text']:.3f}; "
+        f"extraction of {len(set(refs) | set(hyps))} distinct texts included)"
     )
 
 
@@ -75,7 +76,8 @@ def bench_judges(texts: list[str], n_pairs: int, max_tokens: int) -> None:
                 if k.endswith(("failures", "truncated", "unparseable", "no_response"))
             }
             print(
-                f"{name}: {seconds / n_pairs:.1f}s per pair ({n_pairs} pairs, max_tokens {metric.cfg.max_tokens}, cold cache); "
+                f"{name}: {seconds / n_pairs:.1f}s per pair "
+                f"({n_pairs} pairs, max_tokens {metric.cfg.max_tokens}, cold cache); "
                 f"requests {after.sent - before.sent}, cut off {after.truncated - before.truncated}; pairs {kinds}"
             )
 

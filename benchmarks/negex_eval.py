@@ -63,7 +63,8 @@ def main() -> int:
     r = tp / (tp + fn) if tp + fn else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
     print(
-        f"NegEx/ConText test set: {n} conditions ({tp + fn} Negated, {n - tp - fn} Affirmed); condition not found in its sentence: {missing}"
+        f"NegEx/ConText test set: {n} conditions ({tp + fn} Negated, {n - tp - fn} Affirmed); "
+        f"condition not found in its sentence: {missing}"
     )
     print(f"negated vs affirmed accuracy {correct / n:.3f}; negation P={p:.3f} R={r:.3f} F1={f:.3f}")
     print(f"{'gold/srrg':<12}" + "".join(f"{o:>14}" for o in OUTCOMES))

@@ -274,7 +274,10 @@ def parse_digest(seed: int, n: int) -> str:
 
 
 def _digest_in_subprocess(seed: int, n: int) -> str:
-    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fuzz_replay; print(fuzz_replay.parse_digest({seed}, {n}))"
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+        f"import fuzz_replay; print(fuzz_replay.parse_digest({seed}, {n}))"
+    )
     digests = {
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": hs}
@@ -668,7 +671,7 @@ def config_mutations(base: dict[str, Any], seed: int) -> list[tuple[str, str]]:
         if isinstance(p[-1], str):
             by_depth.setdefault(len(p), []).append(p)
     out: list[tuple[str, str]] = []
-    for depth, group in sorted(by_depth.items()):  # key typos at every level
+    for _depth, group in sorted(by_depth.items()):  # key typos at every level
         for path in rng.sample(group, min(4, len(group))):
             cfg = copy.deepcopy(base)
             parent = _get_parent(cfg, path)

@@ -206,7 +206,9 @@ def survivor_diffs(work: Path, names: list[str]) -> dict[str, str]:
     proc = subprocess.run([sys.executable, "-c", _DIFFS, *names], cwd=work, capture_output=True, text=True)
     diffs = json.loads(proc.stdout or "{}")
     return {
-        n: " | ".join(l.strip() for l in d.splitlines() if l[:1] in "+-" and not l.startswith(("+++", "---")))
+        n: " | ".join(
+            line.strip() for line in d.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))
+        )
         for n, d in diffs.items()
     }
 

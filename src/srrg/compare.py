@@ -316,9 +316,12 @@ def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
             f"| p (randomization) | p adj. |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
             + "".join(
-                f"| {r.key} | {r.statistic} | {_fmt(r.value_a)} | {_ci_text(r.ci_a)} | {_fmt(r.value_b)} | {_ci_text(r.ci_b)} "
-                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} | {_p_text(r.p_bootstrap, r.p_bootstrap_floor)} "
-                f"| {_p_text(r.p_bootstrap_adj, r.p_bootstrap_floor)} | {_p_text(r.p_randomization, r.p_randomization_floor)} "
+                f"| {r.key} | {r.statistic} | {_fmt(r.value_a)} | {_ci_text(r.ci_a)} "
+                f"| {_fmt(r.value_b)} | {_ci_text(r.ci_b)} "
+                f"| {_fmt(r.difference)} | {_ci_text(r.ci_difference)} "
+                f"| {_p_text(r.p_bootstrap, r.p_bootstrap_floor)} "
+                f"| {_p_text(r.p_bootstrap_adj, r.p_bootstrap_floor)} "
+                f"| {_p_text(r.p_randomization, r.p_randomization_floor)} "
                 f"| {_p_text(r.p_randomization_adj, r.p_randomization_floor)} |\n"
                 for r in group
             )

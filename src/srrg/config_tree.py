@@ -319,7 +319,9 @@ def config_schema() -> dict[str, Any]:
     return {
         "$schema": SCHEMA_URI,
         "title": "srrg workflow configuration",
-        "description": "Every key has a default, so an empty config runs the embedded default; unknown keys are errors.",
+        "description": (
+            "Every key has a default, so an empty config runs the embedded default; unknown keys are errors."
+        ),
         "type": "object",
         "additionalProperties": False,
         "properties": properties,

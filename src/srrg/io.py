@@ -278,7 +278,8 @@ def report_text(value: Any, where: str) -> str:
         else "not text"
     )
     raise UserError(
-        f"{where}: report is {kind} ({json.dumps(value, default=str)[:40]}); allowed: a string, a structured-report object or null"
+        f"{where}: report is {kind} ({json.dumps(value, default=str)[:40]}); "
+        "allowed: a string, a structured-report object or null"
     )
 
 
@@ -321,7 +322,8 @@ def _missing(p: Path, columns: Iterable[str], id_col: str, text_col: str) -> Non
     missing = [c for c in (id_col, text_col) if c not in found]
     if missing:
         raise UserError(
-            f"{p}: missing column(s) {missing}; found {found[:20]} (choose others with --id-col / --ref-col / --hyp-col)"
+            f"{p}: missing column(s) {missing}; found {found[:20]} "
+            "(choose others with --id-col / --ref-col / --hyp-col)"
         )
 
 

@@ -461,7 +461,8 @@ def figure(studies: list[tuple[str, StructuredReport]], path: str, size: int = 1
         ax_img.imshow(render(report, study_id, size), cmap="gray", vmin=0, vmax=1)
         ax_img.set_title(study_id, fontsize=8)
         lines = [
-            f"{'+' if f.name in VISIBLE else '(invisible)'} {f.name}, p={f.probability}, {f.level or '-'}, {f.location or '-'}"
+            f"{'+' if f.name in VISIBLE else '(invisible)'} {f.name}, "
+            f"p={f.probability}, {f.level or '-'}, {f.location or '-'}"
             for f in report.positive
         ] or ["no positive finding"]
         if report.negative:

@@ -43,8 +43,9 @@ class StatsConfig:
     extraction_gold: str | None = field(
         default=None,
         metadata=doc(
-            "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); when set, the workflow measures the extractor "
-            "on it with the extract settings and extraction_accuracy.csv joins the statistics; null = not measured."
+            "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); "
+            "when set, the workflow measures the extractor on it with the extract settings "
+            "and extraction_accuracy.csv joins the statistics; null = not measured."
         ),
     )
     extraction_half: str = field(

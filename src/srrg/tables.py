@@ -255,7 +255,8 @@ def to_html(df: pl.DataFrame, caption: str) -> str:
             [
                 (
                     '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>table{border-collapse:collapse}'
-                    "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}td:first-child{text-align:left}</style></head><body>"
+                    "th,td{border:1px solid #ccc;padding:2px 8px}td{text-align:right}"
+                    "td:first-child{text-align:left}</style></head><body>"
                 ),
                 f"<table>\n<caption>{html.escape(caption)}</caption>",
                 f"<thead><tr>{head}</tr></thead>",
@@ -289,7 +290,8 @@ def captions(
             filter(
                 None,
                 (
-                    f"Structured report generation: methods (Structured-First), scored on the first Studies test studies.{refs}",
+                    "Structured report generation: methods (Structured-First), "
+                    f"scored on the first Studies test studies.{refs}",
                     note,
                     signatures.get("table1"),
                 ),

@@ -14,8 +14,7 @@ hedged level ("borderline heart size") becomes uncertain.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import AbstractSet
+from collections.abc import Mapping, Sequence, Set
 
 from srrg import vocab
 from srrg.extract.context import POSITIVE, STATED, Mention
@@ -62,7 +61,7 @@ def _distance(mod: Item, mention: Mention) -> int:
     return 0
 
 
-def location_phrases(locs: Sequence[Item], lowers: Sequence[str], joiners: AbstractSet[str]) -> list[tuple[int, int]]:
+def location_phrases(locs: Sequence[Item], lowers: Sequence[str], joiners: Set[str]) -> list[tuple[int, int]]:
     """Group location items joined by joiner words; keep groups with at least one specific word."""
     groups: list[list[Item]] = []
     for item in sorted(locs, key=lambda i: i.start):
@@ -105,7 +104,7 @@ def _share_alternatives(mentions: Sequence[Mention], lowers: Sequence[str]) -> N
                 m.locations = m.locations or list(located[0])
 
 
-def _inherit(mentions: Sequence[Mention], lowers: Sequence[str], links: AbstractSet[str]) -> None:
+def _inherit(mentions: Sequence[Mention], lowers: Sequence[str], links: Set[str]) -> None:
     """Copy the observation's location onto an interpretation joined to it only by link words
     ("opacity, likely reflecting atelectasis"), not by bare prepositions ("effusion with atelectasis")."""
     positives = [m for m in mentions if m.status == POSITIVE]
@@ -122,7 +121,7 @@ _NUMBER = re.compile(r"^\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)*$")
 _SIZE_SPAN = 12  # at most this many tokens between a finding and its measurement
 
 
-def _number_back(lowers: Sequence[str], end: int, by: AbstractSet[str]) -> int:
+def _number_back(lowers: Sequence[str], end: int, by: Set[str]) -> int:
     """Start of the number chain ("1.2", "2 x 3") that ends just before token `end` (-1: none)."""
     k = end - 1
     if k < 0 or not _NUMBER.match(lowers[k]):
@@ -133,7 +132,7 @@ def _number_back(lowers: Sequence[str], end: int, by: AbstractSet[str]) -> int:
 
 
 def _size_before(
-    m: Mention, attached: AbstractSet[int], lowers: Sequence[str], units: AbstractSet[str], by: AbstractSet[str]
+    m: Mention, attached: Set[int], lowers: Sequence[str], units: Set[str], by: Set[str]
 ) -> tuple[int, int] | None:
     """A measurement right before the finding: "2 cm right apical pneumothorax"."""
     k = m.item.start - 1
@@ -152,9 +151,9 @@ def _size_after(
     m: Mention,
     end_limit: int,
     lowers: Sequence[str],
-    units: AbstractSet[str],
-    by: AbstractSet[str],
-    between: AbstractSet[str],
+    units: Set[str],
+    by: Set[str],
+    between: Set[str],
 ) -> tuple[int, int] | None:
     """A measurement after the finding through "measuring", "(": "nodule measuring 1.2 cm"."""
     k = m.item.end
@@ -192,8 +191,8 @@ def link_sentence(
     group: Sequence[Item],
     mentions: Sequence[Mention],
     lowers: Sequence[str],
-    joiners: AbstractSet[str],
-    links: AbstractSet[str],
+    joiners: Set[str],
+    links: Set[str],
     hedged_levels: Mapping[str, int] | None = None,
 ) -> None:
     """Fill `level` and `locations` of the sentence's mentions in place; a stated finding with a

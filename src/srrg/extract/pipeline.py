@@ -3,8 +3,9 @@
 spaCy does the text work: a tokenizer (blank English, or a configured installed model) and four
 components registered here: `srrg_sentences` (sentence ids; the model's own boundaries when it has
 them), `srrg_mentions` (one PhraseMatcher over the whole vocabulary), `srrg_context` (negation /
-hedging) and `srrg_linking` (severity and location). Sections are extracted separately and merged with `srrg.report.merge`, so the
-"one entry per finding, most certain mention wins, positive wins" rule lives in one place.
+hedging) and `srrg_linking` (severity and location). Sections are extracted separately and merged
+with `srrg.report.merge`, so the "one entry per finding, most certain mention wins, positive wins"
+rule lives in one place.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ class ExtractConfig:
         default=3,
         metadata=doc(
             'Probability of the findings a "versus" alternative names ("atelectasis versus infiltrate"): '
-            "3 = stated, as NIH labels and the IU MeSH codes count them; 1 = uncertain, as the CheXpert labeler marks them.",
+            "3 = stated, as NIH labels and the IU MeSH codes count them; "
+            "1 = uncertain, as the CheXpert labeler marks them.",
             minimum=1,
             maximum=3,
         ),

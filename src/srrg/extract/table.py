@@ -3,8 +3,8 @@ the command is srrg.stages.extract).
 
 Adds `structured` (MIMIC-STRUC JSON, raw un-normalized locations), `provenance` (JSON list of the
 kept mentions with character spans into their section column) and `extract_status`
-(ok | empty_text | truncated | long_sentence | error) to every input row; the configured sections are read from the columns
-of the same name (default findings + impression).
+(ok | empty_text | truncated | long_sentence | error) to every input row; the configured sections
+are read from the columns of the same name (default findings + impression).
 """
 
 from __future__ import annotations

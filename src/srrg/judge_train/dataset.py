@@ -131,7 +131,8 @@ def build_examples(
         status = EMPTY_TEXT if not ref.strip() or not hyp.strip() else OK if target is not None else NO_TARGET
         rows.append({
             "pair_id": pid, "case_id": case, "split": split_of[case], "reference": ref, "candidate": hyp,
-            "human": human, "target": target, "messages": json.dumps(list(request.messages), ensure_ascii=False), "status": status,
+            "human": human, "target": target,
+            "messages": json.dumps(list(request.messages), ensure_ascii=False), "status": status,
         })  # fmt: skip
     examples = pl.DataFrame(rows, schema=EXAMPLE_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EXAMPLE_SCHEMA)
     summary = {

@@ -70,7 +70,8 @@ def load_base(cfg: JudgeTrainConfig, quantize: bool, bf16: bool) -> tuple[Any, A
     if quantize:
         if gguf:
             raise UserError(
-                "QLoRA loads safetensors weights; a GGUF base cannot be quantized with bitsandbytes (set quantization: none)"
+                "QLoRA loads safetensors weights; "
+                "a GGUF base cannot be quantized with bitsandbytes (set quantization: none)"
             )
         from peft import prepare_model_for_kbit_training
         from transformers import BitsAndBytesConfig

@@ -154,7 +154,8 @@ class PromptTemplate:
         extra = set(values) - set(self.fields)
         if missing or extra:
             raise ValueError(
-                f"prompt {self.id!r} declares fields {list(self.fields)}; missing {sorted(missing)}, undeclared {sorted(extra)}"
+                f"prompt {self.id!r} declares fields {list(self.fields)}; "
+                f"missing {sorted(missing)}, undeclared {sorted(extra)}"
             )
 
         def fill(text: str) -> str:

@@ -70,7 +70,8 @@ KEYS = (
 _UNCERTAINTY = {
     "certain": "certain", "definite": "certain", "present": "certain", "3": "certain",
     "probable": "probable", "likely": "probable", "probably": "probable", "2": "probable",
-    "uncertain": "uncertain", "possible": "uncertain", "possibly": "uncertain", "questionable": "uncertain", "1": "uncertain",
+    "uncertain": "uncertain", "possible": "uncertain", "possibly": "uncertain", "questionable": "uncertain",
+    "1": "uncertain",
 }  # fmt: skip
 
 Entity = tuple[str, str | None, str | None, str | None]
@@ -114,7 +115,8 @@ class GemaConfig(JudgeConfig):
                 or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
             ):
                 raise ValueError(
-                    f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, got {dict(weights)}"
+                    f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, "
+                    f"got {dict(weights)}"
                 )
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"gema alpha must be in [0, 1], got {self.alpha}")

@@ -425,7 +425,8 @@ def structured_mode(client: Any, text_model: re.Pattern[str] | None = None) -> b
     supports = bool(getattr(backend, "supports_schema", False))
     if wanted and not supports:
         raise ValueError(
-            f"llm.structured: true needs a backend with schema-constrained decoding (openai); {describe(client)} has none"
+            "llm.structured: true needs a backend with schema-constrained decoding (openai); "
+            f"{describe(client)} has none"
         )
     if wanted is None:
         return supports and not (text_model is not None and text_model.search(str(getattr(backend, "model", ""))))

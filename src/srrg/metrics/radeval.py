@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -457,7 +457,10 @@ class CheXbert(Metric):
                 per[f"chexbert_{part}_{n}"] = [float(c[j]) for c in counts]
             per[f"chexbert_f1_{n}"] = [report_f1(*c) for c in counts]
             summary.update(chexbert_summary(ref_labels, hyp_labels, idx, n))
-        named: Callable[[Sequence[int]], str] = lambda row: "; ".join(n for n, v in zip(CHEXBERT_14, row) if v == 1)
+
+        def named(row: Sequence[int]) -> str:
+            return "; ".join(name for name, v in zip(CHEXBERT_14, row) if v == 1)
+
         per["chexbert_ref_labels"] = [named(r) for r in ref_labels]
         per["chexbert_hyp_labels"] = [named(h) for h in hyp_labels]
         per["chexbert_status"] = [OK if t.strip() else EMPTY_HYP for t in hyp_texts]

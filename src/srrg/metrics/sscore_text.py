@@ -81,8 +81,8 @@ class SScoreTextConfig:
     smoothing: float = field(
         default=1.0,
         metadata=doc(
-            "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): more false or missed findings score lower "
-            "even when none matches; 0: the set F1.",
+            "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): "
+            "more false or missed findings score lower even when none matches; 0: the set F1.",
             minimum=0,
         ),
     )
@@ -98,15 +98,16 @@ class SScoreTextConfig:
     significance: str = field(
         default="weighted",
         metadata=doc(
-            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); uniform: all weigh 1.",
+            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); "
+            "uniform: all weigh 1.",
             enum=list(SIGNIFICANCE),
         ),
     )
     fold_general: bool = field(
         default=True,
         metadata=doc(
-            "A finding whose CheXpert observation is an ancestor of another finding's in the same report is folded into "
-            "it ('opacity, likely atelectasis' is atelectasis), before matching."
+            "A finding whose CheXpert observation is an ancestor of another finding's in the same report "
+            "is folded into it ('opacity, likely atelectasis' is atelectasis), before matching."
         ),
     )
     normalize_locations: bool = field(

@@ -202,7 +202,8 @@ def check_decoding(infer: Mapping[str, Any], max_target_tokens: int | None = Non
     beams, keep = infer.get("num_beams"), infer.get("num_return_sequences")
     if isinstance(beams, int) and isinstance(keep, int) and keep > beams:
         raise ConfigError(
-            f"infer.num_return_sequences {keep} is more than infer.num_beams {beams}; beam search keeps at most one candidate per beam"
+            f"infer.num_return_sequences {keep} is more than infer.num_beams {beams}; "
+            "beam search keeps at most one candidate per beam"
         )
     budget = infer.get("max_new_tokens")
     if max_target_tokens is not None and isinstance(budget, int) and budget < max_target_tokens:

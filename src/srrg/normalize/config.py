@@ -27,7 +27,8 @@ class NormalizeConfig:
     allow_fallback: bool = field(
         default=False,
         metadata=doc(
-            "With method llm: a failed LLM request keeps the rules phrase (exit 0) instead of failing the stage (exit 1)."
+            "With method llm: a failed LLM request keeps the rules phrase (exit 0) "
+            "instead of failing the stage (exit 1)."
         ),
     )
     max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))

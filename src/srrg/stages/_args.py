@@ -95,7 +95,8 @@ def check_outputs(
                 raise UserError(f"{option} {path}: is also the input {in_option}; an output must not replace an input")
             if kind == "folder" and os.path.dirname(source) == target:
                 raise UserError(
-                    f"{option} {path}: holds the input {in_option} {inputs[in_option]}; choose an output outside the inputs"
+                    f"{option} {path}: holds the input {in_option} {inputs[in_option]}; "
+                    "choose an output outside the inputs"
                 )
         if kind == "file" and os.path.isdir(target):
             raise UserError(f"{option} {path}: is a folder, expected a file to write")

@@ -17,7 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gold",
         choices=("mesh", "openi14"),
         default="mesh",
-        help="mesh: the archive's expert MeSH codes; openi14: NIH 14-label expert labels of Open-i reports (docs/extraction.md)",
+        help=(
+            "mesh: the archive's expert MeSH codes; "
+            "openi14: NIH 14-label expert labels of Open-i reports (docs/extraction.md)"
+        ),
     )
     parser.add_argument(
         "--gold-file",

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"note: {cfg.caveat}", file=sys.stderr)
     info = result.info
     print(
-        f"{len(info['metrics'])} metrics x {info['n_with_human']} rated pairs ({info['n_without_human']} without rating), "
+        f"{len(info['metrics'])} metrics x {info['n_with_human']} rated pairs "
+        f"({info['n_without_human']} without rating), "
         f"resampling {info['resampling']} -> {args.out}"
     )

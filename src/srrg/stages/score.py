@@ -15,12 +15,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--refs",
         required=True,
-        help="reference reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)",
+        help=(
+            "reference reports: Parquet, JSONL, JSON or CSV with a study id and a report column, "
+            "or TXT with one report per line (docs/inputs.md)"
+        ),
     )
     parser.add_argument(
         "--hyps",
         required=True,
-        help="generated reports: Parquet, JSONL, JSON or CSV with a study id and a report column, or TXT with one report per line (docs/inputs.md)",
+        help=(
+            "generated reports: Parquet, JSONL, JSON or CSV with a study id and a report column, "
+            "or TXT with one report per line (docs/inputs.md)"
+        ),
     )
     parser.add_argument(
         "--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)"
