@@ -160,12 +160,6 @@ def stage_config(
         raise ConfigError(f"{key}: {err}") from None
 
 
-def load_section(value: str | Mapping[str, Any] | None, section: str) -> dict[str, Any]:
-    """A `--config` value validated against its section, as a mapping (defaults filled): what the
-    per-class `from_dict` wrappers outside the stages still call; stages use stage_config."""
-    return stage_config(value, dict, section)
-
-
 def config_hash(data: Any) -> str:
     """Stable short hash of a JSON-able value (key order does not matter): records which config
     produced a dataset."""

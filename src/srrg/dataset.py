@@ -19,7 +19,7 @@ from typing import Any, Literal
 import polars as pl
 
 from srrg import __version__
-from srrg.config import config_hash, doc, from_dict, load_section
+from srrg.config import config_hash, doc
 from srrg.errors import UserError
 from srrg.io import atomic_path, is_id_column, read_table, write_text
 from srrg.progress import tracked
@@ -73,10 +73,6 @@ class DatasetConfig:
         level = self.compression_level
         if low is not None and level is not None and not low <= level <= high:
             raise UserError(f"compression_level {level} is out of range for {self.compression} ({low}-{high})")
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | str | None) -> DatasetConfig:
-        return from_dict(cls, load_section(data, "dataset"), "dataset")
 
 
 def sentences_of(structured: str | None) -> str:
@@ -347,3 +343,44 @@ def summarize(manifest: Mapping[str, Any], rows_in: int, seconds: float) -> str:
         f"{col}:" + ",".join(f"{k}={v}" for k, v in counts.items()) for col, counts in manifest["statuses"].items()
     )
     return f"dataset: rows in={rows_in} out={manifest['rows']} | {splits} | {statuses} | {seconds:.1f}s"
+
+
+def run_dataset(
+    inp: str | Path, out_dir: str | Path, cfg: DatasetConfig, upstream: Mapping[str, Any], progress: bool = True
+) -> str:
+    """The dataset stage in one job (plan, every shard, manifest): returns its summary line."""
+    import time
+
+    start = time.perf_counter()
+    df = read_table(inp)
+    manifest = write_dataset(df, out_dir, cfg, upstream, progress=progress)
+    return summarize(manifest, df.height, time.perf_counter() - start)
+
+
+def run_dataset_plan(inp: str | Path, out_dir: str | Path, cfg: DatasetConfig) -> str:
+    """The dataset-plan stage: plan.json from the split column alone, shards no longer planned
+    removed; returns its summary line."""
+    rows, plan = plan_input(inp, cfg)
+    stale = remove_stale_shards(out_dir, plan)
+    write_json(Path(out_dir) / PLAN_NAME, plan)
+    return f"dataset plan: rows in={rows} {json.dumps(plan['splits'])} stale removed={len(stale)}"
+
+
+def run_dataset_shard(inp: str | Path, out_dir: str | Path, split: str, index: int, cfg: DatasetConfig) -> str:
+    """The dataset-shard stage: one shard of one split written; returns its summary line."""
+    part = read_shard(inp, split, index, cfg.rows_per_shard)
+    write_shard(part, Path(out_dir) / split / shard_name(index), cfg)
+    return f"dataset shard {split}/{shard_name(index)}: rows={part.height}"
+
+
+def run_dataset_manifest(inp: str | Path, out_dir: str | Path, cfg: DatasetConfig, upstream: Mapping[str, Any]) -> str:
+    """The dataset-manifest stage: manifest.json from the plan and the written shards' footers and
+    status columns; returns its summary line."""
+    import time
+
+    start = time.perf_counter()
+    rows_in = count_rows(inp)
+    plan = json.loads((Path(out_dir) / PLAN_NAME).read_text(encoding="utf-8"))
+    manifest = build_manifest(out_dir, plan, cfg, upstream)
+    write_json(Path(out_dir) / MANIFEST_NAME, manifest)
+    return summarize(manifest, rows_in, time.perf_counter() - start)

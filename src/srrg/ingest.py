@@ -16,6 +16,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
@@ -165,3 +166,15 @@ def summarize(df: pl.DataFrame, seconds: float) -> str:
         + " ".join(f"{s}={splits.get(s, 0)}" for s in SPLITS)
         + f" | {seconds:.1f}s"
     )
+
+
+def run_ingest(cfg: IngestConfig, out: str | Path, progress: bool = True) -> str:
+    """The ingest stage: the studies table written to `out`; returns its summary line."""
+    import time
+
+    from srrg.io import write_parquet
+
+    start = time.perf_counter()
+    df = ingest(cfg, progress=progress)
+    write_parquet(df, out)
+    return summarize(df, time.perf_counter() - start)

@@ -9,14 +9,14 @@ structured report holds one entry per name); `share` is the count over the numbe
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from srrg.config import doc, from_dict, load_section
+from srrg.config import doc
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import atomic_path
@@ -56,10 +56,6 @@ class StatsConfig:
             enum=["dev", "heldout", "all"],
         ),
     )
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | str | None) -> StatsConfig:
-        return from_dict(cls, load_section(data, "stats"), "stats")
 
 
 def read_dataset(dataset_dir: str | Path) -> pl.DataFrame:

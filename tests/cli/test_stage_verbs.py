@@ -12,15 +12,6 @@ import pytest
 from srrg import cli
 
 STAGES = Path(cli.__file__).resolve().parent / "stages"
-# stages whose library module another engineer was changing while the verbs were introduced (issue 24):
-# their run(args) still orchestrates srrg.dataset / srrg.ingest calls; this list should shrink to empty
-NOT_YET = {
-    "dataset": "srrg.dataset was being changed (write_dataset + summarize)",
-    "dataset_manifest": "srrg.dataset was being changed (build_manifest + count_rows + write_json)",
-    "dataset_plan": "srrg.dataset was being changed (plan_input + remove_stale_shards + write_json)",
-    "dataset_shard": "srrg.dataset / srrg.shards were being changed",
-    "ingest": "srrg.ingest was being changed (ingest + input_paths + summarize)",
-}
 # a stage with two modes, each one library verb: compare rescores reports (run_compare) or reads the
 # per_report tables srrg score wrote (run_compare_tables); its run() picks one from the arguments
 MODES = {"compare": ["run_compare", "run_compare_tables"]}
@@ -60,16 +51,7 @@ def test_stage_run_calls_one_library_verb_named_after_the_stage(name):
     if target is not None:
         assert alias_of(target) is None, f"{name} re-exports {target}, itself an alias"
         return
-    if name in NOT_YET:
-        return
     if name in MODES:
         assert verbs(name) == MODES[name]
         return
     assert verbs(name) == [f"run_{name}"], f"{name}.run() should call one srrg function run_{name}, calls {verbs(name)}"
-
-
-def test_exceptions_are_still_needed():
-    """An exception that has been converted is removed from NOT_YET, so the list only shrinks."""
-    assert set(NOT_YET) <= set(cli.stage_names())
-    done = [n for n in NOT_YET if verbs(n) == [f"run_{n}"]]
-    assert done == [], f"converted: remove {done} from NOT_YET"

@@ -23,7 +23,7 @@ from srrg.normalize.config import NormalizeConfig
 SRC = Path(C.__file__).resolve().parent
 STAGE_FILES = sorted((SRC / "stages").glob("*.py"))
 # the other ways a mapping became settings before the door existed
-OTHER_READERS = {"from_dict", "load_section", "load_config_arg", "config_value", "validate", "load_config"}
+OTHER_READERS = {"from_dict", "load_config_arg", "config_value", "validate", "load_config"}
 # (file, function, reader) allowed anyway: _args.mapping reads JSON arguments that are no config
 # section (--upstream-config, an adapter's --options), which a stage records or forwards as they are
 NOT_SETTINGS = {("_args.py", "mapping", "config_value")}
@@ -53,7 +53,7 @@ def _door_functions() -> dict[str, tuple[int, bool]]:
     """Function name -> (index of its parameter that reaches stage_config, whether the function
     passes that parameter's `.config`) for every function of the stage package that hands one of
     its parameters to the door, directly or through another such function (a stage may give `args`
-    to a shared reader, e.g. the dataset commands' _dataset.read_input -> dataset_config)."""
+    to a shared reader, e.g. the dataset commands' _dataset.dataset_config)."""
     functions = [
         node
         for path in STAGE_FILES
@@ -194,4 +194,3 @@ def test_a_section_carries_other_sections_only_when_named() -> None:
 def test_dict_gives_the_validated_mapping_with_defaults() -> None:
     options = stage_config('{"n_boot": 20}', dict, "metaeval.correlate")
     assert options["n_boot"] == 20 and options["seed"] == 0 and options["resample"] == "cluster"
-    assert C.load_section({"n_boot": 20}, "metaeval.correlate") == options

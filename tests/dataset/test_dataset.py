@@ -10,6 +10,7 @@ import pytest
 from srrg import dataset as D
 from srrg import stats as S
 from srrg.cli import main as srrg_main
+from srrg.config import stage_config
 from srrg.dataset import DatasetConfig
 from srrg.report import Finding, StructuredReport
 from srrg.stats import StatsConfig
@@ -235,7 +236,7 @@ def test_stats_cli_writes_csv_and_png(tmp_path, capsys):
     # ids 1..11; None for i % 5 == 4 (4, 9); even -> effusion (2, 6, 8, 10), odd -> cardiomegaly (1, 3, 5, 7, 11)
     assert findings.rows() == [("cardiomegaly", 5, 5 / 11), ("pleural effusion", 4, 4 / 11)]
     assert "stats: studies=11 positive findings=9" in capsys.readouterr().err
-    assert StatsConfig.from_dict(None) == StatsConfig()
+    assert stage_config(None, StatsConfig, "stats") == StatsConfig()
 
 
 def test_each_chart_names_what_its_counts_count(tmp_path, monkeypatch):

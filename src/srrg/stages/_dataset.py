@@ -29,11 +29,3 @@ def dataset_config(args: argparse.Namespace) -> Any:
     from srrg.dataset import DatasetConfig
 
     return stage_config(args.config, DatasetConfig, "dataset")
-
-
-def read_input(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(config, normalized table) of a dataset command."""
-    from srrg.io import read_table
-
-    check_paths(args)
-    return dataset_config(args), read_table(args.inp)

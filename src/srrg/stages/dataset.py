@@ -22,11 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import sys
-    import time
 
-    from srrg.dataset import summarize, write_dataset
+    from srrg.dataset import run_dataset
 
-    start = time.perf_counter()
-    cfg, df = _dataset.read_input(args)
-    manifest = write_dataset(df, args.out_dir, cfg, _args.mapping(args.upstream_config), progress=not args.no_progress)
-    print(summarize(manifest, df.height, time.perf_counter() - start), file=sys.stderr)
+    _dataset.check_paths(args)
+    upstream = _args.mapping(args.upstream_config)
+    line = run_dataset(args.inp, args.out_dir, _dataset.dataset_config(args), upstream, progress=not args.no_progress)
+    print(line, file=sys.stderr)

@@ -20,20 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
     import sys
-    import time
-    from pathlib import Path
 
-    from srrg.config import stage_config
-    from srrg.dataset import MANIFEST_NAME, PLAN_NAME, DatasetConfig, build_manifest, count_rows, summarize, write_json
+    from srrg.dataset import run_dataset_manifest
 
-    start = time.perf_counter()
     _dataset.check_paths(args)
-    cfg = stage_config(args.config, DatasetConfig, "dataset")
-    rows_in = count_rows(args.inp)
-    out_dir = Path(args.out_dir)
-    plan = json.loads((out_dir / PLAN_NAME).read_text(encoding="utf-8"))
-    manifest = build_manifest(out_dir, plan, cfg, _args.mapping(args.upstream_config))
-    write_json(out_dir / MANIFEST_NAME, manifest)
-    print(summarize(manifest, rows_in, time.perf_counter() - start), file=sys.stderr)
+    cfg = _dataset.dataset_config(args)
+    print(run_dataset_manifest(args.inp, args.out_dir, cfg, _args.mapping(args.upstream_config)), file=sys.stderr)

@@ -15,15 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    import json
     import sys
-    from pathlib import Path
 
-    from srrg.dataset import PLAN_NAME, plan_input, remove_stale_shards, write_json
+    from srrg.dataset import run_dataset_plan
 
     _dataset.check_paths(args)
-    rows, plan = plan_input(args.inp, _dataset.dataset_config(args))  # the split column alone is read
-    out_dir = Path(args.out_dir)
-    stale = remove_stale_shards(out_dir, plan)
-    write_json(out_dir / PLAN_NAME, plan)
-    print(f"dataset plan: rows in={rows} {json.dumps(plan['splits'])} stale removed={len(stale)}", file=sys.stderr)
+    print(run_dataset_plan(args.inp, args.out_dir, _dataset.dataset_config(args)), file=sys.stderr)

@@ -19,13 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import sys
-    from pathlib import Path
 
-    from srrg.config import stage_config
-    from srrg.dataset import DatasetConfig, read_shard, shard_name, write_shard
+    from srrg.dataset import run_dataset_shard
 
     _dataset.check_paths(args)
-    cfg = stage_config(args.config, DatasetConfig, "dataset")
-    part = read_shard(args.inp, args.split, args.index, cfg.rows_per_shard)
-    write_shard(part, Path(args.out_dir) / args.split / shard_name(args.index), cfg)
-    print(f"dataset shard {args.split}/{shard_name(args.index)}: rows={part.height}", file=sys.stderr)
+    cfg = _dataset.dataset_config(args)
+    print(run_dataset_shard(args.inp, args.out_dir, args.split, args.index, cfg), file=sys.stderr)

@@ -26,17 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     import sys
-    import time
 
     from srrg.config import stage_config
-    from srrg.ingest import IngestConfig, ingest, input_paths, summarize
-    from srrg.io import write_parquet
+    from srrg.ingest import IngestConfig, input_paths, run_ingest
 
     flag = {"source": args.source} if args.source else {}  # --source over ingest.source
     flag |= {} if args.n_process is None else {"n_process": args.n_process}  # --n-process over ingest.n_process
     cfg = stage_config(args.config, IngestConfig, "ingest", adjust=lambda settings: {**settings, **flag})
     _args.check_outputs(input_paths(cfg), files={"--out": args.out})
-    start = time.perf_counter()
-    df = ingest(cfg, progress=not args.no_progress)
-    write_parquet(df, args.out)
-    print(summarize(df, time.perf_counter() - start), file=sys.stderr)
+    print(run_ingest(cfg, args.out, progress=not args.no_progress), file=sys.stderr)
