@@ -66,6 +66,52 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+def read_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pl.DataFrame:
+    """A Parquet file read at exactly the path given: polars would otherwise expand `[1]`, `?` and
+    `*` in it as a pattern and read other files (docs/inputs.md, "Paths are literal")."""
+    return pl.read_parquet(path, glob=False, **kwargs)
+
+
+def scan_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pl.LazyFrame:
+    """A LazyFrame of one Parquet file at exactly the path given (no pattern expansion)."""
+    return pl.scan_parquet(path, glob=False, **kwargs)
+
+
+def parquet_schema(path: str | os.PathLike[str]) -> dict[str, pl.DataType]:
+    """The schema in one Parquet file's footer, opened as a file so its name is never a pattern."""
+    with open(path, "rb") as fh:
+        return dict(pl.read_parquet_schema(fh))
+
+
+def read_csv(path: str | os.PathLike[str], **kwargs: Any) -> pl.DataFrame:
+    """A CSV file read at exactly the path given (no pattern expansion)."""
+    return pl.read_csv(path, glob=False, **kwargs)
+
+
+def read_ndjson(path: str | os.PathLike[str], **kwargs: Any) -> pl.DataFrame:
+    """A JSONL file read at exactly the path given: polars' reader has no switch for its pattern
+    expansion, so it is given the open file."""
+    with open(path, "rb") as fh:
+        return pl.read_ndjson(fh, **kwargs)
+
+
+def list_files(
+    folder: str | os.PathLike[str], suffix: str = "", prefix: str = "", recursive: bool = False
+) -> list[Path]:
+    """The regular files in `folder` (and its subfolders when `recursive`) whose names start with
+    `prefix` and end with `suffix`, sorted by path. The folder is listed, never matched as a
+    pattern, and names are compared as text, so `[`, `?` and `*` in either are plain characters."""
+    root = Path(folder)
+    if recursive:
+        found = [Path(d) / n for d, _, names in os.walk(root) for n in names]
+    else:
+        try:
+            found = [root / e.name for e in os.scandir(root)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+    return sorted(p for p in found if p.name.startswith(prefix) and p.name.endswith(suffix) and p.is_file())
+
+
 def _unwritable(path: str | os.PathLike[str], err: BaseException) -> NoReturn:
     """A full disk or a folder that turned read-only while writing: one line naming the output (the
     temporary file is removed; the previous output, if any, is kept)."""
@@ -237,16 +283,16 @@ def read_table(path: str | os.PathLike[str], id_cols: Iterable[str] | None = Non
                 schema={"study_id": pl.String, "report": pl.String},
             )
         if fmt == "parquet":
-            df = pl.read_parquet(p)
+            df = read_parquet(p)
         elif fmt == "jsonl":
             if _SURROGATE_ESCAPE.search(p.read_bytes()):  # the reader would turn them into NUL: refuse, naming the line
                 _json_records(p, fmt)
-            df = pl.read_ndjson(p, infer_schema_length=None)
+            df = read_ndjson(p, infer_schema_length=None)
         elif fmt == "json":
             df = pl.DataFrame([rec for _, rec in _json_records(p, fmt)], infer_schema_length=None)
         else:
-            header = pl.read_csv(p, n_rows=0).columns
-            df = pl.read_csv(p, infer_schema_length=None, schema_overrides={c: pl.String for c in header if wanted(c)})
+            header = read_csv(p, n_rows=0).columns
+            df = read_csv(p, infer_schema_length=None, schema_overrides={c: pl.String for c in header if wanted(c)})
     except UserError:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError, TypeError) as err:
@@ -305,7 +351,7 @@ def read_reports(path: str | os.PathLike[str], id_col: str = "study_id", text_co
 def _read_frame(p: Path, fmt: str) -> pl.DataFrame:
     """Parquet as stored; CSV with every column as text (ids and reports are never type-guessed)."""
     try:
-        return pl.read_parquet(p) if fmt == "parquet" else pl.read_csv(p, infer_schema=False)
+        return read_parquet(p) if fmt == "parquet" else read_csv(p, infer_schema=False)
     except (pl.exceptions.PolarsError, OSError, ValueError) as err:
         _unreadable(p, fmt, err)
 
