@@ -21,7 +21,7 @@ import polars as pl
 from srrg import __version__
 from srrg.config import config_hash, doc
 from srrg.errors import UserError
-from srrg.io import atomic_path, is_id_column, read_table, write_text
+from srrg.io import atomic_path, is_id_column, list_files, parquet_schema, read_table, scan_parquet, write_text
 from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
 from srrg.shards import MANIFEST_NAME, file_sha256, split_files
@@ -133,11 +133,11 @@ def scan_input(path: str | Path) -> pl.LazyFrame:
     p = Path(path)
     if p.suffix.lower() == ".parquet" and p.is_file():
         try:
-            schema = pl.read_parquet_schema(p)
+            schema = parquet_schema(p)
         except (pl.exceptions.PolarsError, OSError):
             schema = {}  # read_table names the problem
         if schema.get("split") == pl.String and all(t == pl.String for c, t in schema.items() if is_id_column(c)):
-            return pl.scan_parquet(p)
+            return scan_parquet(p)
     return read_table(p).lazy()
 
 
@@ -175,7 +175,7 @@ def count_rows(path: str | Path) -> int:
     p = Path(path)
     if p.suffix.lower() == ".parquet" and p.is_file():
         try:
-            return pl.scan_parquet(p).select(pl.len()).collect().item()
+            return scan_parquet(p).select(pl.len()).collect().item()
         except (pl.exceptions.PolarsError, OSError):
             pass  # read_table names the problem
     return read_table(p).height
@@ -223,7 +223,8 @@ def remove_stale_shards(out_dir: str | Path, plan: Mapping[str, Any]) -> list[Pa
     """Delete part-*.parquet files an earlier plan left behind, so that reading a split folder
     by glob gives exactly the planned shards."""
     planned = set(shard_paths(out_dir, plan))
-    stale = [p for s in SPLITS for p in sorted((Path(out_dir) / s).glob("part-*.parquet")) if p not in planned]
+    found = [p for s in SPLITS for p in list_files(Path(out_dir) / s, suffix=".parquet", prefix="part-")]
+    stale = [p for p in found if p not in planned]
     for path in stale:
         path.unlink()
     return stale
@@ -267,7 +268,7 @@ def build_manifest(
     for path in shard_paths(out_dir, plan):
         if not path.is_file():
             raise FileNotFoundError(f"shard {path} is missing; rerun the dataset stage")
-        shard = pl.scan_parquet(path)  # the footer and the status columns: the texts are not decoded
+        shard = scan_parquet(path)  # the footer and the status columns: the texts are not decoded
         columns = shard.collect_schema()
         schema = schema or {k: str(v) for k, v in columns.items()}
         rel = path.relative_to(out_dir).as_posix()
@@ -330,7 +331,7 @@ def read_split(
     files = split_files(dataset_dir, split)
     if not files:
         raise UserError(f"no Parquet shards in {Path(dataset_dir) / split}")
-    frame = pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
+    frame = pl.concat([scan_parquet(f) for f in files], how="diagonal_relaxed")
     if columns is not None:
         frame = frame.select("study_id", *(c for c in columns if c != "study_id"))
     frame = frame.with_columns(pl.col("study_id").cast(pl.String)).sort("study_id")

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from srrg.errors import UserError
+from srrg.io import list_files
 
 MODELS_ENV = "SRRG_MODELS_DIR"  # where fetch put the weights; the default is DEFAULT_DIR
 DEFAULT_DIR = ".cache/srrg/models"
@@ -206,7 +207,7 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
                 allow_patterns=list(need.files) if need.files else None,
             )
         )
-        files = sorted(p for p in folder.rglob("*") if p.is_file())
+        files = list_files(folder, recursive=True)
         # RadEval and transformers load by name, i.e. the `main` ref: offline it must name this snapshot
         write_text(folder.parent.parent / "refs" / "main", folder.name)
         manifest[need.repo] = {

@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from srrg.errors import UserError
+from srrg.io import list_files, scan_parquet
 from srrg.splits import SPLITS
 
 MANIFEST_NAME = "manifest.json"
@@ -49,7 +50,7 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
     root = Path(dataset_dir)
     manifest_path = root / MANIFEST_NAME
     if not manifest_path.is_file():
-        return sorted((root / split).glob("*.parquet"))
+        return list_files(root / split, suffix=".parquet")
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         listed = [(f["path"], f["rows"], f.get("sha256")) for f in manifest["files"] if f["split"] == split]
@@ -66,14 +67,14 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
             problem = "does not match manifest.json (SHA-256 differs: changed or corrupt)"
             raise UserError(f"shard {path} {problem}; {_rebuild_hint(root, rel)}")
         try:
-            found = pl.scan_parquet(path).select(pl.len()).collect().item()
+            found = scan_parquet(path).select(pl.len()).collect().item()
         except (pl.exceptions.PolarsError, OSError) as err:
             reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise UserError(f"shard {path} is not readable Parquet ({reason}); {_rebuild_hint(root, rel)}") from None
         if found != rows:
             raise UserError(f"shard {path} holds {found} rows, manifest.json says {rows}; {_rebuild_hint(root, rel)}")
         paths.append(path)
-    unlisted = sorted(set((root / split).glob("*.parquet")) - set(paths))
+    unlisted = sorted(set(list_files(root / split, suffix=".parquet")) - set(paths))
     if unlisted:
         why = "a stray or copied shard would duplicate rows"
         raise UserError(f"{unlisted[0]} is not listed in {manifest_path} ({why}); remove it")

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from srrg import io
 from srrg.cases.align import MARKS, POSITIVE, AlignedFinding, align
 from srrg.cases.thumbs import thumbnails
 from srrg.dataset import read_split
@@ -58,7 +59,7 @@ def read_parquet(path: Path, option: str, required: Sequence[str]) -> pl.DataFra
     if not path.is_file():
         raise UserError(f"{option} {path}: no such file")
     try:
-        df = pl.read_parquet(path)
+        df = io.read_parquet(path)
     except (pl.exceptions.ComputeError, OSError) as exc:
         raise UserError(f"{option} {path}: not a Parquet file ({str(exc).splitlines()[0]})") from exc
     missing = [c for c in required if c not in df.columns]

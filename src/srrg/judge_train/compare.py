@@ -11,7 +11,7 @@ import polars as pl
 
 from srrg.config import from_dict
 from srrg.errors import UserError
-from srrg.io import read_table, write_parquet
+from srrg.io import read_parquet, read_table, write_parquet
 from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval, write_result
 
 
@@ -57,7 +57,7 @@ def run_judge_train_compare(
     """The judge-train-compare stage: the score tables joined and correlated (compare), written to
     out_dir as per_report.parquet and the meta-evaluation tables."""
     zero = read_table(zero_shot) if zero_shot else None
-    joined, result = compare(read_table(finetuned), zero, pl.read_parquet(ratings), options, suffix)
+    joined, result = compare(read_table(finetuned), zero, read_parquet(ratings), options, suffix)
     write_parquet(joined, Path(out_dir) / "per_report.parquet")
     write_result(result, out_dir)
     return result

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from srrg.errors import UserError
-from srrg.io import write_parquet, write_text
+from srrg.io import read_parquet, write_parquet, write_text
 from srrg.judge_train.config import JudgeTrainConfig
 from srrg.judge_train.dataset import OK, TOO_LONG
 from srrg.llm.config import LLMConfig
@@ -273,7 +273,7 @@ def run_judge_train_fit(
     prepared_dir: str | Path, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path
 ) -> dict[str, Any]:
     """The judge-train-fit stage: fit on the examples.parquet that judge-train-prepare wrote."""
-    return fit(pl.read_parquet(Path(prepared_dir) / "examples.parquet"), cfg, out_dir, work_dir)
+    return fit(read_parquet(Path(prepared_dir) / "examples.parquet"), cfg, out_dir, work_dir)
 
 
 def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path) -> dict[str, Any]:

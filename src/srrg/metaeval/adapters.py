@@ -27,6 +27,7 @@ from typing import Any
 import polars as pl
 
 from srrg.errors import UserError
+from srrg.io import list_files, read_csv
 from srrg.metrics.judge_common import CATEGORIES
 
 RATINGS_SCHEMA = {
@@ -80,7 +81,7 @@ def _require(df: pl.DataFrame, columns: list[str], source: Path) -> None:
 def _read_csv(path: Path) -> pl.DataFrame:
     if not path.is_file():
         raise UserError(f"{path}: no such file (the published layout has it; see docs/metaeval.md)")
-    return pl.read_csv(path, infer_schema_length=None)
+    return read_csv(path, infer_schema_length=None)
 
 
 def _read_json(path: Path) -> Any:
@@ -255,7 +256,7 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
                           "system": str(case.get(f"{cand}_source", "")), "context": context})  # fmt: skip
     ids = [str(c["id"]) for c in cases]
     folder = root / "radiologist_annotations"
-    paths = [folder / f"{r}.json" for r in raters] if raters else sorted(folder.glob("*.json"))
+    paths = [folder / f"{r}.json" for r in raters] if raters else list_files(folder, suffix=".json")
     if not paths:
         raise UserError(f"{folder}: no rater file (<rater>.json); the published layout has user_1.json ... user_3.json")
     ratings: list[dict[str, Any]] = []
@@ -332,7 +333,7 @@ def read_rate_eval(
     path: one of the CSVs, or the Task2_paragraph_rate folder (every rate_*.csv in it, pair ids
     `<file stem>:<row>`)."""
     path = Path(path)
-    files = sorted(path.glob("rate_*.csv")) if path.is_dir() else [path]
+    files = list_files(path, suffix=".csv", prefix="rate_") if path.is_dir() else [path]
     if not files:
         raise UserError(f"{path}: no rate_*.csv (the published Task2_paragraph_rate folder has rate_test.csv)")
     pairs, ratings, unscored = [], [], 0

@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from srrg.errors import StageFailed, UserError
-from srrg.io import read_reports, write_parquet, write_text
+from srrg.io import read_csv, read_reports, write_parquet, write_text
 from srrg.metrics.base import MetricResult, score_all
 from srrg.metrics.judge_common import JudgeFailed
 from srrg.metrics.section import MISSING, select_all
@@ -128,5 +128,5 @@ def run_score(
 
 def signature_columns(out_dir: str | Path) -> dict[str, str]:
     """The signature_<metric> columns of a summary.csv that run_score wrote (printed beside the table)."""
-    row = pl.read_csv(Path(out_dir) / "summary.csv", infer_schema=False).row(0, named=True)
+    row = read_csv(Path(out_dir) / "summary.csv", infer_schema=False).row(0, named=True)
     return {k: v for k, v in row.items() if k.startswith("signature_")}

@@ -19,6 +19,7 @@ from typing import Any
 
 from srrg import __version__
 from srrg.errors import UserError
+from srrg.io import read_csv
 
 SIGNATURES_FILE = "signatures.csv"
 UNKNOWN = "unknown"  # a summary written before signatures existed
@@ -145,7 +146,7 @@ def read_signatures(folder_or_file: str | Path) -> dict[str, str]:
     path = path if path.name == SIGNATURES_FILE else path.parent / SIGNATURES_FILE
     if not path.is_file():
         return {}
-    frame = pl.read_csv(path, schema={"key": pl.String, "signature": pl.String})
+    frame = read_csv(path, schema={"key": pl.String, "signature": pl.String})
     return dict(zip(frame["key"], frame["signature"]))
 
 

@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from srrg.dataset import read_split
 from srrg.errors import UserError
+from srrg.io import list_files
 from srrg.model.config import DataConfig
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
@@ -160,7 +161,7 @@ class ReportDataModule(L.LightningDataModule):
         log_image_source(self.images, self.cfg.image_root)
         self.train_set = ReportDataset(train, self.target, self.images, self.cfg.image_root, self.image_size)
         val_dir = Path(self.dataset_dir) / "validate"
-        if any(val_dir.glob("*.parquet")):
+        if list_files(val_dir, suffix=".parquet"):
             val = self._rows("validate", self.cfg.max_val_studies)
             self.val_set = ReportDataset(val, self.target, self.images, self.cfg.image_root, self.image_size)
 

@@ -20,10 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 from srrg.config import doc
 from srrg.errors import UserError
+from srrg.io import read_csv
 from srrg.progress import tracked
 from srrg.sources.common import OK, image_status, natural_key, packaged_file, report_status
 from srrg.sources.mimic_cxr import view_rank
@@ -143,7 +142,7 @@ def metadata_key(image_id: str) -> str:
 
 def read_views(path: str | Path) -> dict[str, str]:
     """Image id (metadata spelling) -> View Position, for the images that have one."""
-    df = pl.read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
+    df = read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
     return {k: v for k, v in df.iter_rows() if v}
 
 

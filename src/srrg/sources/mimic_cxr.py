@@ -22,6 +22,7 @@ import polars as pl
 
 from srrg.config import doc
 from srrg.errors import UserError
+from srrg.io import list_files, read_csv
 from srrg.progress import tracked
 from srrg.sources.common import OK, image_status, report_status
 from srrg.text.sections import split_sections
@@ -137,7 +138,7 @@ def iter_report_files(reports: str | Path) -> Iterator[tuple[str, str, bytes]]:
                 if m:
                     yield m.group(1), m.group(2), _member_bytes(zf, fh, info)
         return
-    for file in sorted(path.rglob("s*.txt")):
+    for file in list_files(path, suffix=".txt", prefix="s", recursive=True):
         m = _REPORT_NAME.search(file.relative_to(path).as_posix())
         if m:
             yield m.group(1), m.group(2), file.read_bytes()
@@ -149,13 +150,13 @@ def _read_ids_csv(path: str | Path, columns: Mapping[str, str]) -> pl.DataFrame:
     if not p.exists():
         raise FileNotFoundError(f"MIMIC-CXR file not found: {p}")
     try:
-        header = pl.read_csv(p, n_rows=0).columns
+        header = read_csv(p, n_rows=0).columns
         missing = [c for c in columns if c not in header]
         if missing:
             raise UserError(
                 f"{p}: missing column(s) {missing}; found {header[:12]} (is this the published MIMIC-CXR file?)"
             )
-        df = pl.read_csv(p, columns=list(columns), schema_overrides={c: pl.Utf8 for c in columns})
+        df = read_csv(p, columns=list(columns), schema_overrides={c: pl.Utf8 for c in columns})
     except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise UserError(f"{p}: not a readable CSV ({first})") from None
