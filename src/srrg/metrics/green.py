@@ -1,5 +1,7 @@
 """GREEN (Ostmeier et al., 2024): an LLM counts clinically significant and insignificant errors of
 six categories and the matched findings; GREEN = matched / (matched + significant errors).
+From the same counts: GREEN-EC (the significant error total, lower is better) and GREEN-F1
+(2 matched / (2 matched + significant errors)), as VERT reports them (docs/judges.md).
 
 The prompt is the published one (src/srrg/prompts/green.txt) and parsing follows the official
 implementation (see judge_common; docs/judges.md lists where ours differs). Unlike the official
@@ -35,15 +37,29 @@ from srrg.metrics.judge_common import (
     section,
     structured_error_report,
     structured_template,
+    unified_score,
 )
+from srrg.metrics.vert import FORMULAS
 
 NAME = "green"
+# GREEN-F1 is VERT's unified family at its F1 weights (a, bS, bI) = (2, 1, 0) (docs/judges.md)
+F1_WEIGHTS = FORMULAS["f1_formula"]
 SIG_KEYS = tuple(f"green_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"green_insig_{c}" for c in CATEGORIES)
 SCHEMA = error_report_schema(NAME)
 # the official GREEN models (GREEN-RadLlama2-7b, GREEN-RadPhi2, ...) were tuned on the text format
 OFFICIAL_MODEL = re.compile(r"GREEN-Rad", re.IGNORECASE)
-KEYS = ("green", *SIG_KEYS, *INSIG_KEYS, "green_matched", "green_status", "green_matched_findings", "green_explanation")
+KEYS = (
+    "green",
+    "green_ec",
+    "green_f1",
+    *SIG_KEYS,
+    *INSIG_KEYS,
+    "green_matched",
+    "green_status",
+    "green_matched_findings",
+    "green_explanation",
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,20 @@ def green_value(report: ErrorReport) -> float:
     if report.matched == 0:
         return 0.0
     return report.matched / (report.matched + sum(report.significant))
+
+
+def green_ec(report: ErrorReport) -> float:
+    """GREEN-EC: the number of clinically significant errors over categories (a)-(f), a metric
+    where lower is better; NaN when the answer could not be parsed (never "no errors")."""
+    return float(sum(report.significant)) if report.parsed else math.nan
+
+
+def green_f1(report: ErrorReport) -> float:
+    """GREEN-F1: 2M / (2M + S) on the answer's matched count M and significant error total S (the
+    unified family at F1_WEIGHTS; 0 when nothing matched); NaN when the answer could not be parsed."""
+    if not report.parsed:
+        return math.nan
+    return unified_score(report.matched, sum(report.significant), sum(report.insignificant), *F1_WEIGHTS)
 
 
 def green_requests(refs: Sequence[str], hyps: Sequence[str], cfg: GreenConfig, structured: bool = False) -> list[Any]:
@@ -88,7 +118,12 @@ def summarize(reports: Sequence[ErrorReport], scores: Sequence[float]) -> dict[s
     answers with zero significant errors, and the counts of partial and failed answers
     (green_failures, split into green_no_response / green_truncated / green_unparseable)."""
     parsed = [r for r in reports if r.parsed]
-    summary = {"green": nanmean(scores), "green_std": population_std(scores)}
+    summary = {
+        "green": nanmean(scores),
+        "green_std": population_std(scores),
+        "green_ec": nanmean([green_ec(r) for r in reports]),
+        "green_f1": nanmean([green_f1(r) for r in reports]),
+    }
     for i, c in enumerate(CATEGORIES):
         zero = sum(1 for r in parsed if r.significant[i] == 0)
         summary[f"green_zero_sig_{c}"] = zero / len(parsed) if parsed else math.nan
@@ -109,6 +144,8 @@ def score_responses(
     for (report, explanation), score in zip(read, scores):
         sig, insig, matched = count_columns(report)
         per["green"].append(score)
+        per["green_ec"].append(green_ec(report))
+        per["green_f1"].append(green_f1(report))
         for i in range(len(CATEGORIES)):
             per[SIG_KEYS[i]].append(sig[i])
             per[INSIG_KEYS[i]].append(insig[i])
