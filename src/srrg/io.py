@@ -44,6 +44,25 @@ def current_umask() -> int:
     return mask
 
 
+# the temporary files atomic_path creates: "." + the output's name + "." + 8 random characters + ".tmp"
+_TEMP = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+def remove_stale_temps(path: str | os.PathLike[str], folder: bool, deep: bool = False) -> list[Path]:
+    """Delete the temporary files a killed writer left for the output `path` (docs/inputs.md,
+    "Outputs"): beside a file output, those of its name; in a folder output, all of atomic_path's
+    (in its sub-folders too when `deep`). Returns what was removed."""
+    target = Path(path)
+    if folder:
+        found = list_files(target, suffix=".tmp", prefix=".", recursive=deep)
+    else:
+        found = list_files(target.parent, suffix=".tmp", prefix=f".{target.name}.")
+    stale = [p for p in found if (m := _TEMP.fullmatch(p.name)) and (folder or m["name"] == target.name)]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it replaces `path` only if the block succeeds, so a

@@ -65,25 +65,35 @@ def check_outputs(
     inputs: dict[str, str | None],
     files: dict[str, str | None] | None = None,
     folders: dict[str, str | None] | None = None,
+    trees: dict[str, str | None] | None = None,
 ) -> None:
-    """Option -> path of a stage's inputs and outputs (None: not given), checked before any work:
-    an output that is one of the inputs, or an output folder that holds one directly (where the
-    command writes its files), would replace or mix with what the stage reads (`infer --out
-    model.pt`, `score --out` around its `--refs`); inputs in sub-folders of an output folder are
-    other stages' files (the workflow's judge/<run>/subset/). Two outputs on one path would
-    overwrite each other; a file output on an existing folder (or the reverse) cannot be written.
-    Each is a UserError naming both options (docs/cli.md). Paths are compared resolved (symbolic
-    links followed), so another spelling of the same file is caught too."""
+    """Option -> path of a stage's inputs and outputs (None: not given), checked before any work
+    (docs/cli.md, "Outputs never replace inputs"). Refused, each a UserError naming both options:
+    an output that is one of the inputs; an output inside an input folder (`cases --out` in the
+    dataset folder would replace a shard); an output folder that holds an input directly (where the
+    command writes its files) or, for `trees` (folders the command writes and prunes at any depth,
+    as the dataset commands their split folders), anywhere below; two outputs on one path; a file
+    output on a folder, device, pipe or socket (as root, `--out /dev/null` would replace the
+    system's node), or a folder output on anything but a folder. Inputs in sub-folders of an
+    ordinary output folder are other stages' files (the workflow's judge/<run>/subset/). Paths are
+    compared resolved (symbolic links and `..` followed), so another spelling of the same file is
+    caught too. Once all pass, the temporary files a killed run left in the outputs are removed."""
     import os
+    import stat
 
     from srrg.errors import UserError
+    from srrg.io import remove_stale_temps
 
     def real(path: str) -> str:
         return os.path.realpath(os.path.expanduser(path))
 
+    def under(path: str, folder: str) -> bool:
+        return path.startswith(folder.rstrip(os.sep) + os.sep)
+
     given = {opt: real(p) for opt, p in inputs.items() if p}
     outs = [(opt, p, "file") for opt, p in (files or {}).items() if p]
     outs += [(opt, p, "folder") for opt, p in (folders or {}).items() if p]
+    outs += [(opt, p, "tree") for opt, p in (trees or {}).items() if p]
     seen: dict[str, str] = {}
     for option, path, kind in outs:
         target = real(path)
@@ -93,12 +103,22 @@ def check_outputs(
         for in_option, source in given.items():
             if source == target:
                 raise UserError(f"{option} {path}: is also the input {in_option}; an output must not replace an input")
-            if kind == "folder" and os.path.dirname(source) == target:
+            if os.path.isdir(source) and under(target, source):
+                raise UserError(
+                    f"{option} {path}: is inside the input folder {in_option} {inputs[in_option]}; "
+                    "choose an output outside the inputs"
+                )
+            if (kind == "folder" and os.path.dirname(source) == target) or (kind == "tree" and under(source, target)):
                 raise UserError(
                     f"{option} {path}: holds the input {in_option} {inputs[in_option]}; "
                     "choose an output outside the inputs"
                 )
-        if kind == "file" and os.path.isdir(target):
+        mode = os.stat(target).st_mode if os.path.exists(target) else None
+        if kind == "file" and mode is not None and stat.S_ISDIR(mode):
             raise UserError(f"{option} {path}: is a folder, expected a file to write")
-        if kind == "folder" and os.path.exists(target) and not os.path.isdir(target):
+        if kind == "file" and mode is not None and not stat.S_ISREG(mode):
+            raise UserError(f"{option} {path}: is a device, pipe or socket, not a file to write; give a file path")
+        if kind != "file" and mode is not None and not stat.S_ISDIR(mode):
             raise UserError(f"{option} {path}: is a file, expected a folder to write into")
+    for _, path, kind in outs:
+        remove_stale_temps(real(path), folder=kind != "file", deep=kind == "tree")

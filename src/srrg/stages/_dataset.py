@@ -19,8 +19,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def check_paths(args: argparse.Namespace) -> None:
-    """The dataset folder must not be, or hold, the input table (docs/cli.md)."""
-    _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir})
+    """The dataset folder must not be, or hold at any depth, the input table: its split folders are
+    written and pruned of shards no longer planned (docs/cli.md)."""
+    _args.check_outputs({"--in": args.inp}, trees={"--out-dir": args.out_dir})
 
 
 def dataset_config(args: argparse.Namespace) -> Any:
