@@ -79,9 +79,14 @@ def _require(df: pl.DataFrame, columns: list[str], source: Path) -> None:
 
 
 def _read_csv(path: Path) -> pl.DataFrame:
+    """A rating CSV; a file polars cannot parse (ragged rows, bad quoting, not UTF-8) is one line."""
     if not path.is_file():
         raise UserError(f"{path}: no such file (the published layout has it; see docs/metaeval.md)")
-    return read_csv(path, infer_schema_length=None)
+    try:
+        return read_csv(path, infer_schema_length=None)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(f"{path}: not a readable CSV table ({reason})") from None
 
 
 def _read_json(path: Path) -> Any:
@@ -111,6 +116,25 @@ def _count(value: Any, where: str) -> float:
     if not math.isfinite(count) or count < 0:
         raise UserError(f"{where}: an error count must be a number >= 0, got {value!r}")
     return count
+
+
+def _index(value: Any, what: str, where: str) -> int:
+    """A whole number >= 0 read from a CSV cell (a blank cell is not rater or study 0)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number < 0 or number != int(number):
+        raise UserError(f"{where}: {what} must be a whole number >= 0, got {value!r}")
+    return int(number)
+
+
+def _once(seen: dict[Any, str], key: Any, where: str, what: str) -> None:
+    """Refuse a second row (or file) for one key: summing or averaging it in would count a
+    judgement twice (docs/metaeval.md, "Duplicates")."""
+    if key in seen:
+        raise UserError(f"{where}: {what} repeats {seen[key]}; each may appear once")
+    seen[key] = where
 
 
 def _rows_or_fail(ratings: list[dict[str, Any]], source: Path) -> None:
@@ -148,6 +172,10 @@ def read_rexval(root: str | Path, candidates: list[str] | None = None) -> Rating
     _require(reports, ["gt_report"], reports_path)
     names = candidates or [c for c in reports.columns if c not in {"study_id", "gt_report"}]
     _require(reports, names, reports_path)
+    if "study_id" in reports.columns:
+        studies: dict[Any, str] = {}
+        for i, study in enumerate(reports["study_id"]):
+            _once(studies, str(study), f"{reports_path} row {i + 2}", f"study_id {study}")
     pairs = [
         {"pair_id": f"{n}:{cand}", "reference": row["gt_report"], "candidate": row[cand], "cluster": str(n),
          "system": cand, "context": json.dumps({"study_id": str(row.get("study_id", ""))})}
@@ -158,19 +186,23 @@ def read_rexval(root: str | Path, candidates: list[str] | None = None) -> Rating
     errors = _read_csv(errors_path)
     cols = ["study_number", "candidate_type", "error_category", "rater_index", "clinically_significant", "num_errors"]
     _require(errors, cols, errors_path)
-    ratings, unmatched = [], 0
+    ratings, unmatched, seen = [], 0, {}
     for i, row in enumerate(errors.iter_rows(named=True)):
         where = f"{errors_path} row {i + 2}"
-        pid = f"{row['study_number']}:{row['candidate_type']}"
-        if pid not in known:
-            unmatched += 1
-            continue
-        index = int(row["error_category"]) - 1
-        if not 0 <= index < len(CATEGORIES):
+        study = _index(row["study_number"], "study_number", where)
+        pid = f"{study}:{row['candidate_type']}"
+        rater = _index(row["rater_index"], "rater_index", where)
+        category = _index(row["error_category"], "error_category", where)
+        if not 1 <= category <= len(CATEGORIES):
             raise UserError(f"{where}: error_category must be 1-6, got {row['error_category']!r}")
         significance = SIG if _bool(row["clinically_significant"], where) else INSIG
         count = _count(row["num_errors"], f"{where} num_errors")
-        ratings.append(error_row(pid, str(row["rater_index"]), CATEGORIES[index], significance, count))
+        what = f"study {study} {row['candidate_type']} rater {rater} category {category} {significance}"
+        _once(seen, (pid, rater, category, significance), where, what)
+        if pid not in known:
+            unmatched += 1
+            continue
+        ratings.append(error_row(pid, str(rater), CATEGORIES[category - 1], significance, count))
     _rows_or_fail(ratings, errors_path)
     notes = {"rows_without_pair": unmatched}
     return RatingsDataset("rexval", _frame(pairs, PAIR_INFO_SCHEMA), _frame(ratings, RATINGS_SCHEMA), notes)
@@ -247,8 +279,14 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
     cases = _read_json(data_path)
     if not isinstance(cases, list) or not all(isinstance(c, Mapping) and "id" in c for c in cases):
         raise UserError(f"{data_path}: expected a JSON list of cases with an 'id' each")
-    pairs = []
-    for case in cases:
+    pairs, case_ids = [], {}
+    for n, case in enumerate(cases):
+        where = f"{data_path} case {n} (id {case['id']!r})"
+        _once(case_ids, str(case["id"]), where, f"case id {case['id']!r}")
+        texts = ("ground_truth_report", *(f"{c}_report" for c in RADPREF_CANDIDATES))
+        bad = [k for k in texts if not isinstance(case.get(k, ""), str)]
+        if bad:
+            raise UserError(f"{where}: {bad[0]} must be a text, got {type(case[bad[0]]).__name__}")
         context = json.dumps({k: case[k] for k in RADPREF_CONTEXT if k in case})
         for cand in RADPREF_CANDIDATES:
             pairs.append({"pair_id": f"{case['id']}:{cand}", "reference": case.get("ground_truth_report"),
@@ -261,11 +299,16 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
         raise UserError(f"{folder}: no rater file (<rater>.json); the published layout has user_1.json ... user_3.json")
     ratings: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
+    twice = sorted({r for r in raters or [] if raters.count(r) > 1})
+    if twice:
+        raise UserError(f"option raters names {twice} twice; each rater file is read once")
+    users: dict[Any, str] = {}
     for path in paths:
         doc = _read_json(path)
         if not isinstance(doc, Mapping) or not isinstance(doc.get("annotations"), Mapping) or "user_id" not in doc:
             raise UserError(f'{path}: expected {{"user_id": ..., "annotations": {{case id: ...}}}}')
         rater, annotations = str(doc["user_id"]), doc["annotations"]
+        _once(users, rater, str(path), f"user_id {rater!r} (one radiologist read twice)")
         unknown = [k for k in annotations if str(k) not in ids]
         if unknown:
             raise UserError(f"{path}: case id(s) {unknown[:5]} are not in {data_path.name}")
@@ -279,7 +322,7 @@ def read_radpref(root: str | Path, raters: list[str] | None = None) -> RatingsDa
                     raise UserError(f"{path}: case {case_id!r} has no {cand} annotation object")
                 pid, where = f"{case_id}:{cand}", f"{path} case {case_id} {cand}"
                 rating = entry.get("rating")
-                if not isinstance(rating, (int, float)) or not 1 <= rating <= 5:
+                if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not 1 <= rating <= 5:
                     raise UserError(f"{where}: rating must be a number 1-5, got {rating!r}")
                 ratings.append(rating_row(pid, rater, float(rating)))
                 ratings.extend(radpref_errors(entry, pid, rater, where))
@@ -319,6 +362,10 @@ def read_scored_csv(
     return pairs, ratings, unscored
 
 
+RATE_EVAL_FILES = ("rate_train.csv", "rate_test.csv")
+RATE_EVAL_SCALE = (0.0, 4.5)
+
+
 def read_rate_eval(
     path: str | Path, reference_col: str = "gt_report", candidate_col: str = "similar_report", score_col: str = "Score"
 ) -> RatingsDataset:
@@ -330,16 +377,22 @@ def read_rate_eval(
     Layout: the dataset's file tree on Hugging Face (Task2_paragraph_rate/rate_{train,test}.csv)
     and a public correlation script that reads rate_test.csv's gt_report / similar_report / Score
     columns (found by content search; its repository is not named in the index, docs/metaeval.md).
-    path: one of the CSVs, or the Task2_paragraph_rate folder (every rate_*.csv in it, pair ids
-    `<file stem>:<row>`)."""
+    path: one of the CSVs, or the Task2_paragraph_rate folder (its rate_train.csv and rate_test.csv
+    by those published names, so a stray copy beside them is never read; pair ids
+    `<file stem>:<row>`). A score outside 0-4.5 (or not finite) is an error naming its row."""
     path = Path(path)
-    files = list_files(path, suffix=".csv", prefix="rate_") if path.is_dir() else [path]
+    files = [path / n for n in RATE_EVAL_FILES if (path / n).is_file()] if path.is_dir() else [path]
     if not files:
-        raise UserError(f"{path}: no rate_*.csv (the published Task2_paragraph_rate folder has rate_test.csv)")
+        raise UserError(f"{path}: neither {' nor '.join(RATE_EVAL_FILES)} (the published Task2_paragraph_rate files)")
     pairs, ratings, unscored = [], [], 0
+    low, high = RATE_EVAL_SCALE
     for f in files:
         prefix = f"{f.stem}:" if path.is_dir() else ""
         p, r, u = read_scored_csv(f, "rate_eval", reference_col, candidate_col, score_col, prefix=prefix)
+        for rating in r:
+            if not (math.isfinite(rating["value"]) and low <= rating["value"] <= high):
+                row = int(rating["pair_id"].removeprefix(prefix)) + 2
+                raise UserError(f"{f} row {row}: {score_col} must lie in {low:g}-{high:g}, got {rating['value']!r}")
         pairs, ratings, unscored = pairs + p, ratings + r, unscored + u
     _rows_or_fail(ratings, path)
     notes = {"pairs_without_rating": unscored}
@@ -389,6 +442,15 @@ def read_radevalx(path: str | Path, reports: str | None = None) -> RatingsDatase
             continue
         for column, category in zip(RADEVALX_COUNTS, RADEVALX_CATEGORIES):
             ratings.append(error_row(pid, "0", category, significance, _count(row[column], f"{where} {column}")))
+    types: dict[str, set[str]] = {}
+    for pid, significance in seen:
+        types.setdefault(pid, set()).add(significance)
+    half = sorted(pid for pid, kinds in types.items() if pid in known and len(kinds) < 2)
+    if half:
+        raise UserError(
+            f"{path}: report(s) {half[:5]} have one error_type row only; each rated report needs a significant and an "
+            "insignificant row (a missing row is not zero errors)"
+        )
     _rows_or_fail(ratings, path)
     rated = {r["pair_id"] for r in ratings}
     notes = {"rows_without_pair": unmatched, "pairs_without_rating": sum(p not in rated for p in known)}

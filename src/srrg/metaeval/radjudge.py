@@ -73,7 +73,9 @@ def read_cases(path: str | Path) -> list[RankingCase]:
         raise UserError(f"{path}: expected a JSON list of categories, each with a 'tests' list")
     cases, seen = [], set()
     for cat in doc:
-        for test in cat["tests"]:
+        for n, test in enumerate(cat["tests"]):
+            if not isinstance(test, Mapping):
+                raise UserError(f"{path} category {cat.get('category')!r} test {n}: expected an object, got {test!r}")
             where = f"{path} case {test.get('id')!r}"
             cands = test.get("candidates")
             if not isinstance(cands, Mapping) or not all(

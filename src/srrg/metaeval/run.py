@@ -330,6 +330,9 @@ def run_metaeval_correlate(
     score_rows = _table(scores, [ID], "per_report.parquet of `srrg score`")
     if score_rows.is_empty():
         raise UserError(f"{scores}: no scored pair; nothing to correlate")
+    repeated = score_rows.filter(pl.col(ID).is_duplicated())[ID].unique().sort().to_list()
+    if repeated:  # a pair counted twice would weigh twice in every correlation
+        raise UserError(f"{scores}: {ID} {repeated[:5]} repeat ({len(repeated)} in all); each pair may appear once")
     result = run_metaeval(score_rows, rating_rows, cfg, pair_rows)
     write_result(result, out_dir)
     return result
