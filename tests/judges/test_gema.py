@@ -31,17 +31,20 @@ HYP = entities(("Pleural Effusion", "right", "small", "certain"), ("cardiomegaly
 
 
 def test_objective_hand_computed():
+    """REF {effusion left small, atelectasis}, HYP {effusion right small, cardiomegaly}: disease P
+    1/2, R 1/2 -> 0.5; location: no entity agrees on disease and location -> 0; severity and
+    uncertainty: the effusion only, 1 of 2 each side -> 0.5. Fails if attributes were scored on
+    the shared finding alone (severity 1.0)."""
     ref, _ = parse_entities(REF)
     hyp, _ = parse_entities(HYP)
     s = objective_scores(ref, hyp, W)
-    # disease: {effusion, atelectasis} vs {effusion, cardiomegaly}: rates 1/2 and 1/2 -> 0.5
     assert s["disease"] == pytest.approx(0.5)
-    # attributes only on the one matched pair (effusion): location left vs right, severity and
-    # uncertainty agree
     assert s["location"] == 0.0
-    assert s["severity"] == 1.0
-    assert s["uncertainty"] == 1.0
-    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 1 + 1))
+    assert s["severity"] == pytest.approx(0.5)
+    assert s["uncertainty"] == pytest.approx(0.5)
+    assert s["obj"] == pytest.approx(0.25 * (0.5 + 0 + 0.5 + 0.5))
+    old = objective_scores(ref, hyp, W, "shared_findings")  # attributes on the one shared finding
+    assert (old["disease"], old["location"], old["severity"], old["uncertainty"]) == (0.5, 0.0, 1.0, 1.0)
 
 
 def test_asymmetric_rates_harmonic_mean():
@@ -52,6 +55,59 @@ def test_asymmetric_rates_harmonic_mean():
     # S(x, x^) = 1, S(x^, x) = 1/3 -> harmonic mean 0.5
     assert objective_scores(ref, hyp, W)["disease"] == pytest.approx(0.5)
     assert objective_scores((), (), W)["obj"] == 1.0 and objective_scores(ref, (), W)["obj"] == 0.0
+    assert objective_scores((), hyp, W)["obj"] == 0.0
+
+
+FIVE_REF = [
+    ("pleural effusion", "left", "small", "certain"),
+    ("atelectasis", "left lower lobe", None, "probable"),
+    ("cardiomegaly", None, "mild", "certain"),
+    ("pulmonary edema", None, "moderate", "certain"),
+    ("pneumothorax", "right apex", "small", "certain"),
+]
+# the five cases of the paper's definition: (candidate entities, S_obj paper, S_obj shared_findings)
+CASES = {
+    # 1 of 5 found with correct attributes: P 1, R 1/5 in every dimension -> 1/3 each
+    "omission": ([FIVE_REF[0]], 1 / 3, 0.25 * (1 / 3) + 0.75),
+    # one reference finding reported twice: any-match gives P 2/2, R 1/1 -> 1 (old: disease 2/3)
+    "repeat": ([FIVE_REF[0], FIVE_REF[0]], 1.0, 0.25 * (2 / 3) + 0.75),
+    # the one finding at the wrong location: location P 0, R 0; the rest 1
+    "wrong_attribute": ([("pleural effusion", "right", "small", "certain")], 0.75, 0.75),
+    # one extra finding: P 1/2, R 1 -> 2/3 in every dimension (old: disease 2/3, attributes 1)
+    "extra_finding": ([FIVE_REF[0], ("pneumonia", "right lower lobe", None, "certain")], 2 / 3, 0.25 * (2 / 3) + 0.75),
+    "perfect": (FIVE_REF, 1.0, 1.0),
+}
+CASE_REF = {"omission": FIVE_REF, "perfect": FIVE_REF}  # the other cases have the one effusion as reference
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_paper_objective_on_the_five_cases(case):
+    """S_obj of the paper's per-dimension P/R (default) and of the shared_findings option, by hand.
+    Fails if an omission cost only the disease weight (omission 0.833), if repeats were paired one
+    to one (repeat 0.917), or if the options were swapped."""
+    hyp, paper, shared = CASES[case]
+    ref = CASE_REF.get(case, FIVE_REF[:1])
+    assert objective_scores(ref, hyp, W)["obj"] == pytest.approx(paper)
+    assert objective_scores(ref, hyp, W, "shared_findings")["obj"] == pytest.approx(shared)
+
+
+def test_omission_costs_every_dimension():
+    """1 of 5 reference findings reported: each of the four dimensions is 2 * 1 * 0.2 / 1.2 = 1/3."""
+    s = objective_scores(FIVE_REF, [FIVE_REF[0]], W)
+    assert [s[d] for d in ("disease", "location", "severity", "uncertainty")] == pytest.approx([1 / 3] * 4)
+
+
+def test_objective_option_reaches_the_score_and_the_signature():
+    """gema's `objective` option selects the reading in score_answers and names it in the signature."""
+    from srrg.metrics.gema import Gema
+
+    sub = '{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}'
+    ref, hyp = entities(*FIVE_REF), entities(FIVE_REF[0])
+    paper = score_answers([ref], [hyp], [sub]).per_report["gema_obj"][0]
+    old = score_answers([ref], [hyp], [sub], GemaConfig(objective="shared_findings")).per_report["gema_obj"][0]
+    assert (paper, old) == (pytest.approx(1 / 3), pytest.approx(0.25 / 3 + 0.75))
+    assert "|objective:paper|" in Gema().signature("gema")
+    assert "|objective:shared_findings|" in Gema(objective="shared_findings").signature("gema")
 
 
 def test_subjective_rounding():
@@ -81,7 +137,7 @@ def test_gema_blend_and_explanations_kept():
         '```json\n{"fluency_errors": 0, "grammar_errors": "two", "terminology_errors": 10, "explanation": "terse"}\n```'
     )
     res = score_answers([REF], [HYP], [sub])
-    s_obj = 0.25 * 2.5
+    s_obj = 0.25 * (0.5 + 0 + 0.5 + 0.5)  # test_objective_hand_computed
     assert res.per_report["gema_sub"] == [0.8]
     assert res.per_report["gema"] == [pytest.approx(0.8 * s_obj + 0.2 * 0.8)]
     assert res.per_report["gema_status"] == [OK]
@@ -126,6 +182,8 @@ def test_config_validation():
         GemaConfig(dimension_weights={"disease": 1.0})
     with pytest.raises(ValueError, match="alpha"):
         GemaConfig(alpha=1.5)
+    with pytest.raises(ValueError, match="objective must be one of"):
+        GemaConfig(objective="shared")
 
 
 def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
@@ -146,7 +204,7 @@ def test_gema_end_to_end_through_openai_server(tmp_path, monkeypatch):
         options = {"gema": {"llm": stub_llm_config(stub.base_url, str(tmp_path / "cache"))}}
         refs, hyps = ["Small left effusion."] * 2, ["Right effusion, mild cardiomegaly."] * 2
         out = evaluate(refs, hyps, ["gema"], per_report=True, options=options)
-        assert out["gema"] == pytest.approx([0.8 * 0.625 + 0.2 * 1.0] * 2)
+        assert out["gema"] == pytest.approx([0.8 * 0.375 + 0.2 * 1.0] * 2)  # S_obj of test_objective_hand_computed
         assert len(stub.requests) == 3  # two distinct report texts + one distinct pair
         evaluate(refs, hyps, ["gema"], options=options)
         assert len(stub.requests) == 3
@@ -167,20 +225,30 @@ def test_diseases_match_through_the_vocabulary():
     assert [e[0] for e in hyp] == ["pleural effusion", "pleural effusion", "cardiomegaly"]
     assert hyp[2][2] == "mild"  # severity words map onto the vocabulary's levels
     s = objective_scores(ref, hyp, W)
-    # repeated disease kept: 2 matched pairs of 2 ref and 3 hyp entities -> 2 * 2 / 5
-    assert s["disease"] == pytest.approx(0.8)
-    # the ref effusion pairs with the hyp effusion that agrees on location and severity
-    assert s["location"] == 1.0 and s["severity"] == 1.0 and s["uncertainty"] == 1.0
+    # any-match: both reference entities and all three candidate entities find their disease
+    assert s["disease"] == 1.0
+    # location: ref effusion-left found (hyp 1), ref cardiomegaly-null found (hyp 3): R 2/2; hyp 2
+    # (effusion, null) has no reference effusion without location: P 2/3 -> 0.8
+    assert s["location"] == pytest.approx(0.8)
+    # severity: hyp 2 (effusion, no severity) unmatched as well -> 0.8; uncertainty all agree -> 1
+    assert s["severity"] == pytest.approx(0.8) and s["uncertainty"] == 1.0
+    old = objective_scores(ref, hyp, W, "shared_findings")  # one-to-one: 2 pairs of 2 and 3 entities
+    assert old["disease"] == pytest.approx(0.8) and old["location"] == 1.0 and old["severity"] == 1.0
 
 
-def test_repeated_diseases_are_kept_and_paired_one_to_one():
+def test_repeated_diseases_any_match_and_the_one_to_one_option():
+    """Two reference nodules, one candidate nodule (left lower lobe): any-match gives disease 1
+    (P 1/1, R 2/2) and location 2/3 (P 1/1, R 1/2); the shared_findings option pairs one to one
+    (disease 2/3) and compares the location on the pair that agrees (1)."""
     ref, _ = parse_entities(
         entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain"))
     )
     hyp, _ = parse_entities(entities(("nodule", "left lower lobe", None, "certain")))
     s = objective_scores(ref, hyp, W)
-    assert s["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found
-    assert s["location"] == 1.0  # the found nodule pairs with the one in the same place
+    assert s["disease"] == 1.0 and s["location"] == pytest.approx(2 / 3)
+    old = objective_scores(ref, hyp, W, "shared_findings")
+    assert old["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found
+    assert old["location"] == 1.0  # the found nodule pairs with the one in the same place
 
 
 def test_cut_off_entity_list_is_truncated_not_repaired():

@@ -3,11 +3,11 @@
 1. entity agent (one call per distinct report): (disease, location, severity, uncertainty) tuples;
    disease names are mapped onto the project's finding vocabulary (srrg.vocab synonyms: "effusion"
    and "pleural effusion" are one disease), and a disease listed twice (two nodules) stays twice;
-2. objective accuracy, computed here: disease = harmonic mean of the two match rates
-   S(x, x̂) = |x ∩ x̂|/|x| and S(x̂, x) = |x ∩ x̂|/|x̂| over the disease multisets (both empty -> 1, one
-   empty -> 0); location, severity and uncertainty are compared only on matched entities (pairs of
-   a reference and a candidate entity of the same disease): the share of matched pairs that agree
-   (no matched pair: 1 when both reports have no entity, else 0); S_obj = Σ w_d · score_d;
+2. objective accuracy, computed here: per dimension (disease, location, severity, uncertainty) the
+   harmonic mean of precision (share of candidate entities matched in the reference) and recall
+   (share of reference entities matched in the candidate), an entity matching when the other
+   report has any entity of its disease agreeing in that dimension (both empty -> 1, one empty ->
+   0); S_obj = Σ w_d · score_d. Option objective: shared_findings keeps srrg's earlier reading;
 3. subjective agent (one call per pair): fluency, grammar and terminology issue counts,
    S_sub = Σ w_a · max(0, 1 - 0.05 · errors_a), rounded to the nearest of {0, 0.2, ..., 1};
 4. GEMA = α · S_obj + (1 - α) · S_sub (α = 0.8), with the explanations kept per report.
@@ -95,13 +95,16 @@ SUBJECTIVE_SCHEMA = object_schema(
 @dataclass(frozen=True)
 class GemaConfig(JudgeConfig):
     """dimension_weights: disease/location/severity/uncertainty weights of S_obj (sum 1);
-    aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj."""
+    aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj;
+    objective: paper (per-dimension precision/recall, the paper's) or shared_findings (attributes
+    compared on shared findings only, srrg's earlier reading; docs/judges.md)."""
 
     max_tokens: int = 1024  # the entity agent lists every finding of a long report as JSON
     dimension_weights: Mapping[str, float] = field(default_factory=lambda: {d: 0.25 for d in DIMENSIONS})
     aspect_weights: Mapping[str, float] = field(default_factory=lambda: {a: 1 / 3 for a in ASPECTS})
     alpha: float = 0.8
     penalty_per_error: float = 0.05
+    objective: str = "paper"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -120,6 +123,8 @@ class GemaConfig(JudgeConfig):
                 )
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"gema alpha must be in [0, 1], got {self.alpha}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"gema objective must be one of {sorted(OBJECTIVES)}, got {self.objective!r}")
 
 
 def _optional(value: Any) -> str | None:
@@ -204,16 +209,53 @@ def match_entities(ref: Sequence[Entity], hyp: Sequence[Entity]) -> list[tuple[E
     return pairs
 
 
-def objective_scores(ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapping[str, float]) -> dict[str, float]:
-    """disease: harmonic mean of the two match rates over the disease multisets; location,
-    severity, uncertainty: share of matched pairs that agree; obj: their weighted sum."""
+def _harmonic(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def paper_scores(ref: Sequence[Entity], hyp: Sequence[Entity]) -> dict[str, float]:
+    """GEMA-Score's per-dimension precision and recall (docs/judges.md): in dimension d an entity
+    of one report is matched when the other report holds ANY entity of the same disease that also
+    agrees on d (disease: the disease alone); precision is the matched share of the candidate's
+    entities, recall that of the reference's, the score their harmonic mean. A repeated finding
+    matches as often as it occurs, and an omitted finding lowers every dimension's recall."""
+    per = {}
+    for i, d in enumerate(DIMENSIONS):
+
+        def found(entity: Entity, other: Sequence[Entity], i: int = i) -> bool:
+            return any(o[0] == entity[0] and o[i] == entity[i] for o in other)
+
+        precision = sum(found(h, ref) for h in hyp) / len(hyp)
+        recall = sum(found(r, hyp) for r in ref) / len(ref)
+        per[d] = _harmonic(precision, recall)
+    return per
+
+
+def shared_findings_scores(ref: Sequence[Entity], hyp: Sequence[Entity]) -> dict[str, float]:
+    """srrg's earlier reading (option `objective: shared_findings`): disease = 2·matched /
+    (|ref| + |hyp|) over one-to-one pairs of the same disease; location, severity and uncertainty =
+    the share of those pairs that agree (0 without a pair), so an omission costs only in disease."""
+    pairs = match_entities(ref, hyp)
+    per = {"disease": 2 * len(pairs) / (len(ref) + len(hyp))}
+    for i, d in enumerate(DIMENSIONS[1:], start=1):
+        per[d] = sum(r[i] == h[i] for r, h in pairs) / len(pairs) if pairs else 0.0
+    return per
+
+
+OBJECTIVES = {"paper": paper_scores, "shared_findings": shared_findings_scores}
+
+
+def objective_scores(
+    ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapping[str, float], objective: str = "paper"
+) -> dict[str, float]:
+    """Per-dimension scores of the chosen reading (OBJECTIVES) and obj, their weighted sum. Two
+    reports without entities agree (1 everywhere); exactly one without entities scores 0."""
     if not ref and not hyp:
         per = {d: 1.0 for d in DIMENSIONS}
+    elif not ref or not hyp:
+        per = {d: 0.0 for d in DIMENSIONS}
     else:
-        pairs = match_entities(ref, hyp)
-        per = {"disease": 2 * len(pairs) / (len(ref) + len(hyp))}
-        for i, d in enumerate(DIMENSIONS[1:], start=1):
-            per[d] = sum(r[i] == h[i] for r, h in pairs) / len(pairs) if pairs else 0.0
+        per = OBJECTIVES[objective](ref, hyp)
     per["obj"] = sum(weights[d] * per[d] for d in DIMENSIONS)
     return per
 
@@ -285,7 +327,8 @@ def score_answers(
         hyp, hyp_status = parse_entities(hyp_text, structured)
         counts, explanation, sub_status = parse_subjective(sub_text, structured)
         status = pair_status({"ref_entities": ref_status, "hyp_entities": hyp_status, "subjective": sub_status})
-        obj = objective_scores(ref, hyp, cfg.dimension_weights) if ref_status == hyp_status == OK else None
+        ok = ref_status == hyp_status == OK
+        obj = objective_scores(ref, hyp, cfg.dimension_weights, cfg.objective) if ok else None
         sub = subjective_score(counts, cfg.aspect_weights, cfg.penalty_per_error) if counts is not None else math.nan
         s_obj = obj["obj"] if obj else math.nan
         per["gema"].append(cfg.alpha * s_obj + (1 - cfg.alpha) * sub)
