@@ -43,7 +43,7 @@ def stub_llm_config(base_url: str, cache_dir: str, structured: bool | None = Fal
         "base_url": base_url,
         "api_key_env": "SRRG_JUDGE_TEST_KEY",
         "cache_dir": cache_dir,
-        "timeout_s": 5.0,
+        "timeout_s": 60.0,  # wide: no stub answer may time out on a loaded machine
         "max_retries": 2,
         "retry_base_delay_s": 0.01,
         "retry_max_delay_s": 0.02,

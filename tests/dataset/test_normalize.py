@@ -175,7 +175,7 @@ def llm_config(stub, tmp_path, **over):
         model="stub",
         base_url=stub.base_url,
         cache_dir=str(tmp_path / "cache"),
-        timeout_s=2,
+        timeout_s=60,  # wide: no stub answer may time out on a loaded machine
         max_retries=2,
         retry_base_delay_s=0.01,
         retry_max_delay_s=0.02,

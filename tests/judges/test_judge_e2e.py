@@ -120,8 +120,8 @@ def test_dead_endpoint_exits_non_zero_within_the_retry_budget_and_keeps_partial_
     llm = stub_llm_config(f"http://127.0.0.1:{closed_port()}/v1", str(tmp_path / "cache"))
     llm.update(max_retries=2, retry_base_delay_s=0.05, retry_max_delay_s=0.1)
     start = time.monotonic()
-    done = srrg_score(tmp_path, refs, hyps, {"green": {"llm": llm}})
-    assert done.returncode == 1 and time.monotonic() - start < 30
+    done = srrg_score(tmp_path, refs, hyps, {"green": {"llm": llm}}, timeout=180)
+    assert done.returncode == 1 and time.monotonic() - start < 90  # ~7 s idle; wide for a loaded machine
     line = done.stderr.strip().splitlines()[-1]
     assert "green: 3 of 3 judge answers failed (3 no_response" in line and "openai endpoint http://127.0.0.1:" in line
     per = pl.read_parquet(tmp_path / "out" / "per_report.parquet")  # written before the exit

@@ -23,7 +23,7 @@ def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
         base_url=stub.base_url,
         api_key_env="SRRG_TEST_KEY",
         cache_dir=str(tmp_path / "cache"),
-        timeout_s=0.5,
+        timeout_s=60.0,  # wide: no request of these tests may time out on a loaded machine
         max_retries=5,
         retry_base_delay_s=0.01,
         retry_max_delay_s=0.05,
@@ -53,11 +53,12 @@ def test_recovers_from_every_fault_and_caches_only_the_good_answer(stub, tmp_pat
     stub.enqueue(
         Status(429, headers={"Retry-After": "1"}),
         Status(500),
-        Delay(2.0),  # longer than timeout_s=0.5
+        Delay(60.0),  # 20 times timeout_s=3: times out however loaded the machine is
         Malformed(),
         Reply("in the right lung", prompt_tokens=7, completion_tokens=3),
     )
-    client = LLMClient(config(stub, tmp_path, retry_max_delay_s=2.0))  # the cap also bounds Retry-After
+    # the cap also bounds Retry-After; timeout_s=3 leaves each answered attempt seconds to spare under load
+    client = LLMClient(config(stub, tmp_path, timeout_s=3.0, retry_max_delay_s=2.0))
     t0 = time.monotonic()
     [resp] = client.complete([ECHO.render("normalize", phrase="right lung")])
     elapsed = time.monotonic() - t0

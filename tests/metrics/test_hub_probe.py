@@ -65,10 +65,11 @@ def hub_state(monkeypatch):
 
 def test_a_closed_port_is_unreachable_at_once_and_a_listening_hub_is_not(hub_state, hub_server) -> None:
     start = time.monotonic()
-    reason = mf.hub_unreachable(f"http://127.0.0.1:{closed_port()}", timeout_s=2.0)
+    reason = mf.hub_unreachable(f"http://127.0.0.1:{closed_port()}", timeout_s=30.0)
     assert reason is not None and reason.startswith("ConnectError") and "\n" not in reason
-    assert time.monotonic() - start < 2.0  # refused, not waited for: one attempt, no retries
-    assert mf.hub_unreachable(hub_server, timeout_s=2.0) is None
+    # refused, not waited for: one attempt, no retries (well under timeout_s=30 however loaded the machine)
+    assert time.monotonic() - start < 10.0
+    assert mf.hub_unreachable(hub_server, timeout_s=30.0) is None
 
 
 def test_unreachable_hub_turns_the_hub_client_offline_for_this_process_only(hub_state, monkeypatch) -> None:

@@ -26,7 +26,7 @@ def test_broken_json_over_the_repair_cap_is_unparseable_at_once():
     start = time.perf_counter()
     assert report.decode_json(broken) == (None, False)
     assert report.parse_report(broken)[1] == report.UNPARSEABLE
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 5.0  # ~0.1 s; wide for a loaded machine
     short = '{"positive": [], "negative": ["effusion",'  # under the cap: still repaired
     assert report.parse_report(short) == (report.StructuredReport((), ("pleural effusion",)), report.REPAIRED)
     strict = json.dumps({"positive": [], "negative": [f"finding {i}" for i in range(8000)]})
