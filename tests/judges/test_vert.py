@@ -129,7 +129,7 @@ def test_vert_end_to_end_through_openai_server(tmp_path, monkeypatch):
 def test_prompt_variants_share_the_answer_format(variant):
     content = vert_requests(["ref text"], ["cand text"], VertConfig(variant=variant))[0].messages[0]["content"]
     assert "[Score]:" in content and "[Matched Findings]:" in content and "cand text" in content
-    assert ("M / (M + S + 0.5 * I)" in content) == (variant == "formula")
+    assert ("M / (M + 2 * S + 0.5 * I)" in content) == (variant == "formula")
     assert ("0.80 to 0.99" in content) == (variant == "rubric")
 
 

@@ -48,6 +48,9 @@ SIG_KEYS = tuple(f"vert_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"vert_insig_{c}" for c in CATEGORIES)
 KEYS = ("vert", *FORMULAS, *SIG_KEYS, *INSIG_KEYS, "vert_matched", "vert_status", "vert_score_status")
 VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # variant -> prompt
+# prompt that states a scoring rule -> the column computing that rule from the counts (their weights
+# must agree: tests/judges/test_prompt_formulas.py reads the rule out of the prompt text)
+STATED_FORMULAS = {"vert_formula": "weighted_formula"}
 SCHEMA = error_report_schema(NAME, score=True)
 _NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
 _SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
