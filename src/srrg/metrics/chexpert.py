@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -38,11 +39,37 @@ class ChexpertMap:
     no_finding_ignores: frozenset[str]
 
 
+def _names(value: object) -> bool:
+    """A YAML list of strings (a bare string would be read as its characters)."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _read_map() -> dict[str, Any]:
+    """The packaged map's YAML with its shape checked; a malformed file is one UserError naming it."""
+    text = resources.files("srrg.vocab").joinpath(MAP_FILE).read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise UserError(f"{MAP_FILE}: not valid YAML{f' (line {mark.line + 1})' if mark else ''}") from None
+    if not (
+        isinstance(data, dict)
+        and _names(data.get("observations"))
+        and isinstance(data.get("map"), dict)
+        and all(_names(labels) for labels in data["map"].values())
+        and _names(data.get("no_finding_ignores", []))
+    ):
+        raise UserError(
+            f"{MAP_FILE}: expected observations (a list), map (finding -> a list of observations) "
+            "and no_finding_ignores (a list of findings)"
+        )
+    return data
+
+
 @lru_cache(maxsize=1)
 def chexpert_map() -> ChexpertMap:
-    """Load and check the packaged map: known observations, canonical vocabulary names, no repeats."""
-    text = resources.files("srrg.vocab").joinpath(MAP_FILE).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    """Load and check the packaged map: its shape, known observations, canonical vocabulary names."""
+    data = _read_map()
     observations = tuple(data["observations"])
     canonical = set(default_synonyms().values())
     findings: dict[str, tuple[str, ...]] = {}
