@@ -46,12 +46,17 @@ class LLMRequest:
 
 @dataclass(frozen=True, slots=True)
 class Decoding:
-    """Resolved decoding parameters of a request (client defaults filled in)."""
+    """Resolved decoding parameters of a request (client defaults filled in). reasoning: the model
+    takes the reasoning-model request form (max_completion_tokens, no temperature); reasoning_effort
+    and extra_body (canonical JSON of further request fields) come from the `llm` slice."""
 
     max_tokens: int
     temperature: float
     json_mode: bool
     json_schema: str | None = None
+    reasoning: bool = False
+    reasoning_effort: str | None = None
+    extra_body: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,13 @@ def request_key(backend: str, model: str, request: LLMRequest, decoding: Decodin
     }
     if decoding.json_schema is not None:  # only then: keys of requests without a schema stay as they were
         payload["json_schema"] = decoding.json_schema
+    # likewise: an ordinary model's keys stay as they were; these change what the model answers
+    if decoding.reasoning:
+        payload["reasoning"] = True
+    if decoding.reasoning_effort is not None:
+        payload["reasoning_effort"] = decoding.reasoning_effort
+    if decoding.extra_body is not None:
+        payload["extra_body"] = decoding.extra_body
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -11,7 +11,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 
-from srrg.llm.base import TRUNCATED, Backend, Decoding, Job, LLMRequest, LLMResponse, cacheable, failed, request_key
+from srrg.llm.base import (
+    TRUNCATED,
+    Backend,
+    Decoding,
+    Job,
+    LLMRequest,
+    LLMResponse,
+    cacheable,
+    failed,
+    request_key,
+    schema_text,
+)
 from srrg.llm.cache import ResponseCache
 from srrg.llm.config import LLMConfig
 from srrg.llm.usage import UsageLedger
@@ -69,11 +80,17 @@ class LLMClient:
         return f"{self.backend.name} model {self.backend.model}"
 
     def decoding(self, request: LLMRequest) -> Decoding:
+        """The request's decoding with the client's defaults and the openai backend's request form
+        (reasoning models, reasoning_effort, extra_body; docs/judges.md "Reasoning models")."""
+        openai = self.backend.name == "openai"
         return Decoding(
             max_tokens=request.max_tokens if request.max_tokens is not None else self.cfg.max_new_tokens,
             temperature=request.temperature if request.temperature is not None else self.cfg.temperature,
             json_mode=request.json_mode,
             json_schema=request.json_schema,
+            reasoning=openai and self.cfg.is_reasoning,
+            reasoning_effort=self.cfg.reasoning_effort if openai else None,
+            extra_body=schema_text(self.cfg.extra_body) if openai and self.cfg.extra_body else None,
         )
 
     def complete(self, requests: Sequence[LLMRequest], progress: bool = True) -> list[LLMResponse]:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from srrg.config import from_dict
@@ -19,6 +19,12 @@ BACKENDS = ("rules", "openai", "local")
 # json_schema: response_format {"type": "json_schema"} (OpenAI, vLLM, Ollama, llama.cpp's llama-server);
 # json_object: response_format {"type": "json_object", "schema": ...} (llama-cpp-python's server)
 SCHEMA_FORMATS = ("json_schema", "json_object")
+# models that reject max_tokens and temperature and take max_completion_tokens (OpenAI's o-series
+# reasoning models o1, o3, o4-mini, ... and the gpt-5 family), also behind a provider prefix
+# ("openai/o3"); `reasoning: true|false` overrides the name (docs/judges.md "Reasoning models")
+REASONING_MODEL = re.compile(r"(?:^|/)(?:o[1-9]|gpt-5)(?:$|[-._])", re.IGNORECASE)
+# request fields the client itself sets; extra_body may add fields, never replace these
+_OWN_FIELDS = frozenset({"model", "messages", "stream", "n"})
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
 
 
@@ -68,6 +74,12 @@ class LLMConfig:
     # answers to a JSON schema; schema_format: how the server wants the schema sent
     structured: bool | None = None
     schema_format: str = field(default="json_schema", metadata={"schema": {"enum": list(SCHEMA_FORMATS)}})
+    # openai backend (docs/judges.md "Reasoning models"): auto = by the model name (REASONING_MODEL);
+    # a reasoning request sends max_completion_tokens, no temperature, and reasoning_effort when set;
+    # extra_body: further request fields passed through as given (any model)
+    reasoning: Literal["auto", True, False] = "auto"
+    reasoning_effort: str | None = None
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -76,6 +88,17 @@ class LLMConfig:
             raise ValueError(f"llm.structured must be true, false or null, got {self.structured!r}")
         if self.schema_format not in SCHEMA_FORMATS:
             raise ValueError(f"llm.schema_format must be one of {SCHEMA_FORMATS}, got {self.schema_format!r}")
+        if not (self.reasoning == "auto" or isinstance(self.reasoning, bool)):
+            raise ValueError(f"llm.reasoning must be auto, true or false, got {self.reasoning!r}")
+        if self.reasoning_effort is not None and (
+            not isinstance(self.reasoning_effort, str) or not self.reasoning_effort.strip()
+        ):
+            raise ValueError(f"llm.reasoning_effort must be a name (low, medium, high), got {self.reasoning_effort!r}")
+        if not isinstance(self.extra_body, Mapping):
+            raise ValueError(f"llm.extra_body must be a mapping of request fields, got {self.extra_body!r}")
+        owned = sorted(set(self.extra_body) & _OWN_FIELDS)
+        if owned:
+            raise ValueError(f"llm.extra_body must not set {owned}: srrg sets them (model, messages, answer form)")
         positive = {
             "concurrency": self.concurrency,
             "timeout_s": self.timeout_s,
@@ -117,6 +140,13 @@ class LLMConfig:
     def to_dict(self) -> dict[str, Any]:
         """Safe to log or dump: holds the key's variable name, never the key."""
         return asdict(self)
+
+    @property
+    def is_reasoning(self) -> bool:
+        """Whether requests take the reasoning-model form: `reasoning`, or by the model name when auto."""
+        if self.reasoning == "auto":
+            return bool(REASONING_MODEL.search(self.model))
+        return bool(self.reasoning)
 
     @property
     def cache_path(self) -> Path:

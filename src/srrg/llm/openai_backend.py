@@ -30,7 +30,7 @@ from typing import Any
 
 import openai
 
-from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
+from srrg.llm.base import OK, TRUNCATED, Decoding, Job, LLMResponse, cut_off, failed
 from srrg.llm.config import LLMConfig
 from srrg.llm.guard import api_key, check_endpoint, connection_pins, redact
 from srrg.llm.transport import NotRetryable, http_client
@@ -128,6 +128,26 @@ def response_format(schema_json: str, schema_format: str) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
+def request_fields(decoding: Decoding, schema_format: str) -> dict[str, Any]:
+    """The chat request's fields after model and messages. An ordinary model: max_tokens and
+    temperature; a reasoning model (o-series, gpt-5; llm.reasoning): max_completion_tokens, no
+    temperature (they reject both older fields) and reasoning_effort when set. Then the answer
+    format, and llm.extra_body passed through as the SDK's extra_body (merged into the JSON body)."""
+    if decoding.reasoning:
+        fields: dict[str, Any] = {"max_completion_tokens": decoding.max_tokens}
+        if decoding.reasoning_effort is not None:
+            fields["reasoning_effort"] = decoding.reasoning_effort
+    else:
+        fields = {"max_tokens": decoding.max_tokens, "temperature": decoding.temperature}
+    if decoding.json_schema is not None:
+        fields["response_format"] = response_format(decoding.json_schema, schema_format)
+    elif decoding.json_mode:
+        fields["response_format"] = {"type": "json_object"}
+    if decoding.extra_body is not None:
+        fields["extra_body"] = json.loads(decoding.extra_body)
+    return fields
+
+
 class OpenAIBackend:
     """supports_schema: the judges' structured answers (docs/judges.md) are on by default here."""
 
@@ -146,20 +166,12 @@ class OpenAIBackend:
         self._rng = random.Random(seed)
 
     def _call(self, job: Job) -> LLMResponse:
-        extra: dict[str, Any] = {}
-        if job.decoding.json_schema is not None:
-            extra["response_format"] = response_format(job.decoding.json_schema, self.cfg.schema_format)
-        elif job.decoding.json_mode:
-            extra["response_format"] = {"type": "json_object"}
+        extra = request_fields(job.decoding, self.cfg.schema_format)
         attempt = 0
         while True:
             try:
                 completion = self._client.chat.completions.create(
-                    model=self.model,
-                    messages=[dict(m) for m in job.messages],
-                    max_tokens=job.decoding.max_tokens,
-                    temperature=job.decoding.temperature,
-                    **extra,
+                    model=self.model, messages=[dict(m) for m in job.messages], **extra
                 )
                 text, pt, ct, cut = read_completion(completion)
                 return LLMResponse(
