@@ -41,6 +41,7 @@ from srrg.metrics.judge_common import (
     client_for,
     decode_json_object,
     failure_counts,
+    judge_signature,
     object_schema,
     pair_requests,
     strict_object,
@@ -353,7 +354,7 @@ def gema_requests(
 ) -> tuple[list[Any], list[str], list[Any]]:
     """Entity requests for each distinct report text (with that text list) and one subjective
     request per pair; structured: each with its agent's schema."""
-    entity_prompt = template("gema_entities", ("report",))
+    entity_prompt = template("gema_entities", ("report",), modality=cfg.modality)
     texts = list(dict.fromkeys(truncate_words(t, cfg.max_words) for t in [*refs, *hyps]))
     schema = schema_text(ENTITY_SCHEMA) if structured else None
     entity = [
@@ -379,14 +380,13 @@ class Gema(Metric):
         self.client = client
 
     def signature(self, key: str) -> str:
-        """The options' signature plus the hash of GEMA's prompt templates (srrg.metrics.signature)."""
-        from srrg.metrics.signature import with_prompts
+        """The options' signature plus the hash of GEMA's prompt templates (judge_signature)."""
 
         def requests(structured: bool) -> list[Any]:
             entity, _, subjective = gema_requests([""], [""], self.cfg, structured)
             return [*entity, *subjective]
 
-        return with_prompts(super().signature(key), requests)
+        return judge_signature(NAME, self.cfg, requests)
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         client = client_for(self.client, self.cfg)

@@ -58,6 +58,10 @@ CATEGORY_FIELDS = (
 SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
 MATCHED = "Matched Findings"
+DEFAULT_MODALITY = "chest X-ray"
+MODALITY_PHRASE = f"{DEFAULT_MODALITY} report"  # where our prompts name the modality
+# options whose whole effect is the prompt text: the signature's prompt hash covers them
+PROMPT_OPTIONS = frozenset({"modality"})
 
 # statuses of one judge answer; FAILED ones have no score
 OK, PARTIAL, UNPARSEABLE, NO_RESPONSE, TRUNCATED = "ok", "partial", "unparseable", "no_response", "truncated"
@@ -99,6 +103,14 @@ def as_reply(answer: str | Reply | None) -> Reply:
 def load_prompt(name: str) -> str:
     """The packaged prompt template `srrg/prompts/<name>.txt`."""
     return resources.files("srrg").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
+
+
+def prompt_text(name: str, modality: str = DEFAULT_MODALITY) -> str:
+    """The packaged prompt with its imaging modality: each "chest X-ray report" of our own prompts
+    names `modality` instead; the default returns the packaged text unchanged, so answers cached
+    for it stay valid (docs/judges.md "Modality")."""
+    text = load_prompt(name)
+    return text if modality == DEFAULT_MODALITY else text.replace(MODALITY_PHRASE, f"{modality} report")
 
 
 def truncate_words(text: str | None, max_words: int) -> str:
@@ -372,15 +384,19 @@ class JudgeConfig:
     max_tokens: answer length limit of every request; each judge sets a default that fits its real
     answers, and an answer that reaches it is `truncated`, never scored;
     max_failure_fraction: a run with a larger share of failed answers (no answer, cut off,
-    unparseable) raises JudgeFailed; so does a run where no request got any answer.
+    unparseable) raises JudgeFailed; so does a run where no request got any answer;
+    modality: the imaging modality our prompts name ("chest X-ray" keeps the packaged text).
     """
 
     llm: Mapping[str, Any] = field(default_factory=dict)
     max_words: int = 300
     max_tokens: int = 1024
     max_failure_fraction: float = 0.1
+    modality: str = DEFAULT_MODALITY
 
     def __post_init__(self) -> None:
+        if not isinstance(self.modality, str) or not self.modality.strip() or set("{}\n") & set(self.modality):
+            raise ValueError(f"modality must be a short name such as 'CT' or 'brain MRI', got {self.modality!r}")
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
         if not 0.0 <= self.max_failure_fraction <= 1.0:
@@ -396,18 +412,23 @@ class JudgeFailed(StageFailed):
         self.result = result
 
 
-def template(name: str, fields_: Sequence[str], text: str | None = None) -> PromptTemplate:
-    """A one-message chat template from a packaged prompt (or the given text under that id); its
-    version is the text's hash, so an edited prompt never reuses answers cached for the old one."""
-    text = load_prompt(name) if text is None else text
+def template(
+    name: str, fields_: Sequence[str], text: str | None = None, modality: str = DEFAULT_MODALITY
+) -> PromptTemplate:
+    """A one-message chat template from a packaged prompt for `modality` (or the given text under
+    that id); its version is the text's hash, so an edited prompt never reuses answers cached for
+    the old one."""
+    text = prompt_text(name, modality) if text is None else text
     version = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     return PromptTemplate(id=name, version=version, messages=(("user", text),), fields=tuple(fields_))
 
 
-def structured_template(name: str, marker: str, answer: str, fields_: Sequence[str]) -> PromptTemplate:
-    """The packaged prompt `name` with its answer-format part (from `marker` on) replaced by the
-    packaged JSON instruction `answer`: the task text stays the published one."""
-    text = load_prompt(name)
+def structured_template(
+    name: str, marker: str, answer: str, fields_: Sequence[str], modality: str = DEFAULT_MODALITY
+) -> PromptTemplate:
+    """The packaged prompt `name` (for `modality`) with its answer-format part (from `marker` on)
+    replaced by the packaged JSON instruction `answer`: the task text stays the published one."""
+    text = prompt_text(name, modality)
     if marker not in text:
         raise ValueError(f"prompt {name!r} has no answer-format marker {marker!r}")
     body = text[: text.index(marker)].rstrip() + "\n\n" + load_prompt(answer)
@@ -480,6 +501,16 @@ def check_failures(
     )
 
 
+def judge_signature(name: str, cfg: JudgeConfig, requests: Any) -> str:
+    """A judge's signature: its options in declaration order, except PROMPT_OPTIONS, whose effect
+    the `prompt:<hash8>` of its templates (requests(structured) for one empty pair) carries; so a
+    default judge's signature is the one it had before those options existed."""
+    from srrg.metrics.signature import compose, config_parts, with_prompts
+
+    parts = [p for p in config_parts(cfg) if p[0] not in PROMPT_OPTIONS]
+    return with_prompts(compose(name, parts), requests)
+
+
 def client_for(client: Any, cfg: JudgeConfig) -> Any:
     """The given client, or one built from the `llm` slice (imported lazily: scoring BLEU must not
     load an LLM backend). The rules backend has no model and cannot judge."""
@@ -515,10 +546,8 @@ class PairJudge(Metric):
         """Per-report values and summary from the replies (a plain text is an ok reply)."""
 
     def signature(self, key: str) -> str:
-        """The options' signature plus the hash of the judge's prompt templates (srrg.metrics.signature)."""
-        from srrg.metrics.signature import with_prompts
-
-        return with_prompts(super().signature(key), lambda structured: self.requests([""], [""], structured))
+        """The options' signature plus the hash of the judge's prompt templates (judge_signature)."""
+        return judge_signature(self.name, self.cfg, lambda structured: self.requests([""], [""], structured))
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         client = client_for(self.client, self.cfg)
@@ -543,7 +572,7 @@ def pair_requests(
     """One request per (reference, candidate) pair from `prompt` (default: the packaged prompt
     `name`); both reports are cut to cfg.max_words; `schema` asks for an answer in that JSON schema;
     `extra` fills further declared fields (e.g. a scale)."""
-    prompt = prompt or template(name, ("reference", "candidate", *extra))
+    prompt = prompt or template(name, ("reference", "candidate", *extra), modality=cfg.modality)
     return [
         prompt.render(
             purpose=name,

@@ -111,7 +111,7 @@ def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig, str
     if not structured:
         return pair_requests(name, refs, hyps, cfg)
     prompt = structured_template(
-        name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate")
+        name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"), cfg.modality
     )
     return pair_requests(name, refs, hyps, cfg, schema=SCHEMA, prompt=prompt)
 
