@@ -24,12 +24,12 @@ from srrg.errors import UserError
 from srrg.io import atomic_path, is_id_column, list_files, parquet_schema, read_table, scan_parquet, write_text
 from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
-from srrg.shards import MANIFEST_NAME, file_sha256, split_files
+from srrg.shards import MANIFEST_NAME, PLAN_NAME, file_sha256, rebuild_hint, split_files
 from srrg.sources.common import natural_key
 from srrg.splits import SPLITS
 
 SCHEMA_VERSION = 1
-PLAN_NAME = "plan.json"
+CHECKSUM_SUFFIX = ".sha256"  # beside each shard: its SHA-256 as the shard job wrote it
 # the dataset contract (contracts: dataset); status columns and image_views follow when present
 COLUMNS = (
     "study_id",
@@ -219,11 +219,44 @@ def make_plan(df: pl.DataFrame, cfg: DatasetConfig) -> dict[str, Any]:
     }
 
 
+def checksum_path(shard: str | Path) -> Path:
+    """The file beside a shard recording the SHA-256 its shard job wrote (docs/workflow.md)."""
+    shard = Path(shard)
+    return shard.with_name(shard.name + CHECKSUM_SUFFIX)
+
+
+def read_plan(out_dir: str | Path) -> dict[str, Any]:
+    """plan.json of a dataset folder as make_plan wrote it, or a UserError in one line (a truncated
+    or hand-edited plan, a file name outside the split folders)."""
+    path = Path(out_dir) / PLAN_NAME
+    fix = "delete it and rerun `snakemake data` (or `srrg dataset-plan`)"
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file; run `srrg dataset-plan` first") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise UserError(f"{path}: not a readable plan ({type(err).__name__}: {err}); {fix}") from None
+    try:
+        splits = {s: (int(plan["splits"][s]["rows"]), int(plan["splits"][s]["shards"])) for s in SPLITS}
+        files = list(plan["files"])
+        expected = [f"{s}/{shard_name(i)}" for s in SPLITS for i in range(splits[s][1])]
+    except (KeyError, TypeError, ValueError) as err:
+        raise UserError(f"{path}: not a dataset plan (missing or wrong {err}); {fix}") from None
+    if files != expected:
+        raise UserError(f"{path}: its files do not match its shard counts (expected {expected[:3]}...); {fix}")
+    return plan
+
+
 def remove_stale_shards(out_dir: str | Path, plan: Mapping[str, Any]) -> list[Path]:
-    """Delete part-*.parquet files an earlier plan left behind, so that reading a split folder
-    by glob gives exactly the planned shards."""
-    planned = set(shard_paths(out_dir, plan))
-    found = [p for s in SPLITS for p in list_files(Path(out_dir) / s, suffix=".parquet", prefix="part-")]
+    """Delete the part-*.parquet files (and their checksum files) an earlier plan left behind, so
+    that a split folder holds exactly the planned shards."""
+    planned = {p for shard in shard_paths(out_dir, plan) for p in (shard, checksum_path(shard))}
+    found = [
+        p
+        for s in SPLITS
+        for suffix in (".parquet", ".parquet" + CHECKSUM_SUFFIX)
+        for p in list_files(Path(out_dir) / s, suffix=suffix, prefix="part-")
+    ]
     stale = [p for p in found if p not in planned]
     for path in stale:
         path.unlink()
@@ -246,7 +279,12 @@ def shard_rows(df: pl.DataFrame, split: str, index: int, rows_per_shard: int) ->
 
 
 def write_shard(df: pl.DataFrame, path: str | Path, cfg: DatasetConfig) -> None:
-    """One Parquet shard, atomically, with the configured row groups and compression."""
+    """One Parquet shard, atomically, with the configured row groups and compression, and beside
+    it the SHA-256 of the bytes written (`sha256sum -c` reads it). The manifest verifies each shard
+    against it, so bytes changed after the shard job are never recorded as correct. The old
+    checksum goes first: a job killed in between leaves a shard without one, which the manifest
+    refuses, never a checksum that vouches for other bytes."""
+    checksum_path(path).unlink(missing_ok=True)
     with atomic_path(path) as tmp:
         df.write_parquet(
             tmp,
@@ -255,12 +293,32 @@ def write_shard(df: pl.DataFrame, path: str | Path, cfg: DatasetConfig) -> None:
             row_group_size=cfg.row_group_size,
             statistics=True,
         )
+        digest = file_sha256(tmp)
+    write_text(checksum_path(path), f"{digest}  {Path(path).name}\n")
+
+
+def recorded_sha256(shard: Path, dataset_dir: Path) -> str:
+    """The SHA-256 the shard job recorded beside `shard`, or a UserError saying how to rebuild it."""
+    side = checksum_path(shard)
+    rel = shard.relative_to(dataset_dir).as_posix()
+    try:
+        digest, name = side.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError, ValueError):
+        why = "is missing" if not side.exists() else "is not a '<sha256>  <name>' line"
+        raise UserError(
+            f"{side} {why}, so shard {shard} cannot be verified; {rebuild_hint(dataset_dir, rel)}"
+        ) from None
+    if name != shard.name or len(digest) != 64:
+        raise UserError(f"{side}: does not record {shard.name}'s SHA-256; {rebuild_hint(dataset_dir, rel)}")
+    return digest
 
 
 def build_manifest(
     out_dir: str | Path, plan: Mapping[str, Any], cfg: DatasetConfig, upstream: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Counts and schema read back from the shards on disk, so the manifest describes what exists."""
+    """Counts and schema read back from the shards on disk, so the manifest describes what exists;
+    each shard's bytes must be those its shard job recorded (write_shard): a shard replaced or
+    edited since is a UserError naming it, never a manifest that blesses it."""
     out_dir = Path(out_dir)
     files = []
     statuses: dict[str, Counter[str]] = {}
@@ -268,12 +326,16 @@ def build_manifest(
     for path in shard_paths(out_dir, plan):
         if not path.is_file():
             raise FileNotFoundError(f"shard {path} is missing; rerun the dataset stage")
+        rel = path.relative_to(out_dir).as_posix()
+        sha256 = file_sha256(path)
+        if sha256 != recorded_sha256(path, out_dir):
+            changed = f"changed since its shard job wrote it (SHA-256 differs from {checksum_path(path).name})"
+            raise UserError(f"shard {path} {changed}; {rebuild_hint(out_dir, rel)}")
         shard = scan_parquet(path)  # the footer and the status columns: the texts are not decoded
         columns = shard.collect_schema()
         schema = schema or {k: str(v) for k, v in columns.items()}
-        rel = path.relative_to(out_dir).as_posix()
         height = shard.select(pl.len()).collect().item()
-        files.append({"path": rel, "split": path.parent.name, "rows": height, "sha256": file_sha256(path)})
+        files.append({"path": rel, "split": path.parent.name, "rows": height, "sha256": sha256})
         for col in (c for c in columns.names() if c.endswith("_status")):
             counts = statuses.setdefault(col, Counter())
             for value, n in shard.select(pl.col(col).value_counts()).unnest(col).collect().iter_rows():
@@ -381,7 +443,7 @@ def run_dataset_manifest(inp: str | Path, out_dir: str | Path, cfg: DatasetConfi
 
     start = time.perf_counter()
     rows_in = count_rows(inp)
-    plan = json.loads((Path(out_dir) / PLAN_NAME).read_text(encoding="utf-8"))
+    plan = read_plan(out_dir)
     manifest = build_manifest(out_dir, plan, cfg, upstream)
     write_json(Path(out_dir) / MANIFEST_NAME, manifest)
     return summarize(manifest, rows_in, time.perf_counter() - start)

@@ -20,6 +20,7 @@ from srrg.io import list_files, scan_parquet
 from srrg.splits import SPLITS
 
 MANIFEST_NAME = "manifest.json"
+PLAN_NAME = "plan.json"
 _SHARD = re.compile(rf"({'|'.join(SPLITS)})/part-(\d{{5}})\.parquet")
 
 
@@ -32,7 +33,7 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _rebuild_hint(dataset_dir: Path, rel: str) -> str:
+def rebuild_hint(dataset_dir: Path, rel: str) -> str:
     """How to rebuild one shard: the workflow, or the dataset-shard command for its split and index."""
     hint = "delete it and rerun the workflow (`snakemake data` rebuilds that shard and the manifest)"
     m = _SHARD.fullmatch(rel)
@@ -46,10 +47,17 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
     """The shard files of one split, checked against manifest.json: each listed shard exists, holds
     the recorded rows and (for manifests that record it) the recorded SHA-256, and the split folder
     holds no shard the manifest does not list. A failed check is a UserError naming the shard and
-    how to rebuild it. A folder without manifest.json (shards written by hand) is read by glob."""
+    how to rebuild it. A folder without manifest.json (shards written by hand) gives its split
+    folder's Parquet files; one that holds plan.json without a manifest is a build that did not
+    finish, and an error."""
     root = Path(dataset_dir)
     manifest_path = root / MANIFEST_NAME
     if not manifest_path.is_file():
+        if (root / PLAN_NAME).exists():
+            raise UserError(
+                f"{root}: holds {PLAN_NAME} but no {MANIFEST_NAME}, so its build did not finish (shards may be "
+                "missing or stale); rerun `snakemake data` (or `srrg dataset-manifest`) to complete it"
+            )
         return list_files(root / split, suffix=".parquet")
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -65,14 +73,14 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
             raise UserError(f"shard {path} is missing; rerun `snakemake data` to rebuild it")
         if sha256 is not None and file_sha256(path) != sha256:
             problem = "does not match manifest.json (SHA-256 differs: changed or corrupt)"
-            raise UserError(f"shard {path} {problem}; {_rebuild_hint(root, rel)}")
+            raise UserError(f"shard {path} {problem}; {rebuild_hint(root, rel)}")
         try:
             found = scan_parquet(path).select(pl.len()).collect().item()
         except (pl.exceptions.PolarsError, OSError) as err:
             reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise UserError(f"shard {path} is not readable Parquet ({reason}); {_rebuild_hint(root, rel)}") from None
+            raise UserError(f"shard {path} is not readable Parquet ({reason}); {rebuild_hint(root, rel)}") from None
         if found != rows:
-            raise UserError(f"shard {path} holds {found} rows, manifest.json says {rows}; {_rebuild_hint(root, rel)}")
+            raise UserError(f"shard {path} holds {found} rows, manifest.json says {rows}; {rebuild_hint(root, rel)}")
         paths.append(path)
     unlisted = sorted(set(list_files(root / split, suffix=".parquet")) - set(paths))
     if unlisted:

@@ -41,7 +41,7 @@ def test_dataset_does_not_prune_an_input_in_its_split_folder(tmp_path, capsys):
     before = source.read_bytes()
     assert main(["dataset", "--in", str(source), "--out-dir", str(tmp_path / "ds"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert f"--out-dir {tmp_path / 'ds'}: holds the input --in {source};" in err
+    assert f"--out-dir (train split) {tmp_path / 'ds' / 'train'}: holds the input --in {source};" in err
     assert source.read_bytes() == before
 
 

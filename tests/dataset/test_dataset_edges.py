@@ -109,7 +109,8 @@ def test_write_shard_compression_and_row_groups(tmp_path, compression, level, co
     assert meta.num_row_groups == 3 and meta.row_group(0).column(0).compression == codec
     assert meta.row_group(0).column(0).statistics is not None
     assert pl.read_parquet(path).equals(df)
-    assert [p.name for p in path.parent.iterdir()] == ["part-00000.parquet"]  # no temporary file left
+    # no temporary file left, the checksum beside the shard
+    assert sorted(p.name for p in path.parent.iterdir()) == ["part-00000.parquet", "part-00000.parquet.sha256"]
 
 
 def test_manifest_counts_statuses_and_refuses_mismatches(tmp_path):
@@ -151,7 +152,9 @@ def test_a_new_plan_removes_only_stale_shards(tmp_path):
     assert sorted(p.name for p in (tmp_path / "train").iterdir()) == [
         "notes.txt",
         "part-00000.parquet",
+        "part-00000.parquet.sha256",
         "part-00001.parquet",
+        "part-00001.parquet.sha256",
     ]
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert D.remove_stale_shards(tmp_path, plan) == []

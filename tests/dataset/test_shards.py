@@ -110,9 +110,102 @@ def test_unreadable_manifest_is_named(dataset):
         split_files(dataset, "train")
 
 
-def test_folder_without_manifest_is_read_by_glob(dataset):
+def test_folder_of_hand_written_shards_is_listed(dataset):
+    """A folder with neither plan.json nor manifest.json (shards written by hand) gives its split's
+    Parquet files, listed (not globbed), checksum files left out."""
     (dataset / "manifest.json").unlink()
-    assert len(split_files(dataset, "train")) == 3
+    (dataset / "plan.json").unlink()
+    assert [p.name for p in split_files(dataset, "train")] == [f"part-0000{i}.parquet" for i in range(3)]
+
+
+def test_plan_without_manifest_is_an_unfinished_build_not_a_glob_read(dataset):
+    """Bug (issue 39): a build killed before its manifest left plan.json and some shards, and the
+    readers took whatever shards were there (40 of 211 rows, no error)."""
+    (dataset / "manifest.json").unlink()
+    (dataset / "train" / "part-00002.parquet").unlink()
+    with pytest.raises(UserError, match=r"holds plan.json but no manifest.json, so its build did not finish"):
+        read_split(dataset, "train")
+
+
+def test_more_rows_than_an_old_checksumless_manifest_records_are_refused(dataset):
+    """Bug (issue 38): with a manifest of an older version (no sha256 entries) only the hash check
+    guarded the shards; a shard holding more rows than the manifest records must still be refused."""
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    for entry in manifest["files"]:
+        del entry["sha256"]
+    (dataset / "manifest.json").write_text(json.dumps(manifest))
+    shard = dataset / "train" / "part-00000.parquet"
+    grown = pl.concat([pl.read_parquet(shard), pl.read_parquet(dataset / "train" / "part-00001.parquet")])
+    grown.write_parquet(shard)
+    with pytest.raises(UserError, match=r"part-00000.parquet holds 4 rows, manifest.json says 2"):
+        read_split(dataset, "train")
+
+
+def test_shard_jobs_record_their_sha256_beside_the_shard(dataset):
+    """Bug: no record of the bytes a shard job wrote, so the manifest can only hash what is on disk."""
+    shard = dataset / "train" / "part-00001.parquet"
+    digest = hashlib.sha256(shard.read_bytes()).hexdigest()
+    assert (dataset / "train" / "part-00001.parquet.sha256").read_text() == f"{digest}  part-00001.parquet\n"
+
+
+def test_manifest_refuses_a_shard_changed_after_its_job(dataset, tmp_path, capsys):
+    """Bug (issue 39): the manifest job hashed the shards it found and recorded a replaced shard's
+    bytes as correct (exit 0; train then had 211 rows for 171 ids). It must stop with one line
+    naming the shard, and keep the old manifest."""
+    normalized = tmp_path / "normalized.parquet"
+    normalized_frame(11).write_parquet(normalized)
+    before = (dataset / "manifest.json").read_bytes()
+    shard = dataset / "train" / "part-00001.parquet"
+    pl.concat([pl.read_parquet(shard)] * 2).write_parquet(shard)
+    argv = ["dataset-manifest", "--in", str(normalized), "--out-dir", str(dataset)]
+    assert srrg_main([*argv, "--config", json.dumps({"rows_per_shard": 2})]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"shard {shard} changed since its shard job wrote it" in err and "\n" not in err
+    assert (dataset / "manifest.json").read_bytes() == before
+    (dataset / "train" / "part-00001.parquet.sha256").unlink()
+    assert srrg_main([*argv, "--config", json.dumps({"rows_per_shard": 2})]) == 2
+    assert "part-00001.parquet.sha256 is missing, so shard" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"rows_per_shard": 2, "splits": {"train": {"rows"', "not a readable plan (JSONDecodeError"),
+        ('{"rows_per_shard": 2}', "not a dataset plan (missing or wrong 'splits')"),
+        ("", "not a readable plan"),
+    ],
+    ids=["truncated", "no-splits", "empty"],
+)
+def test_damaged_plan_is_one_line(dataset, tmp_path, capsys, text, message):
+    """Bug (issue 39): a truncated plan.json gave a JSONDecodeError traceback out of dataset-manifest."""
+    normalized = tmp_path / "normalized.parquet"
+    normalized_frame(11).write_parquet(normalized)
+    (dataset / "plan.json").write_text(text)
+    assert srrg_main(["dataset-manifest", "--in", str(normalized), "--out-dir", str(dataset)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and "plan.json" in err
+
+
+def test_plan_whose_files_disagree_with_its_counts_is_refused(dataset):
+    """Bug: a hand-edited plan naming a path outside the split folders is followed."""
+    plan = json.loads((dataset / "plan.json").read_text())
+    plan["files"][0] = "../elsewhere/part-00000.parquet"
+    (dataset / "plan.json").write_text(json.dumps(plan))
+    with pytest.raises(UserError, match="its files do not match its shard counts"):
+        D.read_plan(dataset)
+
+
+def test_stale_checksum_files_go_with_their_shards(dataset):
+    """Bug: a smaller plan removes part-00002.parquet but leaves its .sha256 behind."""
+    removed = D.remove_stale_shards(dataset, D.make_plan(normalized_frame(11), DatasetConfig(rows_per_shard=4)))
+    assert sorted(p.relative_to(dataset).as_posix() for p in removed) == [
+        "test/part-00001.parquet",
+        "test/part-00001.parquet.sha256",
+        "train/part-00002.parquet",
+        "train/part-00002.parquet.sha256",
+        "validate/part-00001.parquet",
+        "validate/part-00001.parquet.sha256",
+    ]
 
 
 def test_shard_job_reads_its_split_and_writes_the_whole_table_bytes(dataset, tmp_path):

@@ -169,6 +169,11 @@ def dataset_shards(wildcards):
     return [str(root / f) for f in json.loads(plan.read_text())["files"]]
 
 
+def dataset_checksums(wildcards):
+    """The checksum file each shard job writes beside its shard (srrg.dataset.checksum_path)."""
+    return [f"{shard}.sha256" for shard in dataset_shards(wildcards)]
+
+
 # Runs (train, infer, score, tables): model x target, names checked by the config validation.
 RUNS = {spec.name: spec for spec in run_specs(config["train"])}
 RUN_NAMES = wildcard_choice(RUNS)

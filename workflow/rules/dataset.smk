@@ -18,13 +18,15 @@ checkpoint dataset_plan:
 
 
 rule dataset_shard:
-    """One Parquet shard: a pure function of (input, split, index, config)."""
+    """One Parquet shard: a pure function of (input, split, index, config), and the SHA-256 of
+    the bytes it wrote, which the manifest verifies."""
     input:
         normalized=rules.normalize.output.normalized,
         plan=rules.dataset_plan.output.plan,
         code=stage_code("dataset_shard"),
     output:
         shard=results("dataset", "{split}", "part-{index}.parquet"),
+        checksum=results("dataset", "{split}", "part-{index}.parquet.sha256"),
     log:
         logs("dataset", "{split}-{index}.log"),
     wildcard_constraints:
@@ -41,11 +43,13 @@ rule dataset_shard:
 
 
 rule dataset_manifest:
-    """manifest.json: counts, statuses, schema and config hash, read back from the shards."""
+    """manifest.json: counts, statuses, schema and config hash read back from the shards, each
+    checked against the checksum its shard job wrote (a changed shard stops the run)."""
     input:
         normalized=rules.normalize.output.normalized,
         plan=rules.dataset_plan.output.plan,
         shards=dataset_shards,
+        checksums=dataset_checksums,
         code=stage_code("dataset_manifest"),
     output:
         manifest=results("dataset", "manifest.json"),
@@ -146,6 +150,7 @@ rule eval_extraction:
 # downstream outputs exist, so a deleted shard is regenerated only when it is requested.
 add_targets(
     dataset_shards,
+    dataset_checksums,
     rules.dataset_manifest.output.manifest,
     *rules.stats.output,
     *extraction_table(),
@@ -156,6 +161,7 @@ rule data:
     """Target for the data half alone (snakemake data): shards, manifest and statistics."""
     input:
         dataset_shards,
+        dataset_checksums,
         rules.dataset_manifest.output.manifest,
         rules.stats.output,
         extraction_table(),

@@ -19,9 +19,14 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def check_paths(args: argparse.Namespace) -> None:
-    """The dataset folder must not be, or hold at any depth, the input table: its split folders are
-    written and pruned of shards no longer planned (docs/cli.md)."""
-    _args.check_outputs({"--in": args.inp}, trees={"--out-dir": args.out_dir})
+    """The dataset folder must not be, or hold, the input table, nor its split folders, which are
+    written and pruned of shards no longer planned, at any depth (docs/cli.md)."""
+    from pathlib import Path
+
+    from srrg.splits import SPLITS
+
+    splits = {f"--out-dir ({s} split)": str(Path(args.out_dir, s)) for s in SPLITS}
+    _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir}, trees=splits)
 
 
 def dataset_config(args: argparse.Namespace) -> Any:
