@@ -229,6 +229,7 @@ def test_srrg_compare_on_per_report_tables(tmp_path, capsys):
                 "50",
                 "--n-rounds",
                 "8",
+                "--allow-mixed",  # hand-made tables carry no signatures
             ]
         )
         == 0

@@ -300,6 +300,7 @@ def test_per_report_tables_joined_on_study_id_write_every_output(tmp_path):
         {"a": str(tmp_path / "a.parquet"), "b": str(tmp_path / "b.parquet")},
         str(out),
         CompareConfig(n_boot=20, n_rounds=8, ci_level=0.9),
+        allow_mixed=True,  # hand-made tables carry no signatures
     )
     assert [(r.key, r.value_a, r.value_b) for r in rows] == [("m", 0.5, 1.0)]
     unmatched = pl.read_csv(out / "unmatched.csv", schema_overrides={"study_id": pl.String})
@@ -340,7 +341,10 @@ def test_per_report_tables_without_unmatched_studies_still_write_the_unmatched_h
     for name in "ab":
         pl.DataFrame({"study_id": ["1", "2"], "m": [0.0, 1.0]}).write_parquet(tmp_path / f"{name}.parquet")
     C.run_compare_tables(
-        {n: str(tmp_path / f"{n}.parquet") for n in "ab"}, str(tmp_path / "o"), CompareConfig(n_boot=5, n_rounds=4)
+        {n: str(tmp_path / f"{n}.parquet") for n in "ab"},
+        str(tmp_path / "o"),
+        CompareConfig(n_boot=5, n_rounds=4),
+        allow_mixed=True,  # hand-made tables carry no signatures
     )
     assert (tmp_path / "o" / "unmatched.csv").read_text() == "study_id,side,system\n"
 

@@ -46,7 +46,9 @@ def test_column_signatures_refuse_mixed_unless_allowed() -> None:
     with pytest.raises(UserError, match=r"bleu_4 was computed differently \(a: bleu\|tok:r2gen; b: bleu\|tok:ptb\)"):
         column_signatures(sigs, ["bleu_4"], False, "compare")
     assert column_signatures(sigs, ["bleu_4"], True, "compare") == {"bleu_4": "bleu|tok:r2gen vs bleu|tok:ptb"}
-    unsigned = column_signatures({"a": sigs["a"], "old": {}}, ["bleu_4"], False, "x")
+    with pytest.raises(UserError, match="x: old has no signature"):
+        column_signatures({"a": sigs["a"], "old": {}}, ["bleu_4"], False, "x")
+    unsigned = column_signatures({"a": sigs["a"], "old": {}}, ["bleu_4"], True, "x")
     assert unsigned == {"bleu_4": "bleu|tok:r2gen+unknown"}
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from srrg.cli import main as srrg_main
 from srrg.errors import UserError
+from srrg.metrics.base import get_metric
+from srrg.metrics.signature import write_signatures
 from srrg.reference_runs import base_run, most_frequent_report
 from srrg.tables import RunEntry, run_tables
 
@@ -67,6 +69,8 @@ def _model_run(root: Path, name: str, images: str, refs: list[str], s_score: flo
     pairs = pl.DataFrame({"study_id": ids, "reference": refs, "report": refs, "raw": refs})
     pairs.write_parquet(folder / "pairs.parquet")
     pl.DataFrame([{"n_pairs": len(refs), "s_score": s_score}]).write_csv(folder / "score" / "summary.csv")
+    signature = get_metric("s_score").signature("s_score")  # as srrg score signs it: tables refuse unsigned runs
+    write_signatures(folder / "score" / "signatures.csv", dict.fromkeys(("s_score", "p_score", "d_score"), signature))
     return _entry(root, name, "Transformer")
 
 

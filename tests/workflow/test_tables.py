@@ -22,7 +22,8 @@ def _run(
     tmp: Path, name: str, label: str, target: str, metrics: dict[str, float], statuses: list[str | None]
 ) -> dict[str, str]:
     (tmp / name).mkdir(parents=True)
-    pl.DataFrame([{"n_pairs": len(statuses), **metrics}]).write_csv(tmp / name / "summary.csv")
+    signed = {f"signature_{k}": f"{k}|fixture" for k in metrics}  # srrg tables refuses unsigned runs
+    pl.DataFrame([{"n_pairs": len(statuses), **metrics, **signed}]).write_csv(tmp / name / "summary.csv")
     pl.DataFrame({"parse_status": statuses}, schema={"parse_status": pl.String}).write_parquet(tmp / name / "p.parquet")
     return {
         "name": name,
@@ -47,7 +48,9 @@ def test_tables_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         ),
         _run(tmp_path, "base", "Transformer", "json", {**nlg, "s_score": 0.3}, ["valid", "repaired"]),
     ]
-    assert srrg_main(["tables", "--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out")]) == 0
+    # base has no p_score (so no signature for it): a mixed column, put together as asked
+    args = ["tables", "--runs", json.dumps(runs), "--out-dir", str(tmp_path / "out"), "--allow-mixed"]
+    assert srrg_main(args) == 0
     t1 = pl.read_csv(tmp_path / "out" / "table1.csv")
     assert t1.columns == [
         "Method",

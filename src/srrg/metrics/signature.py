@@ -46,6 +46,11 @@ RUNTIME_FIELDS = frozenset(
     }
 )
 SHORT = {"tokenization": "tok"}  # the names published signatures use
+# a metric whose options hold the extractor's settings reads the packaged vocabulary (ce,
+# s_score_text): its signature carries the vocabulary's hash (docs/metrics.md, "Signatures")
+EXTRACTOR_FIELD = "extract"
+SUMMARY_FILE = "summary.csv"
+SIGNATURE_COLUMN = "signature_"  # summary.csv's signature_<metric> columns (srrg.metrics.score)
 
 
 def hash8(value: Any) -> str:
@@ -69,9 +74,30 @@ def value_text(value: Any) -> str:
     return text.replace("|", "/").replace(":", "=")
 
 
+def vocabulary_folder() -> Any:
+    """The packaged vocabulary (src/srrg/vocab) as an importlib.resources folder."""
+    from importlib import resources
+
+    return resources.files("srrg.vocab")
+
+
+def vocabulary_hash(folder: Any = None) -> str:
+    """hash8 of the vocabulary's data files (each file's name and the sha256 of its bytes; the
+    package's code is covered by the srrg version): an edited findings.yaml or chexpert_map.yaml
+    changes it, so extraction under another vocabulary never shares a column with the old one."""
+    folder = vocabulary_folder() if folder is None else folder
+    files = sorted(
+        (entry.name, hashlib.sha256(entry.read_bytes()).hexdigest())
+        for entry in folder.iterdir()
+        if entry.is_file() and not entry.name.endswith(".py") and not entry.name.startswith(".")
+    )
+    return hash8(files)
+
+
 def config_parts(cfg: Any) -> list[tuple[str, str]]:
     """`(field, value)` parts of a metric's options in declaration order: scalars as written, a nested
-    slice as `model` (when it names one) plus the hash of its other number-changing fields."""
+    slice as `model` (when it names one) plus the hash of its other number-changing fields; the
+    extractor's slice is followed by `vocab:<hash8>` of the packaged vocabulary it reads."""
     if cfg is None:
         return []
     parts: list[tuple[str, str]] = []
@@ -85,6 +111,8 @@ def config_parts(cfg: Any) -> list[tuple[str, str]]:
             if inner.get("model"):
                 parts.append(("model", value_text(inner["model"])))
             parts.append((f.name, hash8(inner)))
+            if f.name == EXTRACTOR_FIELD:
+                parts.append(("vocab", vocabulary_hash()))
         else:
             parts.append((SHORT.get(f.name, f.name), value_text(value)))
     return parts
@@ -137,17 +165,74 @@ def write_signatures(path: str | Path, signatures: Mapping[str, str]) -> None:
     write_text(Path(path), frame.write_csv())
 
 
+def _unreadable(path: Path, err: BaseException) -> UserError:
+    reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return UserError(f"{path}: not a readable signature table ({reason}); rescore with srrg score")
+
+
 def read_signatures(folder_or_file: str | Path) -> dict[str, str]:
     """key -> signature from the signatures.csv beside a summary.csv / per_report.parquet (or the
-    file itself); {} when there is none (a folder scored before signatures existed)."""
+    file itself). Where that file is missing, empty or holds no row, the signature_<metric>
+    columns of the summary.csv beside it (or the summary given) stand in (summary_key_signatures);
+    {} when neither has one (a folder scored before signatures existed: unsigned)."""
     import polars as pl
 
-    path = Path(folder_or_file)
-    path = path if path.name == SIGNATURES_FILE else path.parent / SIGNATURES_FILE
-    if not path.is_file():
+    given = Path(folder_or_file)
+    path = given if given.name == SIGNATURES_FILE else given.parent / SIGNATURES_FILE
+    if path.is_file():
+        try:
+            frame = read_csv(path, schema={"key": pl.String, "signature": pl.String})
+        except pl.exceptions.NoDataError:  # an empty file: no signature
+            frame = pl.DataFrame(schema={"key": pl.String, "signature": pl.String})
+        except (pl.exceptions.PolarsError, OSError, ValueError) as err:
+            raise _unreadable(path, err) from None
+        signatures = {k: s for k, s in zip(frame["key"], frame["signature"]) if k and s}
+        if signatures:
+            return signatures
+    summary = given if given.suffix == ".csv" and given.name != SIGNATURES_FILE else given.parent / SUMMARY_FILE
+    return summary_key_signatures(summary) if summary.is_file() else {}
+
+
+def metric_keys(metric: str) -> tuple[str, ...]:
+    """The per-report keys a registered metric declares (none for a name no metric has)."""
+    from srrg.metrics.base import get_metric
+
+    try:
+        return tuple(get_metric(metric).keys)
+    except KeyError:
+        return ()
+
+
+def key_owner(key: str, metrics: Sequence[str]) -> str | None:
+    """Which of the metrics made `key`: the one declaring it, else the longest whose name is the
+    key or its prefix (`bleu` for bleu_4, `s_score` for s_score_hyp_valid); None when none did."""
+    declared = [m for m in metrics if key in metric_keys(m)]
+    named = sorted((m for m in metrics if key == m or key.startswith(f"{m}_")), key=len, reverse=True)
+    return (declared or named or [None])[0]
+
+
+def summary_key_signatures(summary: str | Path) -> dict[str, str]:
+    """key -> signature read from a summary.csv's signature_<metric> columns: each value column
+    takes its metric's signature (several variants stay joined by ` ; `, so they never match one
+    signature); columns of no signed metric are left out."""
+    import polars as pl
+
+    try:
+        row = read_csv(Path(summary), infer_schema=False, n_rows=1)
+    except pl.exceptions.NoDataError:
         return {}
-    frame = read_csv(path, schema={"key": pl.String, "signature": pl.String})
-    return dict(zip(frame["key"], frame["signature"]))
+    except (pl.exceptions.PolarsError, OSError, ValueError) as err:
+        raise _unreadable(Path(summary), err) from None
+    if row.is_empty():
+        return {}
+    values = row.row(0, named=True)
+    by_metric = {c.removeprefix(SIGNATURE_COLUMN): v for c, v in values.items() if c.startswith(SIGNATURE_COLUMN) and v}
+    out = {}
+    for key in values:
+        owner = None if key.startswith(SIGNATURE_COLUMN) else key_owner(key, list(by_metric))
+        if owner:
+            out[key] = by_metric[owner]
+    return out
 
 
 def column_signatures(
@@ -156,13 +241,28 @@ def column_signatures(
     """The one signature of each key across systems/runs. Different signatures in one column are a
     UserError naming both (unless allow_mixed: then the column's signature lists every variant,
     joined by ` vs `). A system with signatures but none for a key counts as `unknown`; a system
-    without any (scored before signatures existed) cannot be checked and adds `+unknown`."""
+    without any (scored before signatures existed) cannot be checked and adds `+unknown`. Without
+    allow_mixed, an unsigned system and a key some system has no signature for are refused too: a
+    number that cannot be checked is not put beside one that can (docs/metrics.md, "Signatures")."""
     signed = {name: sigs for name, sigs in per_system.items() if sigs}
     unsigned = len(signed) < len(per_system)
+    if unsigned and not allow_mixed:
+        missing = [name for name in per_system if name not in signed]
+        verb = "has" if len(missing) == 1 else "have"
+        raise UserError(
+            f"{what}: {', '.join(missing)} {verb} no signature (no {SIGNATURES_FILE} and no signature_<metric> "
+            f"column in its {SUMMARY_FILE}), so its numbers cannot be checked; rescore with srrg score or pass "
+            "--allow-mixed"
+        )
     out: dict[str, str] = {}
     for key in keys:
         seen = {name: sigs.get(key, UNKNOWN) for name, sigs in signed.items()}
         variants = list(dict.fromkeys(seen.values()))
+        lacking = [name for name, sig in seen.items() if sig == UNKNOWN]
+        if lacking and len(variants) == 1 and not allow_mixed:
+            raise UserError(
+                f"{what}: {key} has no signature in {', '.join(lacking)}; rescore with srrg score or pass --allow-mixed"
+            )
         if len(variants) > 1 and not allow_mixed:
             detail = "; ".join(f"{name}: {sig}" for name, sig in seen.items())
             raise UserError(f"{what}: {key} was computed differently ({detail}); rescore alike or pass --allow-mixed")
