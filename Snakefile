@@ -28,6 +28,7 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/judge.smk"
 include: "workflow/rules/cases.smk"
 include: "workflow/rules/metaeval.smk"
+include: "workflow/rules/paper_tables.smk"
 include: "workflow/rules/judge_train.smk"
 
 

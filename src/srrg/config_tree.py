@@ -82,8 +82,11 @@ class JudgeSection:
     )
     metrics: tuple[Literal["green", "vert", "gema", "proxy_rating"], ...] = ("green", "vert", "gema", "proxy_rating")
     extra_metrics: tuple[str, ...] = field(
-        default=("bleu", "rouge_l", "s_score_text"),
-        metadata={**_hook("metric_names"), "doc": "Non-LLM metrics scored on the same pairs."},
+        default=("bleu", "meteor", "rouge_l", "s_score", "s_score_text"),
+        metadata={
+            **_hook("metric_names"),
+            "doc": "Non-LLM metrics scored on the same pairs (s_score only when the judged run is Structured-First).",
+        },
     )
     llm: dict[str, Any] = field(
         default_factory=lambda: {"backend": "local", "max_new_tokens": 256, "batch_size": 4},
@@ -105,6 +108,23 @@ class RatingsDataset:
 
 
 @dataclass(frozen=True)
+class VertGrid:
+    """VERT's grid (docs/judges.md, "VERT's grid"): every judge model x prompt (GREEN and each VERT
+    variant) on every rating dataset, one table per dataset. Off while models is empty."""
+
+    models: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata=doc(
+            "Judge model name (letters, digits, '_', '-', '.') -> llm settings merged over judge.llm.",
+            propertyNames={"pattern": "^[A-Za-z0-9_.-]+$"},
+        ),
+    )
+    variants: tuple[Literal["direct", "formula", "rubric"], ...] = field(
+        default=("direct", "formula", "rubric"), metadata=doc("VERT prompt variants (columns next to GREEN's).")
+    )
+
+
+@dataclass(frozen=True)
 class MetaevalSection:
     """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
 
@@ -115,6 +135,13 @@ class MetaevalSection:
     )
     correlate: Any = field(default=None, metadata=_hook("metaeval_correlate"))
     proxy: bool = field(default=True, metadata=doc("Correlate the judge subset's metrics with its proxy_rating."))
+    proxy_metrics: tuple[str, ...] = field(
+        default=("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "green", "s_score"),
+        metadata=doc(
+            "Columns of S-RRG Table 3 (metaeval_proxy), in order; those the judge stage does not score are left out."
+        ),
+    )
+    grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
     caveat: str = (
         "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
         "judge of radiology reports; these numbers only show that the pipeline runs."

@@ -5,6 +5,12 @@
 # NOT a meaningful judge of radiology reports (see docs/judges.md).
 
 if JUDGE_RUN is not None:
+    # S-Score needs structured reports on both sides: only a Structured-First run has them
+    JUDGE_METRICS = JUDGE["metrics"] + [
+        m
+        for m in JUDGE["extra_metrics"]
+        if RUNS[JUDGE_RUN].target == "json" or m not in STRUCTURED_METRICS
+    ]
 
     rule judge_subset:
         """The first `judge.limit` predictions (by study id) of the judged run."""
@@ -45,7 +51,7 @@ if JUDGE_RUN is not None:
             "../../envs/llm.yaml"
         threads: 1
         params:
-            metrics=",".join(JUDGE["metrics"] + JUDGE["extra_metrics"]),
+            metrics=",".join(JUDGE_METRICS),
             options=judge_options(),
             out_dir=lambda w, output: Path(output.summary).parent,
         shell:

@@ -1,5 +1,6 @@
-"""Linear-regression ensembles of metrics (VERT): fitted on a train split of the rated pairs and
-reported on the held-out split only, so an ensemble never scores the data it was fitted on."""
+"""Metric ensembles (VERT): least squares fitted on a train split of the rated pairs, and the simple
+average of z-scored members fitted on nothing; both reported on the held-out split only, so an
+ensemble never scores the data it was fitted on."""
 
 from __future__ import annotations
 
@@ -71,3 +72,33 @@ def evaluate_ensemble(
     rho, rho_p = coefficient("spearman", pred, y[test])
     weights = {"intercept": float(coef[0]), **{c: float(w) for c, w in zip(cols, coef[1:])}}
     return EnsembleResult(name, cols, weights, int(train.sum()), int(test.sum()), tau, tau_p, rho, rho_p)
+
+
+def zscores(x: np.ndarray) -> np.ndarray:
+    """Each column centred on its mean and divided by its population standard deviation (a
+    constant column becomes 0: it cannot order the pairs, so it must not sway the mean)."""
+    centred = x - x.mean(axis=0)
+    std = x.std(axis=0)
+    return np.divide(centred, std, out=np.zeros_like(centred), where=std > 0)
+
+
+def evaluate_mean_ensemble(
+    name: str, features: Mapping[str, Sequence[float]], human: Sequence[float], test_mask: np.ndarray
+) -> EnsembleResult:
+    """VERT's simple-average ensemble: the mean of the members' z-scores over the complete
+    held-out pairs, fitted on nothing (no human score is read to build it; the z-scores use only
+    the metric values), correlated with the human scores of the same pairs the least-squares
+    ensemble is scored on. Z-scores, not min-max: docs/judges.md ("Ensembles")."""
+    cols = tuple(features)
+    x = np.column_stack([np.asarray(features[c], dtype=float) for c in cols])
+    y = np.asarray(human, dtype=float)
+    complete = np.isfinite(x).all(axis=1) & np.isfinite(y)
+    test = complete & test_mask
+    if test.sum() < 3:
+        nan = math.nan
+        return EnsembleResult(name, cols, {}, 0, int(test.sum()), nan, nan, nan, nan)
+    pred = zscores(x[test]).mean(axis=1)
+    tau, tau_p = coefficient("kendall", pred, y[test])
+    rho, rho_p = coefficient("spearman", pred, y[test])
+    weights = {c: 1.0 / len(cols) for c in cols}  # equal weights on the z-scores; nothing is fitted (n_train 0)
+    return EnsembleResult(name, cols, weights, 0, int(test.sum()), tau, tau_p, rho, rho_p)

@@ -109,6 +109,26 @@ def srrg_table(corr: pl.DataFrame) -> tuple[tuple[str, ...], list[list[str]]]:
     return SRRG_HEADER, wide_table(corr, with_p=False)
 
 
+def gema_targets_table(corrs: Sequence[tuple[str, pl.DataFrame]]) -> tuple[tuple[str, ...], list[list[str]]]:
+    """GEMA-Score Tables 1-2 side by side: per human target (label, its correlations) the Kendall
+    tau-b and Spearman rho with their p-values, one row per metric in the first target's order; a
+    metric a target did not measure gets dashes."""
+    header = ["Metric"]
+    for label, _ in corrs:
+        header += [f"{label} τb", "p", f"{label} ρ", "p"]
+    cells = {(label, r["metric"], r["method"]): r for label, corr in corrs for r in corr.iter_rows(named=True)}
+    metrics = list(dict.fromkeys(m for _, corr in corrs for m in corr["metric"].to_list()))
+    rows = []
+    for metric in metrics:
+        row = [metric]
+        for label, _ in corrs:
+            for method in ("kendall", "spearman"):
+                r = cells.get((label, metric, method))
+                row += [_fmt(r["value"]), _p(r["p_value"])] if r else ["–", "–"]
+        rows.append(row)
+    return tuple(header), rows
+
+
 PREFERENCE_HEADER = (
     "Metric",
     "cases",

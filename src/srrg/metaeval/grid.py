@@ -1,0 +1,150 @@
+"""VERT's grid: judge models (rows) x prompts (columns: GREEN's score, error count and F1 from the
+GREEN prompt, and the score the judge writes under each VERT prompt variant), correlated with a
+rating set's human scores (docs/judges.md, "VERT's grid")."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from srrg.errors import UserError
+from srrg.io import read_table, write_parquet, write_text
+from srrg.metaeval import tables
+from srrg.metaeval.run import ID, MetaevalConfig, MetaevalResult, run_metaeval_correlate
+
+VERT_VARIANTS = ("direct", "formula", "rubric")
+# (grid column, per-report score column) of the GREEN prompt's answers
+GREEN_COLUMNS = (("GREEN", "green"), ("GREEN-EC", "green_ec"), ("GREEN-F1", "green_f1"))
+LOWER_IS_BETTER = ("GREEN-EC",)  # a count of significant errors: fewer is better
+
+
+def prompt_columns(prompt: str) -> tuple[tuple[str, str], ...]:
+    """The grid columns one prompt's answers give: GREEN's three, or a VERT variant's score."""
+    if prompt == "green":
+        return GREEN_COLUMNS
+    if prompt in VERT_VARIANTS:
+        return ((prompt, "vert"),)
+    raise UserError(f"unknown grid prompt {prompt!r}; use green or a VERT variant {', '.join(VERT_VARIANTS)}")
+
+
+def prompt_metric(prompt: str) -> str:
+    """The registered metric that asks a grid prompt (VERT variants: vert with that variant)."""
+    prompt_columns(prompt)  # an unknown prompt is an error
+    return "green" if prompt == "green" else "vert"
+
+
+def grid_cell_options(config: Mapping[str, Any], model: str, prompt: str) -> dict[str, Any]:
+    """The per-metric options of one grid cell from the validated workflow config: the judges'
+    llm slice (top-level llm, then judge.llm, as the judge stage gets it) with the cell's model
+    settings (metaeval.grid.models) merged over it, judge.options and judge.max_tokens of that
+    metric, and the VERT variant. The same cache_dir as the judges: an answer the judge stages
+    already have for that model, prompt and pair is reused."""
+    judge = config["judge"]
+    metric = prompt_metric(prompt)
+    llm = {
+        "cache_dir": str(Path(config["cache_dir"], "llm")),
+        **config.get("llm", {}),
+        **judge["llm"],
+        **config["metaeval"]["grid"]["models"][model],
+    }
+    cell = {**judge["options"].get(metric, {}), "llm": llm}
+    if judge["max_tokens"] is not None:  # null: each judge's own default
+        cell.setdefault("max_tokens", judge["max_tokens"])
+    if metric == "vert":
+        cell["variant"] = prompt
+    return {metric: cell}
+
+
+def model_scores(cells: Sequence[tuple[str, str]]) -> pl.DataFrame:
+    """One judge model's grid columns, from the per_report.parquet of each of its prompts
+    ((prompt, path) pairs), joined on the pair id; a prompt's file without its column is an error."""
+    frame: pl.DataFrame | None = None
+    for prompt, path in cells:
+        table = read_table(path)
+        wanted = prompt_columns(prompt)
+        missing = [c for c in (ID, *(col for _, col in wanted)) if c not in table.columns]
+        if missing:
+            raise UserError(
+                f"{path}: lacks column(s) {missing}; expected the per_report.parquet of the {prompt} prompt"
+            )
+        part = table.select(pl.col(ID).cast(pl.String), *(pl.col(col).cast(pl.Float64).alias(g) for g, col in wanted))
+        if frame is None:
+            frame = part
+        else:
+            if set(part[ID]) != set(frame[ID]):
+                raise UserError(f"{path}: scores other pairs than the model's other prompts (same rating set?)")
+            frame = frame.join(part, on=ID, how="inner")
+    if frame is None:
+        raise UserError("no grid cell: give at least one --cell MODEL PROMPT PER_REPORT")
+    return frame
+
+
+def grid_frame(results: Sequence[tuple[str, MetaevalResult]], columns: Sequence[str]) -> pl.DataFrame:
+    """Long frame of every (model, column, method) correlation of the grid (rows of the
+    correlation tables that are not grid columns, such as a human ceiling, stay in the model's
+    own tables)."""
+    return pl.concat(
+        [
+            r.correlations.filter(pl.col("metric").is_in(list(columns)))
+            .rename({"metric": "column"})
+            .select(pl.lit(model).alias("model"), pl.all())
+            for model, r in results
+        ]
+    )
+
+
+def grid_markdown(grid: pl.DataFrame, columns: Sequence[str], caption: str) -> str:
+    """Kendall tau-b, then Spearman rho: one row per judge model, one column per grid column
+    (dash where a model's column was not measured)."""
+    cells = {(r["model"], r["column"], r["method"]): r["value"] for r in grid.iter_rows(named=True)}
+    models = grid["model"].unique(maintain_order=True).to_list()
+    parts = [caption, ""]
+    for method, title in (("kendall", "Kendall τb"), ("spearman", "Spearman ρ")):
+        rows = [[m, *(_cell(cells.get((m, c, method))) for c in columns)] for m in models]
+        parts.append(tables.markdown((f"Judge model ({title})", *columns), rows, "").lstrip("\n"))
+    return "\n".join(parts)
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def run_vert_grid(
+    cells: Sequence[tuple[str, str, str]], ratings: str, pairs: str | None, cfg: MetaevalConfig, out_dir: str | Path
+) -> pl.DataFrame:
+    """cells: (model, prompt, per_report.parquet). Per model its grid columns are correlated with
+    the human scores as `metaeval-correlate` does (every table under out_dir/<model>/, paired tests
+    between its prompts included), then vert_grid.{csv,md} gather them. Returns the long frame."""
+    by_model: dict[str, list[tuple[str, str]]] = {}
+    for model, prompt, path in cells:
+        by_model.setdefault(model, []).append((prompt, path))
+    columns = list(dict.fromkeys(g for _, prompt, _ in cells for g, _ in prompt_columns(prompt)))
+    out = Path(out_dir)
+    per_model_cfg = dataclasses.replace(
+        cfg, metrics=(), lower_is_better=LOWER_IS_BETTER, ensembles={}, paired_reference=None, human_column=None
+    )
+    results = []
+    for model, model_cells in by_model.items():
+        frame = model_scores(model_cells)
+        write_parquet(frame, out / model / "scores.parquet")
+        model_cfg = dataclasses.replace(per_model_cfg, metrics=[c for c in columns if c in frame.columns])
+        results.append(
+            (model, run_metaeval_correlate(str(out / model / "scores.parquet"), ratings, pairs, model_cfg, out / model))
+        )
+    grid = grid_frame(results, columns)
+    info = results[0][1].info
+    caption = (
+        f"VERT's grid: correlation of each judge model's scores with human {info['human_target']} "
+        f"({info['sign_convention']}; GREEN-EC negated); n = {info['n_with_human']} rated pairs. "
+        "Per model CIs and paired tests in <model>/table_gema.md and paired_tests.csv."
+    )
+    if cfg.caveat:
+        caption = f"{cfg.caveat}\n\n{caption}"
+    write_text(out / "vert_grid.csv", grid.write_csv())
+    write_text(out / "vert_grid.md", grid_markdown(grid, columns, caption))
+    return grid

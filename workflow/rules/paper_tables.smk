@@ -1,0 +1,124 @@
+# The papers' meta-evaluation tables from one run each (docs/judges.md, docs/metaeval.md): GEMA-Score
+# Tables 1-2 (both human error targets side by side) for every rating set that counts errors, and
+# VERT's grid (metaeval.grid.models x GREEN and the VERT prompt variants) on every rating set.
+# Grid answers go through the judges' LLM cache: a model, prompt and pair already asked (by
+# metaeval_score or an earlier grid) is not asked again.
+
+from srrg.metaeval.gema_tables import ERROR_COUNT_ADAPTERS
+from srrg.metaeval.grid import grid_cell_options, prompt_metric
+
+GEMA12 = [n for n, d in METAEVAL_RATING.items() if d["adapter"] in ERROR_COUNT_ADAPTERS]
+GRID = METAEVAL["grid"]
+GRID_PROMPTS = ["green", *GRID["variants"]]
+GRID_DATASETS = list(METAEVAL_RATING) if GRID["models"] else []
+
+
+rule metaeval_gema:
+    """GEMA Tables 1-2: correlation with significant and insignificant human error counts."""
+    input:
+        scores=rules.metaeval_score.output.per_report,
+        ratings=rules.metaeval_prepare.output.ratings,
+        pairs=rules.metaeval_prepare.output.pairs,
+        code=stage_code("metaeval_gema"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "gema12", "table_gema12.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        csv=results("metaeval", "{dataset}", "gema12", "table_gema12.csv"),
+    log:
+        logs("metaeval", "{dataset}_gema12.log"),
+    wildcard_constraints:
+        dataset=wildcard_choice(GEMA12),
+    conda:
+        "../../envs/score.yaml"
+    params:
+        cfg=as_json(METAEVAL["correlate"]),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "gema12"),
+    shell:
+        "python -m srrg metaeval-gema --scores {input.scores:q} --ratings {input.ratings:q}"
+        " --pairs {input.pairs:q} --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+rule vert_grid_score:
+    """One cell of VERT's grid: one judge model and one prompt on a rating set's pairs."""
+    input:
+        refs=rules.metaeval_prepare.output.refs,
+        hyps=rules.metaeval_prepare.output.hyps,
+        code=stage_code("vert_grid_score"),
+    output:
+        per_report=results(
+            "metaeval",
+            "{dataset}",
+            "grid",
+            "{model}",
+            "{prompt}",
+            "per_report.parquet",
+        ),
+    log:
+        logs("metaeval", "{dataset}_grid_{model}_{prompt}.log"),
+    wildcard_constraints:
+        dataset=wildcard_choice(GRID_DATASETS),
+        model=wildcard_choice(GRID["models"]),
+        prompt=wildcard_choice(GRID_PROMPTS),
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        llm_api=llm_api(),
+    params:
+        metric=lambda wc: prompt_metric(wc.prompt),
+        options=lambda wc: as_json(grid_cell_options(config, wc.model, wc.prompt)),
+        out_dir=lambda w, output: Path(output.per_report).parent,
+    shell:
+        "python -m srrg vert-grid-score --refs {input.refs:q} --hyps {input.hyps:q} --metrics {params.metric}"
+        " --out {params.out_dir:q} --config {params.options:q} > {log:q} 2>&1"
+
+
+rule vert_grid:
+    """VERT's grid: judge models (rows) x GREEN and the VERT variants (columns)."""
+    input:
+        cells=lambda wc: expand(
+            rules.vert_grid_score.output.per_report,
+            dataset=wc.dataset,
+            model=list(GRID["models"]),
+            prompt=GRID_PROMPTS,
+        ),
+        ratings=rules.metaeval_prepare.output.ratings,
+        pairs=rules.metaeval_prepare.output.pairs,
+        code=stage_code("vert_grid"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "grid", "vert_grid.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        csv=results("metaeval", "{dataset}", "grid", "vert_grid.csv"),
+    log:
+        logs("metaeval", "{dataset}_grid.log"),
+    wildcard_constraints:
+        dataset=wildcard_choice(GRID_DATASETS),
+    conda:
+        "../../envs/score.yaml"
+    params:
+        cells=lambda wc: " ".join(
+            f"--cell {m} {p} "
+            + shlex.quote(
+                results("metaeval", wc.dataset, "grid", m, p, "per_report.parquet")
+            )
+            for m in GRID["models"]
+            for p in GRID_PROMPTS
+        ),
+        cfg=as_json(METAEVAL["correlate"]),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "grid"),
+    shell:
+        "python -m srrg vert-grid {params.cells} --ratings {input.ratings:q} --pairs {input.pairs:q}"
+        " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+add_targets(
+    *expand(rules.metaeval_gema.output.table, dataset=GEMA12),
+    *expand(rules.vert_grid.output.table, dataset=GRID_DATASETS),
+)
