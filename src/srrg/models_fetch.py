@@ -1,7 +1,9 @@
 """Weights for clusters whose compute nodes have no internet (docs/metrics.md, "Weights for offline
 clusters"): `srrg models fetch` downloads every hub model the configured metrics, judges and
 training runs need into one folder (a Hugging Face hub cache under `<dir>/hub`), at the revisions
-pinned in the packaged srrg/metrics/models.yaml, and records each file's sha256 in `<dir>/manifest.json`.
+pinned in the packaged srrg/metrics/models.yaml, and records each file's sha256 in
+`<dir>/manifest.json`, with paths relative to `<dir>`, so the folder works wherever it is copied.
+`list` and every use check the files against those sha256 (a corrupt weight is never "present").
 A later run with HF_HUB_OFFLINE=1 reads that folder only; a model missing there is one line naming
 it and the fetch command. Without HF_HUB_OFFLINE, one bounded request first asks whether the hub
 answers at all: when it does not, the hub client is put in offline mode for this process, so a
@@ -166,19 +168,89 @@ def timm_hub_id(name: str) -> str:
 
 
 def read_manifest(root: Path) -> dict[str, Any]:
+    """`<root>/manifest.json` ({} before the first fetch), or a UserError in one line when it is not
+    one fetch wrote (truncated, edited, a path leaving the folder)."""
     path = root / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    fix = f"delete it and run `{FETCH} --config <config.yaml> --dir {root}` again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise UserError(f"{path}: not a readable models manifest ({type(err).__name__}: {err}); {fix}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not a models manifest (expected an object of repositories); {fix}")
+    for repo, entry in data.items():
+        problem = _entry_problem(entry)
+        if problem:
+            raise UserError(f"{path}: entry {repo!r} {problem}; {fix}")
+    return data
+
+
+def _inside(rel: Any) -> bool:
+    """A relative path that stays inside its folder (no `..`, not absolute)."""
+    return isinstance(rel, str) and bool(rel) and not Path(rel).is_absolute() and ".." not in Path(rel).parts
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """Why one manifest entry is not what fetch writes (None when it is)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("commit"), str):
+        return "lacks its commit"
+    snapshot, files = entry.get("snapshot"), entry.get("files")
+    if not (isinstance(snapshot, str) and (Path(snapshot).is_absolute() or _inside(snapshot))):
+        return f"has a snapshot path {snapshot!r} outside the folder"
+    if not isinstance(files, dict) or not all(isinstance(v, str) and len(v) == 64 for v in files.values()):
+        return "lacks a sha256 per file"
+    bad = [f for f in files if not _inside(f)]
+    return f"names a file outside its snapshot ({bad[0]!r})" if bad else None
+
+
+def snapshot_dir(repo: str, entry: Mapping[str, Any], root: Path) -> Path:
+    """The snapshot folder of a manifest entry: recorded relative to `root`; an absolute path (what
+    earlier versions recorded, wrong once the folder is copied) is read as the hub cache layout
+    under `root` (hub/models--OWNER--NAME/snapshots/COMMIT)."""
+    if Path(entry["snapshot"]).is_absolute():
+        return root / "hub" / f"models--{repo.replace('/', '--')}" / "snapshots" / entry["commit"]
+    return root / entry["snapshot"]
+
+
+def problem(need: Need, root: Path) -> str | None:
+    """None when fetched: the manifest lists the repository at its pinned revision (any, when
+    unpinned) and every wanted file is on disk with its recorded sha256; else "missing" or
+    "corrupt: <file> ..." (hashing reads each file once: about a second per GB)."""
+    entry = read_manifest(root).get(need.repo)
+    if not entry or (need.revision and entry.get("requested") != need.revision):
+        return "missing"
+    files = entry["files"]
+    folder = snapshot_dir(need.repo, entry, root)
+    wanted = need.files or tuple(files)
+    if not files or any(f not in files or not (folder / f).is_file() for f in wanted):
+        return "missing"
+    for f in wanted:
+        if sha256(folder / f) != files[f]:
+            return f"corrupt: {f} does not match its recorded sha256"
+    return None
 
 
 def present(need: Need, root: Path) -> bool:
-    """Fetched: the manifest lists the repository at its pinned revision (any, when unpinned) and
-    every recorded file is still on disk."""
+    """Fetched and intact (problem() is None)."""
+    return problem(need, root) is None
+
+
+def _remove_corrupt(need: Need, root: Path) -> None:
+    """Delete the files of a fetched repository whose bytes differ from the manifest (the snapshot
+    link and the blob it points to), so the next download replaces them instead of keeping them."""
     entry = read_manifest(root).get(need.repo)
-    if not entry or (need.revision and entry.get("requested") != need.revision):
-        return False
-    files = entry.get("files", {})
-    wanted = need.files or tuple(files)
-    return bool(files) and all(f in files and (Path(entry["snapshot"]) / f).is_file() for f in wanted)
+    if not entry:
+        return
+    folder = snapshot_dir(need.repo, entry, root)
+    for name, digest in entry["files"].items():
+        path = folder / name
+        if path.is_file() and sha256(path) != digest:
+            blob = path.resolve()
+            path.unlink()
+            if blob != path:
+                blob.unlink(missing_ok=True)
 
 
 def sha256(path: Path) -> str:
@@ -199,6 +271,7 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
     manifest = read_manifest(root)
     for need in needs:
         log(f"srrg models fetch: {need.repo}@{need.revision or 'main (unpinned)'}")
+        _remove_corrupt(need, root)
         folder = Path(
             snapshot_download(
                 need.repo,
@@ -213,7 +286,7 @@ def fetch(needs: Sequence[Need], root: Path, log: Any = print) -> dict[str, Any]
         manifest[need.repo] = {
             "requested": need.revision,
             "commit": folder.name,
-            "snapshot": str(folder),
+            "snapshot": folder.resolve().relative_to(root.resolve()).as_posix(),
             "files": {str(p.relative_to(folder)): sha256(p) for p in files},
         }
         write_text(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -260,7 +333,7 @@ def describe(need: Need, root: Path | None = None) -> str:
     """One line: repository@revision, files, who needs it (and whether it is present)."""
     rev = need.revision or "UNPINNED (not verified; fetch takes main and records the commit)"
     files = ",".join(need.files) if need.files else "all files"
-    state = "" if root is None else (" [present]" if present(need, root) else " [missing]")
+    state = "" if root is None else f" [{problem(need, root) or 'present'}]"
     return f"{need.repo}@{rev}  ({files}; for {', '.join(need.used_by)}){state}"
 
 
@@ -304,8 +377,16 @@ def prepare_offline(metric: str) -> str | None:
     root = models_dir()
     needs = metric_needs(metric)
     unreachable = None
+    problems = {n: problem(n, root) for n in needs}
+    corrupt = [(n, p) for n, p in problems.items() if p and p != "missing"]
+    if corrupt:
+        need, why = corrupt[0]
+        raise UserError(
+            f"{metric}: {need.repo} in {root} is {why} (changed or damaged since it was fetched); "
+            f"run `{FETCH} --config <config.yaml> --dir {root}` again where the hub is reachable"
+        )
     if offline():
-        missing = [n for n in needs if not present(n, root)]
+        missing = [n for n, p in problems.items() if p]
         if missing:
             names = ", ".join(f"{n.repo}@{n.revision or 'main'}" for n in missing)
             raise UserError(

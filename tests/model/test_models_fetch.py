@@ -90,7 +90,8 @@ def _fake_snapshot():
         folder = Path(cache_dir) / f"models--{repo.replace('/', '--')}" / "snapshots" / commit
         folder.mkdir(parents=True, exist_ok=True)
         for name in allow_patterns or ["weights.bin"]:
-            (folder / name).write_bytes(b"abc")
+            if not (folder / name).exists():  # as the hub client: a file already there is kept
+                (folder / name).write_bytes(b"abc")
         return str(folder)
 
     return snapshot_download
@@ -116,7 +117,7 @@ def test_fetch_records_sha256_and_list_shows_present(tmp_path: Path, monkeypatch
     assert refs_main.read_text() == entry["commit"]  # loading by name offline finds the pinned snapshot
     monkeypatch.setenv(mf.MODELS_ENV, str(root))
     assert "|weights:StanfordAIMI/RRG_scorers@6646433b|" in rv.CheXbert().signature("chexbert_14_micro_f1")
-    (Path(entry["snapshot"]) / "chexbert.pth").unlink()
+    (root / entry["snapshot"] / "chexbert.pth").unlink()
     assert not mf.present(mf.metric_needs("chexbert")[1], root)
 
 
@@ -151,3 +152,87 @@ def test_metrics_without_weights_need_nothing(monkeypatch, tmp_path: Path) -> No
     monkeypatch.setenv(mf.MODELS_ENV, str(tmp_path / "empty"))
     mf.prepare_offline("radeval_rouge")  # no weights: nothing to be missing
     assert mf.metric_needs("bleu") == []
+
+
+def _fetched(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """(config, models folder) after a fetch of chexbert's two repositories with the stand-in."""
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", _fake_snapshot())
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"score": {"metrics": ["chexbert"]}}))
+    root = tmp_path / "models"
+    assert srrg_main(["models", "fetch", "--config", str(config), "--dir", str(root)]) == 0
+    return config, root
+
+
+def test_a_corrupt_weight_is_not_present_and_fetch_replaces_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Bug (issue 39): list/fetch only checked that the recorded files exist, so a weight file with
+    flipped bytes showed as [present] and was loaded; fetch kept it (the hub client skips files it
+    has)."""
+    config, root = _fetched(tmp_path, monkeypatch)
+    entry = json.loads((root / "manifest.json").read_text())["StanfordAIMI/RRG_scorers"]
+    weight = root / entry["snapshot"] / "chexbert.pth"
+    weight.write_bytes(b"abd")
+    capsys.readouterr()
+    assert srrg_main(["models", "list", "--config", str(config), "--dir", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "[corrupt: chexbert.pth does not match its recorded sha256]" in out and out.count("[present]") == 1
+    monkeypatch.setenv(mf.MODELS_ENV, str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"chexbert: StanfordAIMI/RRG_scorers in .* is corrupt: chexbert.pth"):
+        mf.prepare_offline("chexbert")  # before use: never loads the damaged file
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert srrg_main(["models", "fetch", "--config", str(config), "--dir", str(root)]) == 0
+    assert "1 fetched, 1 already present" in capsys.readouterr().out
+    assert weight.read_bytes() == b"abc" and mf.present(mf.metric_needs("chexbert")[1], root)
+
+
+def test_a_models_folder_copied_elsewhere_still_works(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Bug (issue 39): manifest.json stored absolute snapshot paths, so the folder copied to a
+    cluster (the documented use) showed every model missing. An old manifest with absolute paths is
+    read by the hub cache layout."""
+    import shutil
+
+    config, root = _fetched(tmp_path, monkeypatch)
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert all(not Path(e["snapshot"]).is_absolute() for e in manifest.values())
+    copy = tmp_path / "cluster" / "models"
+    shutil.copytree(root, copy, symlinks=True)
+    shutil.rmtree(root)
+    capsys.readouterr()
+    assert srrg_main(["models", "list", "--config", str(config), "--dir", str(copy)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("[present]") == 2 and "[missing]" not in out
+    for entry in manifest.values():
+        entry["snapshot"] = str(root / entry["snapshot"])  # what earlier versions wrote
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert all(mf.present(n, copy) for n in mf.metric_needs("chexbert"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"StanfordAIMI/RRG_scorers": {"commit"', "not a readable models manifest (JSONDecodeError"),
+        ("[1, 2]", "not a models manifest (expected an object of repositories)"),
+        ('{"a/b": {"commit": "c", "snapshot": "hub/x", "files": {"w": "short"}}}', "lacks a sha256 per file"),
+        ('{"a/b": {"commit": "c", "snapshot": "../../etc", "files": {}}}', "snapshot path '../../etc' outside"),
+        (
+            '{"a/b": {"commit": "c", "snapshot": "hub/x", "files": {"../../w": "' + "0" * 64 + '"}}}',
+            "names a file outside its snapshot ('../../w')",
+        ),
+        ("\xff", "not a readable models manifest"),
+    ],
+    ids=["truncated", "list", "no-sha256", "snapshot-escapes", "file-escapes", "not-utf8"],
+)
+def test_a_damaged_models_manifest_is_one_line(tmp_path: Path, capsys, text, message) -> None:
+    """Bug (issue 39): a truncated or edited manifest.json gave a JSONDecodeError/KeyError traceback,
+    and a path with `..` was followed outside the models folder."""
+    root = tmp_path / "models"
+    root.mkdir()
+    (root / "manifest.json").write_bytes(text.encode("latin-1") if text == "\xff" else text.encode())
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"score": {"metrics": ["chexbert"]}}))
+    assert srrg_main(["models", "list", "--config", str(config), "--dir", str(root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and "srrg models fetch" in err
