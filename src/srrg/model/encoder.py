@@ -23,18 +23,19 @@ def _create(cfg: EncoderConfig, pretrained: bool) -> nn.Module:
         return timm.create_model(name, pretrained=pretrained, **kwargs)
 
 
-def create_backbone(cfg: EncoderConfig) -> nn.Module:
-    """Pretrained weights when requested and obtainable (hub or cache), otherwise random init, logged."""
+def create_backbone(cfg: EncoderConfig) -> tuple[nn.Module, bool]:
+    """Pretrained weights when requested and obtainable (hub or cache), otherwise random init,
+    logged; the flag says whether pretrained weights were loaded (they can be loaded again)."""
     if cfg.pretrained:
         try:
             model = _create(cfg, pretrained=True)
             log.info("encoder %s: pretrained weights loaded", cfg.name)
-            return model
+            return model, True
         except (OSError, RuntimeError, ValueError) as exc:
             log.warning("encoder %s: pretrained weights unavailable (%s); using RANDOM initialization", cfg.name, exc)
     else:
         log.info("encoder %s: random initialization (encoder.pretrained is false)", cfg.name)
-    return _create(cfg, pretrained=False)
+    return _create(cfg, pretrained=False), False
 
 
 def feature_tokens(feats: torch.Tensor, dim: int) -> torch.Tensor:
@@ -49,16 +50,31 @@ def feature_tokens(feats: torch.Tensor, dim: int) -> torch.Tensor:
 class ImageEncoder(nn.Module):
     """Backbone tokens plus a learned position embedding per token: Swin's last stage has only
     window-relative positions, and a decoder that cross-attends to a bag of tokens could not tell
-    the left lung from the right (docs/model.md)."""
+    the left lung from the right (docs/model.md).
+
+    `tuning: frozen` freezes the backbone (eval mode, no gradients); the position embedding, which
+    is srrg's own and starts random, trains either way. A frozen backbone is `reloadable` when its
+    weights are pretrained ones (a model file need not carry them)."""
 
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
-        self.backbone = create_backbone(cfg)
+        self.backbone, pretrained = create_backbone(cfg)
+        self.frozen = cfg.tuning == "frozen"
+        self.reloadable = self.frozen and pretrained
+        if self.frozen:
+            self.backbone.requires_grad_(False)
         self.out_dim = int(self.backbone.num_features)
         with torch.no_grad():
             n = self.tokens(torch.zeros(1, 3, cfg.image_size, cfg.image_size)).shape[1]
         self.position = nn.Parameter(torch.zeros(1, n, self.out_dim))
         nn.init.trunc_normal_(self.position, std=0.02)
+
+    def train(self, mode: bool = True) -> ImageEncoder:
+        """A frozen backbone stays in eval mode (BatchNorm statistics and drop-path fixed)."""
+        super().train(mode)
+        if self.frozen:
+            self.backbone.eval()
+        return self
 
     def tokens(self, images: torch.Tensor) -> torch.Tensor:
         return feature_tokens(self.backbone.forward_features(images), self.out_dim)

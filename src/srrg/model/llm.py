@@ -1,5 +1,6 @@
-"""The frozen causal LLM and its tokenizer of the report generator (hub name, local path, GGUF or
-builtin alias), loaded through srrg.causal_lm like the local judge backend."""
+"""The causal LLM and its tokenizer of the report generator (hub name, local path, GGUF or builtin
+alias), loaded through srrg.causal_lm like the local judge backend; frozen, or frozen with trainable
+LoRA adapters (`model.llm.tuning`, docs/model.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.causal_lm import ensure_pad_token, load_causal_lm, smollm2_location
 from srrg.causal_lm import load_tokenizer as load_tokenizer_from
-from srrg.model.config import FrozenLLMConfig
+from srrg.model.config import FrozenLLMConfig, LoRAConfig
 from srrg.model.tiny import tiny_llm, tiny_tokenizer
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,44 @@ def freeze(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def load_llm(cfg: FrozenLLMConfig, tok: PreTrainedTokenizerBase) -> PreTrainedModel:
-    """The frozen LLM in the configured dtype."""
+    """The frozen LLM in the configured dtype (adapters, when configured, are added by tune_llm)."""
     if cfg.name == "tiny":
         return freeze(tiny_llm(len(tok), eos_id=tok.eos_token_id))
     source, gguf = resolve_source(cfg)
     return freeze(load_causal_lm(source, gguf, resolve_dtype(cfg.dtype), cfg.trust_remote_code))
+
+
+LORA_MARK = "lora_"  # peft names its adapter tensors lora_A / lora_B
+
+
+def add_lora(model: PreTrainedModel, cfg: LoRAConfig) -> PreTrainedModel:
+    """Inject LoRA adapters in place (the model keeps its class, its methods and its weight names;
+    the adapters add `lora_A` / `lora_B` below each target Linear) and make only them trainable.
+    A target name that matches no module is peft's ValueError, named with the config key."""
+    from peft import LoraConfig, inject_adapter_in_model
+
+    peft_cfg = LoraConfig(
+        r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout, target_modules=list(cfg.target_modules)
+    )
+    try:
+        inject_adapter_in_model(peft_cfg, model)
+    except ValueError as exc:
+        raise ValueError(f"model.llm.lora.target_modules {list(cfg.target_modules)}: {exc}") from exc
+    for name, param in model.named_parameters():
+        param.requires_grad_(LORA_MARK in name)
+    return model
+
+
+def tune_llm(model: PreTrainedModel, cfg: FrozenLLMConfig) -> PreTrainedModel:
+    """The LLM as `model.llm.tuning` trains it: frozen (no trainable weight) or LoRA adapters."""
+    freeze(model)
+    return add_lora(model, cfg.lora) if cfg.tuning == "lora" else model
+
+
+def set_llm_mode(model: PreTrainedModel, training: bool) -> None:
+    """A tuned LLM's own layers always run in eval mode (their dropout off, as frozen); only the
+    adapters' dropout follows the training flag."""
+    model.eval()
+    for name, module in model.named_modules():
+        if training and name.endswith("lora_dropout"):
+            module.train()

@@ -17,7 +17,7 @@ from srrg.model.baseline import build_baseline
 from srrg.model.config import InferConfig, ModelConfig
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
-from srrg.model.llm import freeze, load_llm, load_tokenizer
+from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
 from srrg.model.projector import Projector
 from srrg.model.prompt import build_prompt, target_token_ids
 from srrg.model.words import word_tokenizer
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 IGNORE = -100  # label id that transformers' causal LM loss skips
 LLM_PREFIX = "llm."
 
+BACKBONE_PREFIX = "encoder.backbone."
 
 def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ids (B, T) and their 0/1 mask."""
@@ -60,7 +61,7 @@ class ReportGenerator(nn.Module):
         self.llm: PreTrainedModel | None = None
         self.decoder: PreTrainedModel | None = None
         if cfg.arch == "llm":
-            self.llm = freeze(llm) if llm is not None else load_llm(cfg.llm, self.tokenizer)
+            self.llm = tune_llm(llm if llm is not None else load_llm(cfg.llm, self.tokenizer), cfg.llm)
             width = self.llm.get_input_embeddings().embedding_dim
             self.prompt = build_prompt(self.tokenizer, cfg.target)
         else:
@@ -93,18 +94,22 @@ class ReportGenerator(nn.Module):
         return self.llm is not None and self.cfg.llm.name == "tiny"
 
     def train(self, mode: bool = True) -> ReportGenerator:
-        """The frozen LLM stays in eval mode (no dropout) while the rest trains."""
+        """The LLM's own layers stay in eval mode (no dropout) while the rest trains; LoRA adapters
+        follow `mode`."""
         super().train(mode)
         if self.llm is not None:
-            self.llm.eval()
+            set_llm_mode(self.llm, mode)
         return self
 
     def export_state_dict(self) -> dict[str, torch.Tensor]:
-        """Weights a checkpoint must carry (everything but a reloadable frozen LLM)."""
-        state = self.state_dict()
-        if self.stores_llm:
-            return state
-        return {k: v for k, v in state.items() if not k.startswith(LLM_PREFIX)}
+        """Weights a checkpoint must carry (docs/model.md): every trained tensor, plus the frozen
+        ones no source gives back (a random `tiny` LLM, a random frozen backbone). A reloadable
+        frozen LLM or pretrained frozen backbone contributes only its trained adapters."""
+        trained = {name for name, p in self.named_parameters() if p.requires_grad}
+        reloaded = (LLM_PREFIX,) if self.llm is not None and not self.stores_llm else ()
+        if self.encoder.reloadable:
+            reloaded += (BACKBONE_PREFIX,)
+        return {k: v for k, v in self.state_dict().items() if k in trained or not k.startswith(reloaded)}
 
     def load_exported(self, state: dict[str, Any]) -> None:
         """Inverse of export_state_dict; any missing trainable weight is an error."""

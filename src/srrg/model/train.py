@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -20,6 +22,7 @@ import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.plugins.environments import SLURMEnvironment
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from srrg.codedeps import stage_files
 from srrg.config import config_hash
@@ -70,6 +73,38 @@ def checkpoint_dir(cfg: TrainConfig, run: str, code: str | None = None) -> Path:
     return Path(cfg.checkpoint_dir) / run / config_hash(data)
 
 
+def epoch_steps(samples: int, batch_size: int, world_size: int, accumulate: int, epochs: int) -> int:
+    """Optimizer steps of `epochs` passes (docs/model.md): each rank gets ceil(samples / world)
+    samples (the distributed sampler pads the shares to equal size), in ceil(share / batch_size)
+    batches, and steps every `accumulate` batches and at the end of each epoch."""
+    share = math.ceil(samples / world_size)
+    return epochs * math.ceil(math.ceil(share / batch_size) / accumulate)
+
+
+LAST = "last.ckpt"
+SIGTERM_EXIT = 143  # 128 + SIGTERM: what a shell and SLURM report for a job ended by SIGTERM
+
+
+class CheckpointOnSigterm(L.Callback):
+    """A scheduler's SIGTERM (scancel, preemption, the time limit's first signal) makes Lightning
+    stop after the step in progress; this callback writes last.ckpt at the end of that step, at the
+    point where the periodic checkpoints are taken (so it resumes exactly like them), written aside
+    and renamed so a second kill cannot leave half a file. A rerun then resumes where the job
+    stopped; a SIGTERM during validation falls back to the last periodic checkpoint (docs/model.md)."""
+
+    def __init__(self, ckpt_dir: Path) -> None:
+        self.ckpt_dir = ckpt_dir
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        if not trainer.received_sigterm:
+            return
+        tmp = self.ckpt_dir / f"{LAST}.sigterm"
+        trainer.save_checkpoint(tmp)  # collective under DDP: every rank calls it, rank 0 writes
+        if trainer.is_global_zero:
+            os.replace(tmp, self.ckpt_dir / LAST)
+        log.warning("SIGTERM: stopping after step %d; %s saved, a rerun resumes there", trainer.global_step, LAST)
+
+
 def build_trainer(cfg: TrainConfig, ckpt_dir: Path, progress: ProgressLog | None = None) -> L.Trainer:
     t = cfg.trainer
     plugins = [SLURMEnvironment(auto_requeue=False)] if SLURMEnvironment.detect() else []  # Snakemake owns retries
@@ -84,7 +119,7 @@ def build_trainer(cfg: TrainConfig, ckpt_dir: Path, progress: ProgressLog | None
         strategy=t.strategy,
         precision=resolve_precision(t.precision, t.accelerator),
         plugins=plugins,
-        callbacks=[ckpt, progress or ProgressLog(t.log_every_n_steps)],
+        callbacks=[ckpt, progress or ProgressLog(t.log_every_n_steps), CheckpointOnSigterm(ckpt_dir)],
         default_root_dir=ckpt_dir,
         logger=False,
         use_distributed_sampler=False,  # the data module shards with its own seeded sampler
@@ -140,12 +175,32 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     csv_path, fig_path = metrics_paths(out)
     progress = ProgressLog(cfg.trainer.log_every_n_steps, csv_path)
     trainer = build_trainer(cfg, ckpt_dir, progress)
-    resume = (ckpt_dir / "last.ckpt").is_file()
+    if cfg.trainer.max_epochs is not None:
+        steps = epoch_steps(
+            len(data.train_set),
+            cfg.data.batch_size,
+            trainer.world_size,
+            cfg.trainer.accumulate_grad_batches,
+            cfg.trainer.max_epochs,
+        )
+        trainer.fit_loop.epoch_loop.max_steps = steps  # the schedule and the progress log read it
+        log.info(
+            "max_epochs %d: %d steps (%d samples, batch %d, world size %d)",
+            cfg.trainer.max_epochs,
+            steps,
+            len(data.train_set),
+            cfg.data.batch_size,
+            trainer.world_size,
+        )
+    resume = (ckpt_dir / LAST).is_file()
     if resume:
-        log.info("resuming from %s (same config and code)", ckpt_dir / "last.ckpt")
+        log.info("resuming from %s (same config and code)", ckpt_dir / LAST)
     else:
         log.info("training from scratch; checkpoints in %s", ckpt_dir)
-    trainer.fit(module, datamodule=data, ckpt_path="last" if resume else None)
+    try:
+        trainer.fit(module, datamodule=data, ckpt_path=str(ckpt_dir / LAST) if resume else None)
+    except SIGTERMException:
+        raise SystemExit(SIGTERM_EXIT) from None  # a failed job to the scheduler: Snakemake reruns it
     summary = {
         "run": run,
         "steps": trainer.global_step,
@@ -156,7 +211,8 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         "vocab_size": len(module.net.tokenizer),
         "world_size": trainer.world_size,
         "precision": str(trainer.precision),
-        "train_studies": len(data.train_set),
+        "train_studies": data.train_studies,
+        "train_samples": len(data.train_set),
         "checkpoint_dir": str(ckpt_dir),
         "seconds": round(time.perf_counter() - start, 1),
     }
