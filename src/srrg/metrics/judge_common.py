@@ -61,7 +61,7 @@ MATCHED = "Matched Findings"
 DEFAULT_MODALITY = "chest X-ray"
 MODALITY_PHRASE = f"{DEFAULT_MODALITY} report"  # where our prompts name the modality
 # options whose whole effect is the prompt text: the signature's prompt hash covers them
-PROMPT_OPTIONS = frozenset({"modality"})
+PROMPT_OPTIONS = frozenset({"modality", "few_shot"})
 
 # statuses of one judge answer; FAILED ones have no score
 OK, PARTIAL, UNPARSEABLE, NO_RESPONSE, TRUNCATED = "ok", "partial", "unparseable", "no_response", "truncated"
@@ -424,11 +424,17 @@ def template(
 
 
 def structured_template(
-    name: str, marker: str, answer: str, fields_: Sequence[str], modality: str = DEFAULT_MODALITY
+    name: str,
+    marker: str,
+    answer: str,
+    fields_: Sequence[str],
+    modality: str = DEFAULT_MODALITY,
+    text: str | None = None,
 ) -> PromptTemplate:
-    """The packaged prompt `name` (for `modality`) with its answer-format part (from `marker` on)
-    replaced by the packaged JSON instruction `answer`: the task text stays the published one."""
-    text = prompt_text(name, modality)
+    """The packaged prompt `name` for `modality` (or the given text of it) with its answer-format
+    part (from `marker` on) replaced by the packaged JSON instruction `answer`: the task text stays
+    the published one."""
+    text = prompt_text(name, modality) if text is None else text
     if marker not in text:
         raise ValueError(f"prompt {name!r} has no answer-format marker {marker!r}")
     body = text[: text.index(marker)].rstrip() + "\n\n" + load_prompt(answer)
@@ -501,14 +507,15 @@ def check_failures(
     )
 
 
-def judge_signature(name: str, cfg: JudgeConfig, requests: Any) -> str:
+def judge_signature(name: str, cfg: JudgeConfig, requests: Any, extra: Sequence[tuple[str, str]] = ()) -> str:
     """A judge's signature: its options in declaration order, except PROMPT_OPTIONS, whose effect
-    the `prompt:<hash8>` of its templates (requests(structured) for one empty pair) carries; so a
-    default judge's signature is the one it had before those options existed."""
+    the `prompt:<hash8>` of its templates (requests(structured) for one empty pair) carries, then
+    `extra` parts (VERT's few-shot ids); so a default judge's signature is the one it had before
+    those options existed."""
     from srrg.metrics.signature import compose, config_parts, with_prompts
 
     parts = [p for p in config_parts(cfg) if p[0] not in PROMPT_OPTIONS]
-    return with_prompts(compose(name, parts), requests)
+    return with_prompts(compose(name, [*parts, *extra]), requests)
 
 
 def client_for(client: Any, cfg: JudgeConfig) -> Any:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
+from srrg.metrics.few_shot import FewShotConfig, refuse_overlap, shots_block, shots_for
 from srrg.metrics.judge_common import (
     CATEGORIES,
     FAILED,
@@ -32,14 +33,18 @@ from srrg.metrics.judge_common import (
     count_columns,
     error_report_schema,
     failure_counts,
+    judge_signature,
     pair_requests,
     parse_error_report,
     population_std,
+    prompt_text,
     section,
     structured_error_report,
     structured_template,
+    template,
     unified_score,
 )
+from srrg.metrics.signature import value_text
 
 NAME = "vert"
 # formula name -> (a, b_sig, b_insig)
@@ -52,6 +57,7 @@ VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"
 # must agree: tests/judges/test_prompt_formulas.py reads the rule out of the prompt text)
 STATED_FORMULAS = {"vert_formula": "weighted_formula"}
 SCHEMA = error_report_schema(NAME, score=True)
+PAIR_START = "Reference report:\n{reference}"  # where the pair being scored begins in every VERT prompt
 _NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
 _SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
 
@@ -59,12 +65,14 @@ _SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0
 @dataclass(frozen=True)
 class VertConfig(JudgeConfig):
     """variant: direct | formula | rubric (the prompt; all three share the answer format);
-    number_words: also read counts written as words. max_tokens 1024: the answer repeats GREEN's
+    number_words: also read counts written as words; few_shot: k expert-scored training pairs shown
+    before each pair (srrg.metrics.few_shot). max_tokens 1024: the answer repeats GREEN's
     error enumeration (about 340-440 tokens for a capable judge) and adds a score."""
 
     variant: str = "direct"
     max_tokens: int = 1024
     number_words: bool = True
+    few_shot: FewShotConfig = field(default_factory=FewShotConfig)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -105,13 +113,28 @@ def formula_scores(report: ErrorReport) -> dict[str, float]:
     return {k: unified_score(report.matched, s, i, *w) for k, w in FORMULAS.items()}
 
 
+def prompt_with_shots(name: str, cfg: VertConfig) -> str:
+    """The variant's prompt text for cfg.modality with the few-shot examples (if any) put just
+    before the pair it scores."""
+    text = prompt_text(name, cfg.modality)
+    block = shots_block(shots_for(cfg.few_shot), cfg.modality)
+    if not block:
+        return text
+    if PAIR_START not in text:
+        raise ValueError(f"prompt {name!r} has no {PAIR_START!r} to put few-shot examples before")
+    return text.replace(PAIR_START, block + PAIR_START, 1)
+
+
 def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig, structured: bool = False) -> list[Any]:
-    """The variant's prompt; structured: its answer format replaced by the JSON fields of SCHEMA."""
+    """The variant's prompt (with its few-shot examples; a scored pair among them is refused);
+    structured: its answer format replaced by the JSON fields of SCHEMA."""
     name = VARIANTS[cfg.variant]
+    refuse_overlap(shots_for(cfg.few_shot), refs, hyps)
+    text = prompt_with_shots(name, cfg)
     if not structured:
-        return pair_requests(name, refs, hyps, cfg)
+        return pair_requests(name, refs, hyps, cfg, prompt=template(name, ("reference", "candidate"), text))
     prompt = structured_template(
-        name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"), cfg.modality
+        name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"), text=text
     )
     return pair_requests(name, refs, hyps, cfg, schema=SCHEMA, prompt=prompt)
 
@@ -163,6 +186,12 @@ class Vert(PairJudge):
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
         return vert_requests(refs, hyps, self.cfg, structured)
+
+    def signature(self, key: str) -> str:
+        """judge_signature, naming the few-shot examples' pair ids (`shots:<id>+<id>`) when k > 0."""
+        shots = shots_for(self.cfg.few_shot)
+        extra = [("shots", value_text([s.pair_id for s in shots]))] if shots else []
+        return judge_signature(self.name, self.cfg, lambda structured: self.requests([""], [""], structured), extra)
 
     def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
         return score_responses(replies, self.cfg, structured)

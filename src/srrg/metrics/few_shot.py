@@ -1,0 +1,118 @@
+"""Few-shot judging (VERT's few-shot setting, docs/judges.md "Few-shot judging"): k rated pairs drawn
+with a seed from the training part of a rating set are shown to the judge, with their expert score
+in [0, 1], before the pair it scores.
+
+The shots come from the examples table `srrg judge-train-prepare` writes (examples.parquet: pair_id,
+reference, candidate, the VERT answer `target` holding the scaled human score, split, status),
+whose case-level split keeps a case in one split: only `train` rows with status ok are drawn. A
+scored pair that is one of the shots is refused, never judged with its own answer in the prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from srrg.errors import UserError
+from srrg.io import read_table
+from srrg.report import normalize_text
+
+COLUMNS = ("pair_id", "reference", "candidate", "target", "split", "status")
+EXAMPLES_FILE = "examples.parquet"
+
+
+@dataclass(frozen=True)
+class FewShotConfig:
+    """k: shots per prompt (0 = zero-shot, the default); seed: which k of the training rows;
+    source: examples.parquet of judge-train-prepare, or its folder; split: the part drawn from."""
+
+    k: int = 0
+    seed: int = 0
+    source: str | None = None
+    split: str = "train"
+
+    def __post_init__(self) -> None:
+        if self.k < 0:
+            raise ValueError(f"few_shot.k must be >= 0, got {self.k}")
+        if self.k and not self.source:
+            raise ValueError("few_shot.k > 0 needs few_shot.source (examples.parquet of srrg judge-train-prepare)")
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One example the judge is shown: its pair id, the two reports and the expert score in [0, 1]."""
+
+    pair_id: str
+    reference: str
+    candidate: str
+    score: float
+
+
+def _source_file(source: str) -> Path:
+    path = Path(source).expanduser()
+    return path / EXAMPLES_FILE if path.is_dir() else path
+
+
+@lru_cache(maxsize=8)
+def draw_shots(source: str, k: int, seed: int, split: str) -> tuple[Shot, ...]:
+    """k shots from the `split` rows (status ok, a readable score) of the examples table, drawn
+    without replacement by a seeded permutation of the rows sorted by pair id (independent of the
+    file's row order). Too few rows, a missing column or an unreadable file is one UserError."""
+    from srrg.metrics.vert import parse_direct_score
+
+    path = _source_file(source)
+    if not path.is_file():
+        raise UserError(f"few_shot.source {source}: no {EXAMPLES_FILE} there (run srrg judge-train-prepare)")
+    table = read_table(path)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise UserError(f"few_shot.source {path}: missing column(s) {missing}; expected judge-train-prepare's examples")
+    rows = []
+    for row in table.sort("pair_id").iter_rows(named=True):
+        score = parse_direct_score(row["target"]) if row["target"] else float("nan")
+        if row["split"] == split and row["status"] == "ok" and score == score:
+            rows.append(Shot(str(row["pair_id"]), row["reference"], row["candidate"], score))
+    if len(rows) < k:
+        raise UserError(f"few_shot.k is {k} but {path} has {len(rows)} scored {split!r} example(s)")
+    order = np.random.default_rng(seed).permutation(len(rows))[:k]
+    return tuple(rows[i] for i in order)
+
+
+def shots_for(cfg: FewShotConfig) -> tuple[Shot, ...]:
+    """The configured shots; none when k is 0."""
+    return draw_shots(str(cfg.source), cfg.k, cfg.seed, cfg.split) if cfg.k else ()
+
+
+def refuse_overlap(shots: Sequence[Shot], refs: Sequence[str], hyps: Sequence[str]) -> None:
+    """A UserError when a scored pair (normalized reference and candidate) is one of the shots:
+    the judge would be shown the expert's score of the pair it is asked to score."""
+    shown = {(normalize_text(s.reference), normalize_text(s.candidate)): s.pair_id for s in shots}
+    for i, (r, h) in enumerate(zip(refs, hyps, strict=True)):
+        pair_id = shown.get((normalize_text(r or ""), normalize_text(h or "")))
+        if pair_id is not None:
+            raise UserError(
+                f"pair {i} being scored is few-shot example {pair_id}: draw shots from the training part only "
+                "(few_shot.split) and score the held-out pairs"
+            )
+
+
+def _clean(text: str) -> str:
+    """A report as template text: braces would read as template fields, so they become parentheses."""
+    return " ".join(text.split()).replace("{", "(").replace("}", ")")
+
+
+def shots_block(shots: Sequence[Shot], modality: str) -> str:
+    """The examples section put before the pair the judge scores (empty without shots)."""
+    if not shots:
+        return ""
+    parts = [f"Examples of {modality} report pairs with the score experts gave them:"]
+    for n, shot in enumerate(shots, start=1):
+        parts.append(
+            f"Example {n}.\nReference report:\n{_clean(shot.reference)}\n\nCandidate report:\n"
+            f"{_clean(shot.candidate)}\n\nExpert score: {shot.score:.2f}"
+        )
+    return "\n\n".join(parts) + "\n\nNow grade the following pair.\n\n"
