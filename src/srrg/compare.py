@@ -155,17 +155,21 @@ def swap_masks(n: int, n_rounds: int, seed: int) -> tuple[np.ndarray, bool]:
     return np.random.default_rng(seed).random((n_rounds, n)) < 0.5, False
 
 
-def randomization_p(a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, seed: int) -> float:
+def randomization_p(
+    a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, seed: int, units: np.ndarray | None = None
+) -> float:
     """Approximate randomization (paired permutation) test of stat(b) - stat(a): per round each
     study's two outputs swap with probability 1/2; p = share of rounds with a difference at least
-    as large in absolute value ((count + 1) / (rounds + 1) when sampled, count / 2^n when exact)."""
+    as large in absolute value ((count + 1) / (rounds + 1) when sampled, count / 2^n when exact).
+    units: the unit number (0..u-1) of every row, whose rows swap together (the pairs of one case
+    in the meta-evaluation's tests between metrics; docs/metaeval.md); None: each row is a unit."""
     observed = abs(stat(b) - stat(a))
     if math.isnan(observed):
         return math.nan
-    masks, exact = swap_masks(len(a), n_rounds, seed)
+    masks, exact = swap_masks(len(a) if units is None else int(units.max()) + 1, n_rounds, seed)
     count = 0
     for mask in masks:
-        m = mask[:, None]
+        m = (mask if units is None else mask[units])[:, None]
         count += abs(stat(np.where(m, a, b)) - stat(np.where(m, b, a))) >= observed - 1e-12
     return count / len(masks) if exact else (count + 1) / (len(masks) + 1)
 

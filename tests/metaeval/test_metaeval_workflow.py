@@ -1,7 +1,7 @@
 """The meta-evaluation workflow end to end (workflow/rules/metaeval.smk): a metaeval.datasets entry
 pointing at the RadPref layout fixture goes through metaeval_prepare -> metaeval_score ->
 metaeval_correlate to tables with finite coefficients (no CIs at 4 cases), a radjudge entry runs
-metaeval_rank, and both tables are in `snakemake --report`."""
+metaeval_rank, and both tables and the human-ceiling figure are in `snakemake --report`."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
     snakemake(workdir, *targets, "--configfile", str(config))
     tables = workdir / "results" / "metaeval" / "rp" / "tables"
     corr = pl.read_csv(tables / "correlations.csv")
-    assert set(corr["metric"]) == {"bleu_1", "bleu_4", "rouge_l"} and corr.height == 6
+    # the three metrics and the human ceiling (3 raters: leave-one-out), Kendall and Spearman each
+    assert set(corr["metric"]) == {"Radiologists (leave-one-out)", "bleu_1", "bleu_4", "rouge_l"} and corr.height == 8
     assert all(math.isfinite(v) for v in corr["value"])
     # 4 cases are fewer than metaeval.correlate.min_cases (10): no clustered CI, the status says why
     assert corr["ci_low"].is_nan().all() and set(corr["ci_status"]) == {"too_few_cases"}
@@ -55,6 +56,7 @@ def test_radpref_and_radjudge_entries_run_to_finite_tables(tmp_path):
     snakemake(workdir, "--report", "report.html", *targets, "--configfile", str(config))
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Meta-evaluation" in html and "table_gema.md" in html and "rank_categories.md" in html
+    assert "ceiling.png" in html and "human_ceiling.md" in html and "better_than.md" in html  # the ceiling figure
 
 
 def test_judge_training_refuses_ranking_cases(tmp_path):

@@ -63,7 +63,7 @@ rule metaeval_score:
 
 rule metaeval_correlate:
     """Kendall/Spearman with case-clustered bootstrap CIs, paired tests, count-level P/R/F1,
-    ensembles, within-case preference and system-ranking agreement."""
+    ensembles, agreement, human ceiling, per-rater tables, tests between metrics."""
     input:
         scores=rules.metaeval_score.output.per_report,
         ratings=rules.metaeval_prepare.output.ratings,
@@ -85,6 +85,24 @@ rule metaeval_correlate:
         correlations=report(
             results("metaeval", "{dataset}", "tables", "correlations.csv"),
             caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        ceiling=report(
+            results("metaeval", "{dataset}", "tables", "human_ceiling.md"),
+            caption="../report/metaeval_ceiling.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        figure=report(
+            results("metaeval", "{dataset}", "tables", "ceiling.png"),
+            caption="../report/metaeval_ceiling.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        better_than=report(
+            results("metaeval", "{dataset}", "tables", "better_than.md"),
+            caption="../report/metaeval_ceiling.rst",
             category="Meta-evaluation",
             subcategory="{dataset}",
         ),
@@ -144,12 +162,6 @@ add_targets(
 
 
 if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metrics"]:
-    # S-RRG Table 3's columns (metaeval.proxy_metrics) that a metric of the judge stage writes
-    PROXY_METRICS = [
-        c
-        for c in METAEVAL["proxy_metrics"]
-        if any(c == m or c.startswith(f"{m}_") for m in JUDGE_METRICS)
-    ]
 
     rule metaeval_proxy:
         """S-RRG Table 3: metrics vs the LLM-proxy rating on the judge subset."""
@@ -172,7 +184,6 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
                 {
                     **METAEVAL["correlate"],
                     "human_column": "proxy_rating",
-                    "metrics": PROXY_METRICS,
                     "caveat": METAEVAL["caveat"],
                 }
             ),

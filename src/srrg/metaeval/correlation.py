@@ -20,6 +20,8 @@ import numpy as np
 from scipy import stats
 
 METHODS = ("kendall", "spearman")
+# the per-rater tables add Pearson's r (GEMA-Score Table 4 reports it; docs/metaeval.md)
+ALL_METHODS = (*METHODS, "pearson")
 Clusters = Sequence[str] | np.ndarray | None
 # why a CI is (or is not) given: the status of every Correlation / PairedTest (docs/metaeval.md)
 CI_STATUSES = ("ok", "not_resampled", "too_few_pairs", "too_few_cases", "no_finite_resample")
@@ -57,17 +59,49 @@ def complete_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, 
 
 
 def coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(coefficient, two-sided p) for kendall (tau-b, ties corrected) or spearman; NaN when a side
-    is constant or fewer than 3 pairs remain."""
+    """(coefficient, two-sided p) for kendall (tau-b, ties corrected), spearman or pearson; NaN when
+    a side is constant or fewer than 3 pairs remain."""
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan, math.nan
     if method == "kendall":
         res = stats.kendalltau(x, y, variant="b")
     elif method == "spearman":
         res = stats.spearmanr(x, y)
+    elif method == "pearson":
+        res = stats.pearsonr(x, y)
     else:
-        raise ValueError(f"unknown correlation method {method!r}; use one of {METHODS}")
+        raise ValueError(f"unknown correlation method {method!r}; use one of {ALL_METHODS}")
     return float(res.statistic), float(res.pvalue)
+
+
+# above this many pairs Kendall's tau is computed by scipy (n log n) rather than by all pair signs
+DIRECT_KENDALL_MAX = 250
+
+
+def coefficient_value(method: str, x: np.ndarray, y: np.ndarray) -> float:
+    """The coefficient of `coefficient` without its p-value, computed directly with numpy: the same
+    number (to rounding) at a fraction of scipy's per-call cost, for the thousands of resamples and
+    permutation rounds of one table (docs/metaeval.md). NaN under the same rules."""
+    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+        return math.nan
+    if method == "kendall":
+        if len(x) > DIRECT_KENDALL_MAX:
+            return float(stats.kendalltau(x, y, variant="b").statistic)
+        sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
+        # tau-b: (concordant - discordant) / sqrt(pairs untied in x * pairs untied in y)
+        return float((sx * sy).sum() / math.sqrt((sx * sx).sum() * (sy * sy).sum()))
+    if method == "spearman":
+        x, y = average_ranks(x), average_ranks(y)
+    elif method != "pearson":
+        raise ValueError(f"unknown correlation method {method!r}; use one of {ALL_METHODS}")
+    dx, dy = x - x.mean(), y - y.mean()
+    return float(np.clip((dx * dy).sum() / math.sqrt((dx * dx).sum() * (dy * dy).sum()), -1.0, 1.0))
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n, tied values sharing the mean of their ranks (as Spearman's rho ranks them)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return (np.cumsum(counts) - (counts - 1) / 2)[inverse]
 
 
 def bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
@@ -93,10 +127,31 @@ def resample_indices(n: int, n_boot: int, seed: int, clusters: Clusters = None) 
     return cluster_bootstrap_indices(clusters, n_boot, seed)
 
 
-def _bootstrap(
+def bootstrap_samples(
     stat: Callable[[np.ndarray], float], n: int, n_boot: int, seed: int, clusters: Clusters = None
 ) -> np.ndarray:
+    """stat over each resample of pair (or cluster) indices: the one resampling every interval of
+    the meta-evaluation uses, so a statistic of several series is resampled on the same draws."""
     return np.array([stat(idx) for idx in resample_indices(n, n_boot, seed, clusters)])
+
+
+def statistic_ci(
+    stat: Callable[[np.ndarray], float],
+    n: int,
+    *,
+    n_boot: int,
+    seed: int,
+    level: float = 0.95,
+    clusters: np.ndarray | None = None,
+    min_clusters: int = 0,
+) -> tuple[float, float, str]:
+    """(low, high, ci_status) of a percentile bootstrap CI of any statistic of n kept pairs, with the
+    same resamples and the same minimum case count as `correlate` (the human ceiling and the
+    tie-calibrated accuracy are resampled exactly like the metrics' correlations)."""
+    status = resampling_status(n, clusters, n_boot, min_clusters)
+    if status != "ok":
+        return math.nan, math.nan, status
+    return _ci(bootstrap_samples(stat, n, n_boot, seed, clusters), level)
 
 
 def _kept(clusters: Clusters, keep: np.ndarray) -> np.ndarray | None:
@@ -169,7 +224,7 @@ def correlate(
     value, p = coefficient(method, x, y)
     low, high, status = math.nan, math.nan, resampling_status(len(x), kept, n_boot, min_clusters)
     if status == "ok":
-        samples = _bootstrap(lambda idx: coefficient(method, x[idx], y[idx])[0], len(x), n_boot, seed, kept)
+        samples = bootstrap_samples(lambda idx: coefficient_value(method, x[idx], y[idx]), len(x), n_boot, seed, kept)
         low, high, status = _ci(samples, level)
     return Correlation(method, value, p, low, high, len(x), dropped, 0 if kept is None else len(set(kept)), status)
 
@@ -213,8 +268,8 @@ def paired_test(
     status = resampling_status(len(y), kept, n_boot, min_clusters)
     if status != "ok":
         return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y), status)
-    samples = _bootstrap(
-        lambda idx: coefficient(method, xa[idx], y[idx])[0] - coefficient(method, xb[idx], y[idx])[0],
+    samples = bootstrap_samples(
+        lambda idx: coefficient_value(method, xa[idx], y[idx]) - coefficient_value(method, xb[idx], y[idx]),
         len(y),
         n_boot,
         seed,

@@ -16,11 +16,33 @@ from srrg.errors import UserError
 from srrg.io import read_table, write_text
 from srrg.metaeval import tables
 from srrg.metaeval.adapters import RATINGS_SCHEMA, human_category_counts, human_scores, pair_clusters
-from srrg.metaeval.correlation import METHODS, Correlation, correlate, orient, paired_test
+from srrg.metaeval.between import better_than, metric_tests
+from srrg.metaeval.ceiling import (
+    CEILING,
+    ONE_RATER,
+    category_rater_matrices,
+    category_rows,
+    ceiling,
+    inter_rater_rows,
+    leave_one_out,
+    pooled_ceiling,
+    rater_matrix,
+    rater_rows,
+)
+from srrg.metaeval.ceiling_tables import (
+    SUMMARY_HEADER,
+    better_than_markdown,
+    ceiling_figure,
+    per_category_markdown,
+    per_rater_markdown,
+    summary_rows,
+)
+from srrg.metaeval.correlation import ALL_METHODS, METHODS, Correlation, correlate, orient, paired_test
 from srrg.metaeval.counts import category_prf
-from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, split_mask
+from srrg.metaeval.ensembles import evaluate_ensemble, split_mask
 from srrg.metaeval.preference import preference_agreement
 from srrg.metaeval.systems import agreement_markdown, ranking_agreement, system_means
+from srrg.metaeval.tie_accuracy import calibrated, tie_calibrated_accuracy
 from srrg.metrics.judge_common import CATEGORIES
 
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
@@ -67,6 +89,21 @@ class MetaevalConfig:
     ensemble_seed: int = 0
     caveat: str = ""
     drop_unmeasured: bool = False
+    n_permutations: int = field(
+        default=1000,
+        metadata={
+            "doc": "Rounds of the paired permutation test between metrics (all 2^u case swaps when that is fewer; "
+            "docs/metaeval.md, 'Tests between metrics').",
+            "schema": {"minimum": 0},
+        },
+    )
+    correction: Literal["holm", "bh", "none"] = field(
+        default="holm",
+        metadata={
+            "doc": "Multiple-comparison adjustment of the tests between metrics, over all metric pairs of one "
+            "statistic (holm: family-wise error rate; bh: false discovery rate), as in `srrg compare`."
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.min_cases < 2:
@@ -84,6 +121,12 @@ class MetaevalResult:
     info: dict[str, Any]
     preference: pl.DataFrame = field(default_factory=pl.DataFrame)
     systems: pl.DataFrame = field(default_factory=pl.DataFrame)
+    summary: pl.DataFrame = field(default_factory=pl.DataFrame)
+    per_rater: pl.DataFrame = field(default_factory=pl.DataFrame)
+    inter_rater: pl.DataFrame = field(default_factory=pl.DataFrame)
+    per_category: pl.DataFrame = field(default_factory=pl.DataFrame)
+    metric_tests: pl.DataFrame = field(default_factory=pl.DataFrame)
+    better_than: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def resolve_human(
@@ -203,7 +246,10 @@ def run_metaeval(
     rows: list[tuple[str, Correlation]] = [
         (m, correlate(xs[m], y, method, **boot)) for m in metrics for method in METHODS
     ]
-    corr = tables.correlation_frame(rows)
+    raters = rater_matrix(ratings, target, ids, human_lower) if ratings is not None and not cfg.human_column else {}
+    sides = leave_one_out(raters)
+    top = {method: ceiling(sides, method, boot) for method in ALL_METHODS} if len(raters) > 1 else {}
+    corr = tables.correlation_frame([(CEILING, top[m]) for m in METHODS if top] + rows)
 
     paired_rows = []
     kendall = {m: c.value for m, c in rows if c.method == "kendall" and not math.isnan(c.value)}
@@ -246,12 +292,15 @@ def run_metaeval(
                 raise UserError(f"ensemble {name!r}: feature(s) {unknown} are not among the metrics {metrics}")
             res = evaluate_ensemble(name, {f: xs[f] for f in feats}, y, mask)
             ens_rows.append({**asdict(res), "features": ",".join(res.features), "weights": json.dumps(res.weights)})
-            mean = evaluate_mean_ensemble(f"{name}:mean", {f: xs[f] for f in feats}, y, mask)  # beside least squares
-            ens_rows.append({**asdict(mean), "features": ",".join(mean.features), "weights": json.dumps(mean.weights)})
             for f in feats:  # each member alone on the same held-out pairs, for comparison
                 single = evaluate_ensemble(f"{name}:{f}", {f: xs[f]}, y, mask)
                 ens_rows.append({**asdict(single), "features": f, "weights": json.dumps(single.weights)})
     ens = pl.DataFrame(ens_rows) if ens_rows else pl.DataFrame()
+
+    kendall_rows = {m: c for m, c in rows if c.method == "kendall"}
+    human_parts = human_frames(raters, sides, top, xs, y, boot, ratings if raters else None, ids, kendall_rows)
+    tests = metric_tests(xs, y, boot, n_permutations=cfg.n_permutations, correction=cfg.correction)
+    matrix = better_than(tests, metrics)
 
     n_rated = int(joined["human"].is_not_null().sum())
     info = {
@@ -271,9 +320,96 @@ def run_metaeval(
         "min_cases": cfg.min_cases,
         "ci_note": few_cases_note([c for _, c in rows], cfg.min_cases),
         "caveat": cfg.caveat,
+        "raters": list(raters),
+        "ceiling_note": ceiling_note(raters, cfg.human_column),
+        "n_permutations": cfg.n_permutations,
+        "correction": cfg.correction,
     }
     preference, systems = preference_frame(xs, y, clusters), systems_frame(xs, y, ids, pairs)
-    return MetaevalResult(corr, paired, prf_frame, ens, info, preference, systems)
+    better = pl.DataFrame({"metric": metrics, **{m: [row[k] for row in matrix] for k, m in enumerate(metrics)}})
+    return MetaevalResult(
+        corr, paired, prf_frame, ens, info, preference, systems, **human_parts,
+        metric_tests=pl.DataFrame(tests, infer_schema_length=None) if tests else pl.DataFrame(), better_than=better,
+    )  # fmt: skip
+
+
+def printed_summary(result: MetaevalResult) -> str:
+    """What `srrg metaeval-correlate` prints besides its counts: the human ceiling row (or why there
+    is none) and the metric x metric "better than" matrix."""
+    info, lines = result.info, []
+    top = result.summary.filter(pl.col("metric") == CEILING) if not result.summary.is_empty() else result.summary
+    if top.height:
+        lines.append(
+            tables.markdown(SUMMARY_HEADER, summary_rows(top), f"Human ceiling ({', '.join(info['raters'])}):")
+        )
+    else:
+        lines.append(info["ceiling_note"])
+    caption = (
+        f"Better than (row over column; {info['correction']}-adjusted permutation p of the Kendall τb difference):"
+    )
+    lines.append(better_than_markdown(result.better_than, caption))
+    return "\n".join(lines)
+
+
+def ceiling_note(raters: Mapping[str, Any], human_column: str | None) -> str:
+    """Why there is no human ceiling row ("" when there is one)."""
+    if human_column:
+        return f"No human ceiling: the human score is the score column {human_column!r}, not raters' judgements."
+    return ONE_RATER if len(raters) < 2 else ""
+
+
+def human_frames(
+    raters: Mapping[str, Any],
+    sides: Mapping[str, Any],
+    top: Mapping[str, Correlation | None],
+    xs: Mapping[str, Any],
+    y: Any,
+    boot: Mapping[str, Any],
+    ratings: pl.DataFrame | None,
+    ids: Sequence[str],
+    kendall_rows: Mapping[str, Correlation],
+) -> dict[str, pl.DataFrame]:
+    """The summary (Kendall, Pearson and tie-calibrated accuracy of every metric, the ceiling row
+    first), the per-rater and inter-rater tables and the per-category table (docs/metaeval.md)."""
+    summary = []
+    if top:
+        accuracy = pooled_ceiling(sides, lambda a, b, origin: calibrated(a, b, origin)[0], "accuracy", boot)
+        summary.append(_summary_row(CEILING, top["kendall"], top["pearson"], accuracy.value, accuracy.ci_low,
+                                    accuracy.ci_high, math.nan, math.nan))  # fmt: skip
+    for m, x in xs.items():
+        acc = tie_calibrated_accuracy(x, y, boot)
+        kendall, pearson = kendall_rows[m], correlate(x, y, "pearson", **boot)
+        summary.append(
+            _summary_row(m, kendall, pearson, acc.accuracy, acc.ci_low, acc.ci_high, acc.epsilon, acc.accuracy_untuned)
+        )
+    out = {"summary": pl.DataFrame(summary)}
+    if raters:
+        out["per_rater"] = pl.DataFrame(rater_rows(raters, xs, ALL_METHODS, boot))
+        out["inter_rater"] = (
+            pl.DataFrame(inter_rater_rows(raters, "kendall", boot)) if len(raters) > 1 else pl.DataFrame()
+        )
+    if ratings is not None:
+        by_category = category_rater_matrices(ratings, ids)
+        if by_category:
+            out["per_category"] = pl.DataFrame(category_rows(by_category, xs, "kendall", boot))
+    return out
+
+
+def _summary_row(
+    metric: str,
+    kendall: Correlation,
+    pearson: Correlation,
+    acc: float,
+    low: float,
+    high: float,
+    eps: float,
+    untuned: float,
+) -> dict[str, Any]:
+    return {
+        "metric": metric, "kendall": kendall.value, "kendall_low": kendall.ci_low, "kendall_high": kendall.ci_high,
+        "pearson": pearson.value, "pearson_low": pearson.ci_low, "pearson_high": pearson.ci_high, "accuracy": acc,
+        "accuracy_low": low, "accuracy_high": high, "epsilon": eps, "accuracy_untuned": untuned,
+    }  # fmt: skip
 
 
 def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
@@ -292,6 +428,8 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
         what += f" Left out, no finite value on a rated pair: {', '.join(info['metrics_without_value'])}."
     if info["ci_note"]:
         what += f" {info['ci_note']}"
+    if info["ceiling_note"]:
+        what += f" {info['ceiling_note']}"
     write_text(out / "correlations.csv", result.correlations.write_csv())
     header, rows = tables.gema_table(result.correlations)
     write_text(out / "table_gema.md", note + tables.markdown(header, rows, what))
@@ -317,7 +455,47 @@ def write_result(result: MetaevalResult, out_dir: str | Path) -> None:
     if not result.systems.is_empty():
         caption = "System-ranking agreement: Kendall tau-b between the system rankings (per-system means, rated pairs)."
         write_text(out / "system_agreement.md", note + agreement_markdown(result.systems, caption))
+    write_human(result, out, note, what)
     write_text(out / "info.json", json.dumps(info, indent=2) + "\n")
+
+
+def write_human(result: MetaevalResult, out: Path, note: str, what: str) -> None:
+    """human_ceiling.{md,csv}, ceiling.png, per_rater.csv + table_raters.md, per_category.csv +
+    table_categories.md, metric_tests.csv and better_than.md (docs/metaeval.md)."""
+    info = result.info
+    ceiling_what = (
+        f"{CEILING}: each rater against the mean of the other raters, averaged over the raters, "
+        "resampled like the metrics. Pairwise accuracy: share of all item pairs ordered as the human score orders "
+        "them, metric differences up to ε counting as ties, ε chosen to maximise it (again in every resample)."
+    )
+    write_text(out / "human_ceiling.csv", result.summary.write_csv())
+    write_text(
+        out / "human_ceiling.md",
+        note + tables.markdown(SUMMARY_HEADER, summary_rows(result.summary), f"{what} {ceiling_what}"),
+    )
+    title = f"Kendall τb with the human {info['human_target']}" + (
+        f" ({info['ceiling_note']})" if info["ceiling_note"] else ""
+    )
+    ceiling_figure(result.summary, title, out / "ceiling.png")
+    for name, frame in (("per_rater", result.per_rater), ("inter_rater", result.inter_rater),
+                        ("per_category", result.per_category), ("metric_tests", result.metric_tests)):  # fmt: skip
+        write_text(out / f"{name}.csv", frame.write_csv())
+    if not result.per_rater.is_empty():
+        caption = f"Every metric against each rater's own {info['human_target']} ({what}) {ceiling_what}"
+        write_text(out / "table_raters.md", note + per_rater_markdown(result.per_rater, result.inter_rater, caption))
+    if not result.per_category.is_empty():
+        caption = (
+            "Kendall τb of every metric against the raters' mean count of clinically significant errors of each "
+            f"category (fewer is better; {info['n_boot']} resamples as above). {ceiling_what.split(' Pairwise')[0]}"
+        )
+        write_text(out / "table_categories.md", note + per_category_markdown(result.per_category, caption))
+    caption = (
+        "Metric (row) better than metric (column): the permutation test's p-value for the difference in Kendall τb, "
+        f"{info['n_permutations']} rounds of case-wise swaps, {info['correction']}-adjusted over all metric pairs, "
+        "where the row's τb is the higher (metric_tests.csv: also the paired bootstrap and, for Pearson, the Williams "
+        "test)."
+    )
+    write_text(out / "better_than.md", note + better_than_markdown(result.better_than, caption))
 
 
 def run_metaeval_correlate(

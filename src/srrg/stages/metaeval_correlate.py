@@ -1,6 +1,7 @@
 """Kendall tau-b and Spearman with case-clustered bootstrap CIs, paired tests, count-level P/R/F1,
 ensembles, within-case preference agreement and system-ranking agreement, in the GEMA-Score
-Table 1 and S-RRG Table 3 layouts (docs/metaeval.md)."""
+Table 1 and S-RRG Table 3 layouts; the human ceiling (leave-one-rater-out), per-rater and
+per-category tables, tests between metrics and tie-calibrated pairwise accuracy (docs/metaeval.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> None:
     import sys
 
     from srrg.config import stage_config
-    from srrg.metaeval.run import MetaevalConfig, run_metaeval_correlate
+    from srrg.metaeval.run import MetaevalConfig, printed_summary, run_metaeval_correlate
 
     _args.check_outputs(
         {"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out}
@@ -43,3 +44,4 @@ def run(args: argparse.Namespace) -> None:
         f"({info['n_without_human']} without rating), "
         f"resampling {info['resampling']} -> {args.out}"
     )
+    print(printed_summary(result))

@@ -1,0 +1,126 @@
+"""Is metric A better than metric B on the same ratings? (docs/metaeval.md, "Tests between
+metrics"): a paired permutation test and the paired clustered bootstrap of the difference in
+correlation (Deutsch, Dror & Roth 2021), the Williams test for two dependent Pearson correlations
+sharing the human score (Williams 1959, in Steiger's 1980 form), each adjusted over all metric
+pairs with the correction `srrg compare` offers, and the metric x metric "better than" matrix."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from srrg.compare import randomization_p
+from srrg.metaeval.correlation import coefficient, coefficient_value, paired_test, resampling_status
+from srrg.metaeval.multiple import adjust
+
+# the statistic the "better than" matrix and the permutation test rank metrics by
+MATRIX_METHOD = "kendall"
+TESTS = ("p_permutation", "p_bootstrap", "p_williams")  # the Williams test is for Pearson only
+
+
+def comparable(values: np.ndarray, method: str) -> np.ndarray:
+    """A metric's scores on a scale two metrics share, so that swapping them between metrics is
+    meaningful: ranks for the rank correlations (which they leave unchanged), z-scores for
+    Pearson (which it leaves unchanged)."""
+    if method == "pearson":
+        spread = values.std()
+        return (values - values.mean()) / (spread if spread > 0 else 1.0)
+    return stats.rankdata(values)
+
+
+def permutation_p(
+    a: np.ndarray,
+    b: np.ndarray,
+    human: np.ndarray,
+    method: str,
+    *,
+    n_rounds: int,
+    seed: int,
+    clusters: Sequence[str] | None = None,
+) -> float:
+    """Two-sided paired permutation test of corr(a, human) - corr(b, human) on complete pairs: in
+    every round the two metrics' (comparable) scores swap, case by case when clusters are given
+    (the pairs of one case swap together), pair by pair otherwise; srrg.compare.randomization_p
+    counts the rounds (exact over all 2^u swap patterns when that is at most n_rounds)."""
+    xa, xb = comparable(a, method), comparable(b, method)
+    units = None if clusters is None else np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
+
+    def stat(v: np.ndarray) -> float:
+        return coefficient_value(method, v[:, 0], human)
+
+    return randomization_p(xa[:, None], xb[:, None], stat, n_rounds, seed, units)
+
+
+def williams(r_a: float, r_b: float, r_ab: float, n: int) -> tuple[float, float]:
+    """(t, two-sided p) of the Williams test that two Pearson correlations with one shared variable
+    (the human score) differ: r_a = r(human, A), r_b = r(human, B), r_ab = r(A, B), t with n - 3
+    degrees of freedom (Williams 1959 in Steiger 1980; docs/metaeval.md). NaN below 4 pairs or an
+    undefined correlation."""
+    if n < 4 or not all(math.isfinite(v) for v in (r_a, r_b, r_ab)):
+        return math.nan, math.nan
+    det = 1 - r_a**2 - r_b**2 - r_ab**2 + 2 * r_a * r_b * r_ab
+    mean = (r_a + r_b) / 2
+    denominator = 2 * (n - 1) / (n - 3) * det + mean**2 * (1 - r_ab) ** 3
+    if denominator <= 0:
+        return math.nan, math.nan
+    t = (r_a - r_b) * math.sqrt((n - 1) * (1 + r_ab) / denominator)
+    return t, float(2 * stats.t.sf(abs(t), n - 3))
+
+
+def metric_tests(
+    xs: Mapping[str, np.ndarray],
+    human: np.ndarray,
+    boot: Mapping[str, Any],
+    *,
+    n_permutations: int,
+    correction: str,
+) -> list[dict[str, Any]]:
+    """Every unordered metric pair (in the metrics' order) on the pairs both have, for Kendall tau-b
+    (permutation test and paired bootstrap) and Pearson (the same two and the Williams test), each
+    family of p-values adjusted over all metric pairs of one method. No permutation p where the
+    bootstrap has too few cases either: the swap distribution of a few cases is as coarse."""
+    rows = []
+    clusters = boot.get("clusters")
+    for method in (MATRIX_METHOD, "pearson"):
+        for a, b in combinations(xs, 2):
+            keep = np.isfinite(xs[a]) & np.isfinite(xs[b]) & np.isfinite(human)
+            kept = None if clusters is None else np.asarray(clusters, dtype=str)[keep]
+            xa, xb, y = xs[a][keep], xs[b][keep], human[keep]
+            test = paired_test(xs[a], xs[b], human, method, (a, b), **boot)
+            ok = resampling_status(len(y), kept, n_permutations, boot.get("min_clusters", 0)) == "ok"
+            perm = permutation_p(xa, xb, y, method, n_rounds=n_permutations, seed=boot["seed"], clusters=kept)
+            row = {
+                "method": method, "metric_a": a, "metric_b": b, "difference": test.difference,
+                "ci_low": test.ci_low, "ci_high": test.ci_high, "p_bootstrap": test.p_value,
+                "p_permutation": perm if ok else math.nan, "n": test.n, "status": test.status,
+            }  # fmt: skip
+            if method == "pearson":
+                t, p = williams(coefficient(method, xa, y)[0], coefficient(method, xb, y)[0],
+                                coefficient(method, xa, xb)[0], len(y))  # fmt: skip
+                row |= {"williams_t": t, "p_williams": p}
+            rows.append(row)
+    for method, keys in ((MATRIX_METHOD, TESTS[:2]), ("pearson", TESTS)):
+        family = [r for r in rows if r["method"] == method]
+        for key in keys:
+            for r, p in zip(family, adjust([r[key] for r in family], correction)):
+                r[f"{key}_adj"] = p
+    return rows
+
+
+def better_than(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> list[list[float | None]]:
+    """matrix[i][j]: the adjusted permutation p that metric i correlates better (Kendall tau-b) than
+    metric j where it does (difference > 0; NaN where the test was not run: too few cases), None
+    elsewhere (the diagonal, the worse one of a pair, equal coefficients)."""
+    index = {m: k for k, m in enumerate(metrics)}
+    matrix: list[list[float | None]] = [[None] * len(metrics) for _ in metrics]
+    for r in rows:
+        if r["method"] != MATRIX_METHOD or not math.isfinite(r["difference"]) or r["difference"] == 0:
+            continue
+        better, worse = (r["metric_a"], r["metric_b"]) if r["difference"] > 0 else (r["metric_b"], r["metric_a"])
+        matrix[index[better]][index[worse]] = r["p_permutation_adj"]
+    return matrix

@@ -1,0 +1,138 @@
+"""Markdown layouts of the human-ceiling results (docs/metaeval.md, "Human ceiling and per-rater
+tables"): metrics beside the leave-one-out row, per-rater correlations (GEMA-Score Table 4
+layout), the inter-rater matrix, per error category (Table 5 layout), the "better than" matrix,
+and the figure of each metric's tau against the ceiling band."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from srrg.io import atomic_path
+from srrg.metaeval.ceiling import CEILING
+from srrg.metaeval.tables import markdown
+
+METHOD_NAMES = {"kendall": "Kendall τb", "spearman": "Spearman ρ", "pearson": "Pearson r"}
+SUMMARY_HEADER = (
+    "Metric", "Kendall τb", "95% CI", "Pearson r", "95% CI", "Pairwise accuracy (tie-calibrated)", "95% CI", "ε",
+    "Accuracy (ε = 0)",
+)  # fmt: skip
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.3f}"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "–" if low is None or not math.isfinite(low) else f"[{low:.3f}, {high:.3f}]"
+
+
+def summary_rows(summary: pl.DataFrame) -> list[list[str]]:
+    """One row per metric (the ceiling row first where there is one) of the summary frame."""
+    return [
+        [r["metric"], _num(r["kendall"]), _ci(r["kendall_low"], r["kendall_high"]), _num(r["pearson"]),
+         _ci(r["pearson_low"], r["pearson_high"]), _num(r["accuracy"]), _ci(r["accuracy_low"], r["accuracy_high"]),
+         _num(r["epsilon"]), _num(r["accuracy_untuned"])]
+        for r in summary.iter_rows(named=True)
+    ]  # fmt: skip
+
+
+def per_rater_markdown(per_rater: pl.DataFrame, inter_rater: pl.DataFrame, caption: str) -> str:
+    """One table per method: a row per metric (the leave-one-out row first), a column per rater
+    with the coefficient and its CI; then the inter-rater Kendall matrix."""
+    raters = per_rater["rater"].unique(maintain_order=True).to_list()
+    parts = [caption, ""]
+    for method in per_rater["method"].unique(maintain_order=True).to_list():
+        rows = []
+        for metric in per_rater["metric"].unique(maintain_order=True).to_list():
+            cells = [metric]
+            for rater in raters:
+                hit = per_rater.filter(
+                    (pl.col("metric") == metric) & (pl.col("rater") == rater) & (pl.col("method") == method)
+                )
+                cells.append(_cell(hit.row(0, named=True)) if hit.height else "–")
+            rows.append(cells)
+        parts.append(markdown(("Metric", *raters), rows, f"**{METHOD_NAMES[method]}** against each rater."))
+    if not inter_rater.is_empty():
+        rows = [
+            [a, *(_cell(inter_rater.filter((pl.col("rater_a") == a) & (pl.col("rater_b") == b)).row(0, named=True))
+                  for b in raters)]
+            for a in raters
+        ]  # fmt: skip
+        parts.append(markdown(("Rater", *raters), rows, "**Inter-rater Kendall τb** on the pairs both judged."))
+    return "\n".join(parts)
+
+
+def per_category_markdown(per_category: pl.DataFrame, caption: str) -> str:
+    """A row per metric (the leave-one-out row first), a column per error category."""
+    categories = per_category["category"].unique(maintain_order=True).to_list()
+    rows = []
+    for metric in per_category["metric"].unique(maintain_order=True).to_list():
+        cells = [metric]
+        for category in categories:
+            hit = per_category.filter((pl.col("metric") == metric) & (pl.col("category") == category))
+            cells.append(_cell(hit.row(0, named=True)) if hit.height else "–")
+        rows.append(cells)
+    return markdown(("Metric", *categories), rows, caption)
+
+
+def better_than_markdown(matrix: pl.DataFrame, caption: str) -> str:
+    """Row metric better than column metric: the adjusted p where the row's tau is the higher."""
+    metrics = matrix["metric"].to_list()
+    rows = [[r["metric"], *(_p(r[m]) for m in metrics)] for r in matrix.iter_rows(named=True)]
+    return markdown(("better than →", *metrics), rows, caption)
+
+
+def _cell(row: dict) -> str:
+    if not math.isfinite(row["value"]):
+        return "–"
+    ci = _ci(row["ci_low"], row["ci_high"])
+    return _num(row["value"]) if ci == "–" else f"{_num(row['value'])} {ci}"
+
+
+def _p(value: float | None) -> str:
+    """ "" where the row metric is not the better one, "–" where it is but the test was not run."""
+    if value is None:
+        return ""
+    if not math.isfinite(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def ceiling_figure(summary: pl.DataFrame, title: str, path: str | Path) -> None:
+    """Each metric's Kendall tau-b with its CI (points and bars), and the human ceiling as a band
+    (its CI) around a line (its value); without a ceiling the title says why. Written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    top = summary.filter(pl.col("metric") == CEILING)
+    metrics = summary.filter(pl.col("metric") != CEILING)
+    labels: Sequence[str] = metrics["metric"].to_list()[::-1]
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.35 * len(labels) + 2.0)))
+    if top.height:
+        c = top.row(0, named=True)
+        if math.isfinite(c["kendall_low"]):
+            ax.axvspan(c["kendall_low"], c["kendall_high"], color="#dd8452", alpha=0.25, label=f"{CEILING}, 95% CI")
+        ax.axvline(c["kendall"], color="#dd8452", label=CEILING)
+    values = [v if math.isfinite(v) else math.nan for v in metrics["kendall"].to_list()[::-1]]
+    lows, highs = metrics["kendall_low"].to_list()[::-1], metrics["kendall_high"].to_list()[::-1]
+    error = [
+        [v - lo if math.isfinite(lo) and math.isfinite(v) else 0.0 for v, lo in zip(values, lows)],
+        [hi - v if math.isfinite(hi) and math.isfinite(v) else 0.0 for v, hi in zip(values, highs)],
+    ]
+    ax.errorbar(values, range(len(labels)), xerr=error, fmt="o", color="#4c72b0", capsize=3, label="metric, 95% CI")
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("Kendall τb with the human score")
+    ax.set_title(title, fontsize=9, wrap=True)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
