@@ -162,6 +162,12 @@ add_targets(
 
 
 if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metrics"]:
+    # S-RRG Table 3's columns (metaeval.proxy_metrics) that a metric of the judge stage writes
+    PROXY_METRICS = [
+        c
+        for c in METAEVAL["proxy_metrics"]
+        if any(c == m or c.startswith(f"{m}_") for m in JUDGE_METRICS)
+    ]
 
     rule metaeval_proxy:
         """S-RRG Table 3: metrics vs the LLM-proxy rating on the judge subset."""
@@ -184,6 +190,7 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
                 {
                     **METAEVAL["correlate"],
                     "human_column": "proxy_rating",
+                    "metrics": PROXY_METRICS,
                     "caveat": METAEVAL["caveat"],
                 }
             ),

@@ -39,7 +39,7 @@ from srrg.metaeval.ceiling_tables import (
 )
 from srrg.metaeval.correlation import ALL_METHODS, METHODS, Correlation, correlate, orient, paired_test
 from srrg.metaeval.counts import category_prf
-from srrg.metaeval.ensembles import evaluate_ensemble, split_mask
+from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, split_mask
 from srrg.metaeval.preference import preference_agreement
 from srrg.metaeval.systems import agreement_markdown, ranking_agreement, system_means
 from srrg.metaeval.tie_accuracy import calibrated, tie_calibrated_accuracy
@@ -292,6 +292,8 @@ def run_metaeval(
                 raise UserError(f"ensemble {name!r}: feature(s) {unknown} are not among the metrics {metrics}")
             res = evaluate_ensemble(name, {f: xs[f] for f in feats}, y, mask)
             ens_rows.append({**asdict(res), "features": ",".join(res.features), "weights": json.dumps(res.weights)})
+            mean = evaluate_mean_ensemble(f"{name}:mean", {f: xs[f] for f in feats}, y, mask)  # beside least squares
+            ens_rows.append({**asdict(mean), "features": ",".join(mean.features), "weights": json.dumps(mean.weights)})
             for f in feats:  # each member alone on the same held-out pairs, for comparison
                 single = evaluate_ensemble(f"{name}:{f}", {f: xs[f]}, y, mask)
                 ens_rows.append({**asdict(single), "features": f, "weights": json.dumps(single.weights)})
