@@ -104,15 +104,17 @@ def model(request):
 
 def test_exhaustive_beam_finds_the_true_top_sequences_best_first(model):
     net, images, tables, _ = model
-    out = net.generate(images, InferConfig(num_beams=len(ALLOWED) ** L, num_return_sequences=5, max_new_tokens=L))
+    out = net.generate(
+        images, InferConfig(num_beams=len(ALLOWED) ** L, num_return_sequences=5, max_new_tokens=L, constrained=False)
+    )
     for cands, table in zip(out, tables):
         assert cands == [text for text, _ in table[:5]]
 
 
 def test_beam_is_at_least_as_good_as_greedy_and_sorted(model):
     net, images, tables, _ = model
-    greedy = net.generate(images, InferConfig(num_beams=1, num_return_sequences=1, max_new_tokens=L))
-    beams = net.generate(images, InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=L))
+    greedy = net.generate(images, InferConfig(num_beams=1, num_return_sequences=1, max_new_tokens=L, constrained=False))
+    beams = net.generate(images, InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=L, constrained=False))
     for g, cands, table in zip(greedy, beams, tables):
         scores = [score_of(table, t) for t in cands]
         assert len(set(cands)) == 3
@@ -123,7 +125,7 @@ def test_beam_is_at_least_as_good_as_greedy_and_sorted(model):
 def test_greedy_picks_the_most_likely_token_at_each_step(model):
     net, images, _, _ = model
     ids = [net.tokenizer.convert_tokens_to_ids(c) for c in ALLOWED]
-    greedy = net.generate(images, InferConfig(num_beams=1, num_return_sequences=1, max_new_tokens=L))
+    greedy = net.generate(images, InferConfig(num_beams=1, num_return_sequences=1, max_new_tokens=L, constrained=False))
     for i in range(len(images)):
         prefix: list[int] = []
         for _ in range(L):  # score the three one-token extensions of the prefix, keep the best
@@ -134,6 +136,9 @@ def test_greedy_picks_the_most_likely_token_at_each_step(model):
 
 def test_each_image_gets_its_own_beams(model):
     net, images, tables, depth = model
-    out = net.generate(images, InferConfig(num_beams=len(ALLOWED) ** L, num_return_sequences=depth, max_new_tokens=L))
+    out = net.generate(
+        images,
+        InferConfig(num_beams=len(ALLOWED) ** L, num_return_sequences=depth, max_new_tokens=L, constrained=False),
+    )
     assert out == [[t for t, _ in table[:depth]] for table in tables]
     assert out[0] != out[1]

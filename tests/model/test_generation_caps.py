@@ -2,7 +2,8 @@
 `max_target_tokens` (docs/model.md).
 
 The model of tests/model/test_beam_search_exact.py may only emit "a", "b" or "c" (never the end token), so
-every generation runs until a cap stops it and the output length shows which cap did.
+every generation runs until a cap stops it and the output length shows which cap did. The search
+is unconstrained: the report grammar (tests/model/test_constrained.py) would end the reports.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def lengths(net, max_new_tokens: int, num_beams: int = 1) -> list[int]:
     torch.manual_seed(0)
     out = net.generate(
         torch.randn(2, 3, 32, 32),
-        InferConfig(num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens),
+        InferConfig(num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens, constrained=False),
     )
     return [len(texts[0]) for texts in out]  # one character token each
 

@@ -273,6 +273,10 @@ class InferConfig:
         default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1)
     )
     device: str = field(default="auto", metadata=doc("auto | cpu | cuda | cuda:N"))
+    constrained: bool = field(
+        default=True,
+        metadata=doc("json targets decode under the report grammar (docs/model.md); false = unconstrained."),
+    )
 
     def __post_init__(self) -> None:
         check_decoding({"num_beams": self.num_beams, "num_return_sequences": self.num_return_sequences})

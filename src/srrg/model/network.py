@@ -11,10 +11,11 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import LogitsProcessorList, PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.model.baseline import build_baseline
 from srrg.model.config import InferConfig, ModelConfig
+from srrg.model.constrained import ReportConstraint, compile_report_grammar
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
@@ -26,8 +27,8 @@ log = logging.getLogger(__name__)
 
 IGNORE = -100  # label id that transformers' causal LM loss skips
 LLM_PREFIX = "llm."
-
 BACKBONE_PREFIX = "encoder.backbone."
+
 
 def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ids (B, T) and their 0/1 mask."""
@@ -170,10 +171,25 @@ class ReportGenerator(nn.Module):
             labels=torch.cat([torch.full_like(bos, IGNORE), labels], dim=1),
         ).loss
 
+    @property
+    def constrainable(self) -> bool:
+        """json targets over a tokenizer that spells any text (an LLM's): a word vocabulary of the
+        training targets may have no pieces for the text that closes a report (docs/model.md)."""
+        return self.cfg.target == "json" and (self.cfg.arch == "llm" or self.cfg.baseline.vocab == "llm")
+
+    def report_grammar(self) -> Any:
+        """The compiled report grammar over this model's tokenizer (srrg.model.constrained),
+        compiled on first use and kept: the tokenizer and the logits width never change."""
+        if getattr(self, "_report_grammar", None) is None:
+            head = (self.llm if self.llm is not None else self.decoder).get_output_embeddings()
+            self._report_grammar = compile_report_grammar(self.tokenizer, head.weight.shape[0])
+        return self._report_grammar
+
     @torch.no_grad()
     def generate(self, images: torch.Tensor, search: InferConfig) -> list[list[str]]:
         """Beam search with the infer settings (InferConfig checks num_return_sequences <= num_beams);
-        per image its `num_return_sequences` best texts, best first."""
+        per image its `num_return_sequences` best texts, best first. A constrainable model decodes
+        under the report grammar when search.constrained (docs/model.md, "Constrained generation")."""
         img = self.image_tokens(images)
         tok = self.tokenizer
         max_new_tokens = search.max_new_tokens
@@ -184,6 +200,12 @@ class ReportGenerator(nn.Module):
             "pad_token_id": tok.pad_token_id,
             "eos_token_id": tok.eos_token_id,
         }
+        if self.llm is None:
+            max_new_tokens = min(max_new_tokens, self.cfg.max_target_tokens)  # the decoder's positions
+        if search.constrained and self.constrainable:
+            grammar = self.report_grammar()
+            constraint = ReportConstraint(grammar, tok, max_new_tokens, 2 * search.num_beams)
+            beams["logits_processor"] = LogitsProcessorList([constraint])
         if self.llm is not None:
             embeds = self._prompt_embeds(img)
             attention = torch.ones(embeds.shape[:2], dtype=torch.long, device=img.device)
@@ -192,13 +214,12 @@ class ReportGenerator(nn.Module):
             )
         else:
             assert self.decoder is not None
-            steps = min(max_new_tokens, self.cfg.max_target_tokens)
             bos = torch.full((img.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
             out = self.decoder.generate(
                 input_ids=bos,
                 attention_mask=torch.ones_like(bos),
                 encoder_hidden_states=img,
-                max_new_tokens=steps,
+                max_new_tokens=max_new_tokens,
                 **beams,
             )[:, 1:]
         texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
