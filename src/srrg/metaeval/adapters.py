@@ -559,17 +559,27 @@ def human_scores(ratings: pl.DataFrame, target: str) -> tuple[pl.DataFrame, bool
 
 
 def human_category_counts(ratings: pl.DataFrame, levels: tuple[str, ...] = SIGNIFICANT) -> pl.DataFrame:
-    """pair_id and one column per error category: the count at the given levels averaged over raters."""
-    rows = ratings.filter((pl.col("kind") == ERRORS) & pl.col("significance").is_in(list(levels)))
+    """pair_id and one column per error category: the count at the given levels averaged over the
+    raters who judged the pair (any error row); a rater without a row for a category counts 0 there,
+    as in human_scores (RadPref writes attribute rows only where an attribute error was found)."""
+    errors = ratings.filter(pl.col("kind") == ERRORS)
+    rows = errors.filter(pl.col("significance").is_in(list(levels)))
     if rows.is_empty():
         return pl.DataFrame(schema={"pair_id": pl.String})
     per_rater = rows.group_by("pair_id", "rater", "category").agg(pl.col("value").sum())
-    wide = (
-        per_rater.group_by("pair_id", "category")
-        .agg(pl.col("value").mean())
-        .pivot(on="category", index="pair_id", values="value")
+    grid = (
+        errors.select("pair_id", "rater")
+        .unique()
+        .join(per_rater.select("category").unique(), how="cross")
+        .join(per_rater, on=["pair_id", "rater", "category"], how="left")
+        .with_columns(pl.col("value").fill_null(0.0))
     )
-    return wide.fill_null(0.0).sort("pair_id")
+    wide = (
+        grid.group_by("pair_id", "category")
+        .agg(pl.col("value").mean())
+        .pivot(on="category", index="pair_id", values="value", sort_columns=True)
+    )
+    return wide.sort("pair_id")
 
 
 def pair_clusters(pairs: pl.DataFrame) -> dict[str, str]:
