@@ -37,7 +37,7 @@ def test_objective_hand_computed():
     the shared finding alone (severity 1.0)."""
     ref, _ = parse_entities(REF)
     hyp, _ = parse_entities(HYP)
-    s = objective_scores(ref, hyp, W)
+    s = objective_scores(ref, hyp, W, "paper")
     assert s["disease"] == pytest.approx(0.5)
     assert s["location"] == 0.0
     assert s["severity"] == pytest.approx(0.5)
@@ -53,9 +53,9 @@ def test_asymmetric_rates_harmonic_mean():
         entities(("a", None, None, "certain"), ("b", None, None, "certain"), ("c", None, None, "certain"))
     )
     # S(x, x^) = 1, S(x^, x) = 1/3 -> harmonic mean 0.5
-    assert objective_scores(ref, hyp, W)["disease"] == pytest.approx(0.5)
-    assert objective_scores((), (), W)["obj"] == 1.0 and objective_scores(ref, (), W)["obj"] == 0.0
-    assert objective_scores((), hyp, W)["obj"] == 0.0
+    assert objective_scores(ref, hyp, W, "paper")["disease"] == pytest.approx(0.5)
+    assert objective_scores((), (), W, "paper")["obj"] == 1.0 and objective_scores(ref, (), W, "paper")["obj"] == 0.0
+    assert objective_scores((), hyp, W, "paper")["obj"] == 0.0
 
 
 FIVE_REF = [
@@ -87,13 +87,13 @@ def test_paper_objective_on_the_five_cases(case):
     to one (repeat 0.917), or if the options were swapped."""
     hyp, paper, shared = CASES[case]
     ref = CASE_REF.get(case, FIVE_REF[:1])
-    assert objective_scores(ref, hyp, W)["obj"] == pytest.approx(paper)
+    assert objective_scores(ref, hyp, W, "paper")["obj"] == pytest.approx(paper)
     assert objective_scores(ref, hyp, W, "shared_findings")["obj"] == pytest.approx(shared)
 
 
 def test_omission_costs_every_dimension():
     """1 of 5 reference findings reported: each of the four dimensions is 2 * 1 * 0.2 / 1.2 = 1/3."""
-    s = objective_scores(FIVE_REF, [FIVE_REF[0]], W)
+    s = objective_scores(FIVE_REF, [FIVE_REF[0]], W, "paper")
     assert [s[d] for d in ("disease", "location", "severity", "uncertainty")] == pytest.approx([1 / 3] * 4)
 
 
@@ -224,7 +224,7 @@ def test_diseases_match_through_the_vocabulary():
     assert [e[0] for e in ref] == ["pleural effusion", "cardiomegaly"]
     assert [e[0] for e in hyp] == ["pleural effusion", "pleural effusion", "cardiomegaly"]
     assert hyp[2][2] == "mild"  # severity words map onto the vocabulary's levels
-    s = objective_scores(ref, hyp, W)
+    s = objective_scores(ref, hyp, W, "paper")
     # any-match: both reference entities and all three candidate entities find their disease
     assert s["disease"] == 1.0
     # location: ref effusion-left found (hyp 1), ref cardiomegaly-null found (hyp 3): R 2/2; hyp 2
@@ -244,7 +244,7 @@ def test_repeated_diseases_any_match_and_the_one_to_one_option():
         entities(("nodule", "right upper lobe", None, "certain"), ("nodule", "left lower lobe", None, "certain"))
     )
     hyp, _ = parse_entities(entities(("nodule", "left lower lobe", None, "certain")))
-    s = objective_scores(ref, hyp, W)
+    s = objective_scores(ref, hyp, W, "paper")
     assert s["disease"] == 1.0 and s["location"] == pytest.approx(2 / 3)
     old = objective_scores(ref, hyp, W, "shared_findings")
     assert old["disease"] == pytest.approx(2 * 1 / 3)  # one of two nodules found

@@ -247,7 +247,7 @@ OBJECTIVES = {"paper": paper_scores, "shared_findings": shared_findings_scores}
 
 
 def objective_scores(
-    ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapping[str, float], objective: str = "paper"
+    ref: Sequence[Entity], hyp: Sequence[Entity], weights: Mapping[str, float], objective: str
 ) -> dict[str, float]:
     """Per-dimension scores of the chosen reading (OBJECTIVES) and obj, their weighted sum. Two
     reports without entities agree (1 everywhere); exactly one without entities scores 0."""
