@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from srrg.errors import UserError
 from srrg.llm.config import LLMConfig
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
-class PrivacyError(RuntimeError):
-    """Raised before any request is sent to an endpoint the config did not allow."""
+class PrivacyError(UserError, RuntimeError):
+    """Raised before any request is sent to an endpoint the config did not allow: a setting to
+    change, so a command reports it in one line with exit 2 (srrg.errors.UserError)."""
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")  # whitespace and control characters: no URL holds them
 
 
 LOCALHOST = ("127.0.0.1", "::1")  # what `localhost` stands for, without asking a resolver
@@ -76,6 +82,12 @@ def connection_pins(url: str) -> dict[str, tuple[str, ...]] | None:
 def check_endpoint(cfg: LLMConfig) -> str:
     """The endpoint URL the openai backend may use, or PrivacyError when it is remote and not allowed."""
     url = cfg.base_url or OPENAI_DEFAULT_URL
+    bad = _UNPRINTABLE.search(url)
+    if bad:
+        raise UserError(
+            f"llm.base_url {url!r} holds {bad.group()!r} at position {bad.start()}; "
+            "a URL has no spaces, tabs or line breaks (a stray one from a copied value?)"
+        )
     if not is_local_url(url) and not cfg.allow_remote:
         raise PrivacyError(
             f"llm endpoint {url} is not on this host; set llm.allow_remote: true to send the declared "
