@@ -174,6 +174,12 @@ def randomization_p(
     return count / len(masks) if exact else (count + 1) / (len(masks) + 1)
 
 
+def finite_studies(a: np.ndarray, b: np.ndarray) -> int:
+    """Studies with a finite value in every column of the statistic for both systems: the count a
+    caption may claim (a failed judge answer or an unmatched S-Score sub-score is NaN and skipped)."""
+    return int((np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)).sum())
+
+
 def compare_pair(
     a: np.ndarray, b: np.ndarray, stat: Statistic, names: tuple[str, str], cfg: CompareConfig
 ) -> Comparison:
@@ -197,7 +203,7 @@ def compare_pair(
         percentile_ci(sb - sa, cfg.ci_level),
         bootstrap_p(sb - sa),
         randomization_p(a, b, stat.fn, cfg.n_rounds, cfg.seed),
-        len(a),
+        finite_studies(a, b),
         p_bootstrap_floor=bootstrap_p_floor(sb - sa),
         p_randomization_floor=randomization_floor(len(a), cfg.n_rounds),
     )
@@ -306,15 +312,19 @@ FLOOR_NOTE = (
 
 def to_markdown(rows: Sequence[Comparison], level: float = 0.95) -> str:
     """One table per system pair: values with CIs, difference with CI, both p-values raw and
-    adjusted for multiple comparisons (3 decimals)."""
+    adjusted for multiple comparisons (3 decimals). The heading counts the studies with values;
+    metrics with fewer (a value missing on either side) are named with their count."""
     pct = f"{level:.0%}"
     parts = []
     for (a, b), group in itertools.groupby(rows, key=lambda r: (r.system_a, r.system_b)):
         group = list(group)
         adj = CORRECTION_NAMES[group[0].correction]
+        studies = max(r.n for r in group)
+        fewer = ", ".join(f"{r.key} {r.n}" for r in group if r.n < studies)
         parts.append(
-            f"### {b} vs {a} ({group[0].n} studies; {pct} paired-bootstrap CIs)\n\n"
-            f"p adj.: {adj} adjustment over all {len(rows)} comparisons (metrics x system pairs). "
+            f"### {b} vs {a} ({studies} studies; {pct} paired-bootstrap CIs)\n\n"
+            + (f"Studies with a value on both sides, where fewer: {fewer}.\n\n" if fewer else "")
+            + f"p adj.: {adj} adjustment over all {len(rows)} comparisons (metrics x system pairs). "
             f"{FLOOR_NOTE}\n\n"
             f"| metric | statistic | {a} | {pct} CI | {b} | {pct} CI | {b} − {a} | {pct} CI | p (bootstrap) | p adj. "
             f"| p (randomization) | p adj. |\n"

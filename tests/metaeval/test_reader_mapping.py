@@ -208,3 +208,18 @@ def test_bootstrap_and_randomization_floors_share_the_definition():
     assert bootstrap_p_floor(diffs) == 2 / 1000 and bootstrap_p(diffs) == pytest.approx(2 / 1000)
     assert randomization_floor(10, 1023) == 1 / 1024 and randomization_floor(10, 1024) == 0.0
     assert _p_text(bootstrap_p(diffs), bootstrap_p_floor(diffs)) == "≤0.002"
+
+
+def test_compare_counts_only_studies_with_a_value_on_both_sides(tmp_path):
+    """compare.csv's n and the compare.md heading count studies with a finite value for both
+    systems: b's judge failed on study 2 (NaN), so m has 2 studies, k all 3. Bug: the caption
+    claimed 3 studies for m, whose means skip the NaN."""
+    from srrg.compare import CompareConfig, compare_tables, to_markdown
+
+    tables = {"a": {"m": [0.1, 0.2, 0.3], "k": [1.0, 2.0, 3.0]}, "b": {"m": [0.4, math.nan, 0.6], "k": [3.0, 2.0, 1.0]}}
+    rows = {r.key: r for r in compare_tables(tables, CompareConfig(n_boot=10, n_rounds=8))}
+    assert (rows["m"].n, rows["k"].n) == (2, 3)
+    assert rows["m"].value_b == pytest.approx(0.5) and rows["m"].value_a == pytest.approx(0.2)
+    md = to_markdown(list(rows.values()))
+    heading = "### b vs a (3 studies; 95% paired-bootstrap CIs)\n\n"
+    assert md.startswith(heading + "Studies with a value on both sides, where fewer: m 2.\n\n")

@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> None:
         )
     else:
         raise UserError("give --refs, --hyps (two or more) and --metrics, or two or more --per-report tables")
-    print(f"srrg compare: {rows[0].n if rows else 0} studies, {len(rows)} comparisons; tables in {args.out}")
+    studies = max((r.n for r in rows), default=0)  # with a value on both sides (compare.csv: n per metric)
+    print(f"srrg compare: {studies} studies, {len(rows)} comparisons; tables in {args.out}")
     for key, signature in dict.fromkeys((r.key, r.signature) for r in rows if " vs " in r.signature):
         print(f"srrg compare: mixed signatures in {key}: {signature}")
