@@ -273,3 +273,58 @@ def test_resample_coefficient_equals_scipy(n):
     assert coefficient_value("spearman", x, y) == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
     assert coefficient_value("pearson", x, y) == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
     assert math.isnan(coefficient_value("kendall", x, np.ones(n)))
+
+
+def test_permutation_test_and_tie_calibrated_accuracy_on_the_radpref_fixture(tmp_path):
+    """Bugs caught: the run's permutation p or accuracy computed on another human target than the
+    mean of the raters' own ratings, or on pairs in another order than the scores'."""
+    ids, res, _ = _radpref(tmp_path, resample="pair")
+    raw = _raw_ratings()
+    human = np.array([np.mean([r[p] for r in raw.values() if p in r]) for p in ids])
+    ra, rb = stats.rankdata(BLEU), stats.rankdata(ROUGE)
+
+    def diff(x, y):
+        return stats.kendalltau(x, human, variant="b").statistic - stats.kendalltau(y, human, variant="b").statistic
+
+    want = stats.permutation_test((ra, rb), diff, permutation_type="samples", n_resamples=np.inf).pvalue
+    row = res.metric_tests.filter(pl.col("method") == "kendall").row(0, named=True)
+    assert (row["metric_a"], row["metric_b"]) == ("bleu_1", "rouge_l")
+    assert row["p_permutation"] == pytest.approx(want, abs=1e-12)  # 2^8 pair swaps, exact
+    rouge = np.array(ROUGE)
+    gaps = {0.0} | {abs(a - b) for a, b in itertools.combinations(ROUGE, 2)}
+    best = max(_brute_accuracy(rouge, human, e) for e in gaps)
+    got = res.summary.filter(pl.col("metric") == "rouge_l").row(0, named=True)
+    assert got["accuracy"] == pytest.approx(best, abs=1e-12)
+    assert got["accuracy_untuned"] == pytest.approx(_brute_accuracy(rouge, human, 0.0), abs=1e-12)
+
+
+def _raw_significant(category: str) -> dict[str, dict[str, float]]:
+    """rater -> pair id -> count of clinically significant errors of one category, from the JSON."""
+    acting = ("urgent", "actionable_not_urgent")
+    out = {}
+    for path in sorted((RADPREF / "radiologist_annotations").glob("user_*.json")):
+        counts = {}
+        for case, entry in json.loads(path.read_text())["annotations"].items():
+            for c in ("C1", "C2"):
+                errors = entry[c]["finding_errors"].values()
+                if category == "false_finding":
+                    n = sum(e["error_type"] == "false" and e["clinical_significance"] in acting for e in errors)
+                elif category == "missing_finding":
+                    n = sum(m["clinical_significance"] in acting for m in entry[c]["missing_findings"].values())
+                else:
+                    name = category.removeprefix("attribute_")
+                    n = sum(e.get("attributes", {}).get(name) == "significant" for e in errors)
+                counts[f"{case}:{c}"] = float(n)
+        out[path.stem] = counts
+    return out
+
+
+@pytest.mark.parametrize("category", ["false_finding", "attribute_measurement"])
+def test_per_category_rows_match_the_raw_counts(tmp_path, category):
+    """Bug caught: a rater who judged a pair without an error of the category counted as missing
+    instead of 0 (the mean then rests on the raters who did flag it)."""
+    ids, res, _ = _radpref(tmp_path)
+    raw = _raw_significant(category)
+    mean = [-np.mean([r[p] for r in raw.values() if p in r]) for p in ids]
+    got = res.per_category.filter((pl.col("metric") == "bleu_1") & (pl.col("category") == category))
+    assert got["value"].item() == pytest.approx(stats.kendalltau(BLEU, mean, variant="b").statistic, abs=1e-12)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from srrg.metaeval.adapters import human_category_counts, human_scores
+from srrg.metaeval.adapters import ERRORS, human_category_counts, human_scores
 from srrg.metaeval.correlation import Correlation, coefficient_value, correlate, statistic_ci
 
 CEILING = "Radiologists (leave-one-out)"
@@ -45,13 +45,20 @@ def rater_matrix(
 
 def category_rater_matrices(ratings: pl.DataFrame, ids: Sequence[str]) -> dict[str, dict[str, np.ndarray]]:
     """category -> rater -> that rater's count of clinically significant errors of the category
-    (human_category_counts over that rater's rows), negated (fewer errors is better)."""
+    (human_category_counts over that rater's rows), negated (fewer errors is better). A pair the
+    rater judged without such an error of the category counts 0; one the rater did not judge is NaN."""
+    errors = ratings.filter(pl.col("kind") == ERRORS)
+    per_rater = {r: errors.filter(pl.col("rater") == r) for r in sorted(set(errors["rater"].to_list()))}
+    counts = {r: human_category_counts(rows) for r, rows in per_rater.items()}
+    categories = sorted({c for table in counts.values() for c in table.columns[1:]})
     out: dict[str, dict[str, np.ndarray]] = {}
-    for rater in sorted(set(ratings["rater"].to_list())):
-        counts = human_category_counts(ratings.filter(pl.col("rater") == rater))
-        for category in counts.columns[1:]:
-            out.setdefault(category, {})[rater] = -_aligned(counts, category, ids)
-    return dict(sorted(out.items()))
+    for rater, rows in per_rater.items():
+        judged = np.isin(np.asarray(ids, dtype=object), rows["pair_id"].unique().to_list())
+        for category in categories:
+            table = counts[rater]
+            values = _aligned(table, category, ids) if category in table.columns else np.full(len(ids), math.nan)
+            out.setdefault(category, {})[rater] = -np.where(judged & np.isnan(values), 0.0, values)
+    return out
 
 
 def mean_of(matrix: Mapping[str, np.ndarray], raters: Sequence[str], n: int) -> np.ndarray:

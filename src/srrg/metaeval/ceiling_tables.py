@@ -69,8 +69,9 @@ def per_rater_markdown(per_rater: pl.DataFrame, inter_rater: pl.DataFrame, capti
 def per_category_markdown(per_category: pl.DataFrame, caption: str) -> str:
     """A row per metric (the leave-one-out row first), a column per error category."""
     categories = per_category["category"].unique(maintain_order=True).to_list()
+    metrics = per_category["metric"].unique(maintain_order=True).to_list()
     rows = []
-    for metric in per_category["metric"].unique(maintain_order=True).to_list():
+    for metric in sorted(metrics, key=lambda m: m != CEILING):  # the ceiling row first (a stable sort)
         cells = [metric]
         for category in categories:
             hit = per_category.filter((pl.col("metric") == metric) & (pl.col("category") == category))

@@ -465,11 +465,15 @@ def write_human(result: MetaevalResult, out: Path, note: str, what: str) -> None
     """human_ceiling.{md,csv}, ceiling.png, per_rater.csv + table_raters.md, per_category.csv +
     table_categories.md, metric_tests.csv and better_than.md (docs/metaeval.md)."""
     info = result.info
-    ceiling_what = (
-        f"{CEILING}: each rater against the mean of the other raters, averaged over the raters, "
-        "resampled like the metrics. Pairwise accuracy: share of all item pairs ordered as the human score orders "
-        "them, metric differences up to ε counting as ties, ε chosen to maximise it (again in every resample)."
+    loo = (
+        f"{CEILING}: each rater against the mean of the other raters, averaged over the raters, resampled like the "
+        "metrics."
     )
+    accuracy = (
+        "Pairwise accuracy: share of all item pairs ordered as the human score orders them, metric differences up to "
+        "ε counting as ties, ε chosen to maximise it (again in every resample)."
+    )
+    ceiling_what = f"{loo} {accuracy}"
     write_text(out / "human_ceiling.csv", result.summary.write_csv())
     write_text(
         out / "human_ceiling.md",
@@ -483,12 +487,12 @@ def write_human(result: MetaevalResult, out: Path, note: str, what: str) -> None
                         ("per_category", result.per_category), ("metric_tests", result.metric_tests)):  # fmt: skip
         write_text(out / f"{name}.csv", frame.write_csv())
     if not result.per_rater.is_empty():
-        caption = f"Every metric against each rater's own {info['human_target']} ({what}) {ceiling_what}"
+        caption = f"Per rater: every metric against each rater's own {info['human_target']}. {what} {loo}"
         write_text(out / "table_raters.md", note + per_rater_markdown(result.per_rater, result.inter_rater, caption))
     if not result.per_category.is_empty():
         caption = (
             "Kendall τb of every metric against the raters' mean count of clinically significant errors of each "
-            f"category (fewer is better; {info['n_boot']} resamples as above). {ceiling_what.split(' Pairwise')[0]}"
+            f"category (fewer is better; {info['n_boot']} bootstrap resamples of {info['resampling']}). {loo}"
         )
         write_text(out / "table_categories.md", note + per_category_markdown(result.per_category, caption))
     caption = (
