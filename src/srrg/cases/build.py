@@ -102,8 +102,9 @@ def dataset_rows(dataset: Path, split: str, ids: Sequence[str]) -> dict[str, dic
 
 
 def number(value: Any) -> float | None:
-    """A JSON-safe score: NaN / None (nothing to score) -> null."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """A JSON-safe score: NaN / None (nothing to score) and ±inf (no score a metric defines, and
+    no JSON number) -> null, shown as n/a."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
     return round(float(value), DIGITS)
 

@@ -139,7 +139,7 @@
   }
   function card(s, cmp, inFigure) {
     const img = s.img
-      ? `<img class="thumb" src="${s.img}" alt="${esc(D.images)} image of study ${esc(s.id)}" width="96" height="96">`
+      ? `<img class="thumb" src="${esc(s.img)}" alt="${esc(D.images)} image of study ${esc(s.id)}" width="96" height="96">`
       : `<div class="thumb" role="img" aria-label="no image">${esc(s.note)}</div>`;
     const picked = state.figure.includes(s.id);
     const pick = inFigure ? "" : `<label class="pick"><input type="checkbox" data-pick="${esc(s.id)}"${picked ? " checked" : ""}` +

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +28,9 @@ from srrg.phantom import render
 from srrg.report import StructuredReport
 
 QUALITY = 60
+# what data_uri writes, and all a cached thumbnail may be: embedded into <img src>, anything else
+# (a quote, markup, another scheme) would be page content from a file outside the page's inputs
+_DATA_URI = re.compile(rb"data:image/jpeg;base64,[A-Za-z0-9+/]+={0,2}")
 
 
 def data_uri(image: Image.Image) -> str:
@@ -96,6 +100,16 @@ def cache_key(job: tuple[str, str, StructuredReport | None, str | None, int]) ->
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 
+def cached_uri(path: Path) -> str | None:
+    """A cached thumbnail's data URI, or None when the file is not one data_uri wrote (damaged,
+    edited, not ASCII): the picture is then drawn again and the file replaced."""
+    try:
+        raw = path.read_bytes().strip()
+    except OSError:
+        return None
+    return raw.decode("ascii") if _DATA_URI.fullmatch(raw) else None
+
+
 def _draw(jobs: list[Any], processes: int) -> list[tuple[str | None, str]]:
     if processes > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(processes) as pool:
@@ -122,8 +136,9 @@ def thumbnails(
     out: list[tuple[str | None, str] | None] = [None] * len(jobs)
     todo = []
     for i, file in enumerate(files):
-        if file.is_file():
-            out[i] = (file.read_text(encoding="ascii"), mode)
+        uri = cached_uri(file) if file.is_file() else None
+        if uri is not None:
+            out[i] = (uri, mode)
         else:
             todo.append(i)
     for i, drawn in zip(todo, _draw([jobs[i] for i in todo], processes)):
