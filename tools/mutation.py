@@ -9,6 +9,8 @@ either a missing test or an equivalent mutant (docs/mutation.md lists the ones j
     .venv/bin/python tools/mutation.py report sscore      # some modules
     .venv/bin/python tools/mutation.py --survivors        # also print each survivor's diff
     .venv/bin/python tools/mutation.py --sample 05        # every 5th mutant (by number)
+    .venv/bin/python tools/mutation.py --changed-since REV [--changed-until REV2] [--paths P ...]
+                                   # srrg's own operators on the lines that change touched only
 
 Not a CI step: a full run takes several minutes per module (tens of minutes for report.py on a busy
 machine); --sample gives an estimate in a fraction of the time.
@@ -17,9 +19,12 @@ machine); --sample gives an estimate in a fraction of the time.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import math
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +32,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -279,6 +285,352 @@ def run_module(
             shutil.rmtree(work, ignore_errors=True)
 
 
+# --- srrg's own operators on the lines a change touched (docs/mutation.md, "Changed lines") ---------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One textual change of a module: bytes [start, end) of its UTF-8 source become `new`."""
+
+    path: str
+    line: int
+    operator: str
+    start: int
+    end: int
+    new: str
+
+    def apply(self, source: bytes) -> bytes:
+        return source[: self.start] + self.new.encode("utf-8") + source[self.end :]
+
+    def describe(self, source: bytes) -> str:
+        old = source[self.start : self.end].decode("utf-8")
+        return f"{self.path}:{self.line} {self.operator}: {_short(old)} -> {_short(self.new)}"
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Source:
+    """A module's UTF-8 source with the byte offsets of AST nodes (ast columns count UTF-8 bytes)."""
+
+    def __init__(self, source: bytes) -> None:
+        self.data = source
+        self.starts = [0]
+        for line in source.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (
+            self.starts[node.lineno - 1] + node.col_offset,  # type: ignore[attr-defined]
+            self.starts[node.end_lineno - 1] + node.end_col_offset,  # type: ignore[attr-defined]
+        )
+
+    def text(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.data[start:end].decode("utf-8")
+
+
+def _call_name(node: ast.Call) -> str:
+    """The called name: `f` of f(x), `attr` of a.b.attr(x)."""
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def op_swap_args(node: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """f(a, b) -> f(b, a): two positional arguments in the wrong order."""
+    if isinstance(node, ast.Call) and len(node.args) >= 2:
+        a, b = node.args[:2]
+        if not isinstance(a, ast.Starred) and not isinstance(b, ast.Starred) and src.text(a) != src.text(b):
+            (s0, e0), (s1, e1) = src.span(a), src.span(b)
+            between = src.data[e0:s1].decode("utf-8")
+            yield node, s0, e1, src.text(b) + between + src.text(a)
+
+
+def op_drop_filter(node: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """A comprehension's `if` clause dropped; one operand of an `and` dropped (a forgotten condition)."""
+    if isinstance(node, ast.comprehension):
+        previous = node.iter
+        for cond in node.ifs:
+            yield cond, src.span(previous)[1], src.span(cond)[1], ""
+            previous = cond
+    elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for i in range(len(node.values)):
+            kept = [v for j, v in enumerate(node.values) if j != i]
+            parts = [
+                f"({src.text(v)})" if isinstance(v, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else src.text(v)
+                for v in kept
+            ]
+            yield node.values[i], *src.span(node), " and ".join(parts)
+
+
+def _role_strings(tree: ast.AST) -> list[tuple[ast.Constant, str]]:
+    """String constants used as a key or a category: a subscript, the key of .get/.pop/.setdefault,
+    a dict display's key, a side of ==, != or `in`."""
+    found: list[tuple[ast.Constant, str]] = []
+
+    def add(node: ast.AST | None) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+            found.append((node, node.value))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            add(node.slice)
+        elif isinstance(node, ast.Call) and _call_name(node) in {"get", "pop", "setdefault"} and node.args:
+            add(node.args[0])
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                add(key)
+        elif isinstance(node, ast.Compare) and all(
+            isinstance(o, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for o in node.ops
+        ):
+            for side in (node.left, *node.comparators):
+                add(side)
+    return found
+
+
+def op_wrong_key(tree: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """A key or category string replaced by the module's next one in sorted order (the wrong
+    column, status or category of the same code), or by a typo when the module has only one."""
+    roles = _role_strings(tree)
+    names = sorted({value for _, value in roles})
+    for node, value in roles:
+        other = names[(names.index(value) + 1) % len(names)] if len(names) > 1 else value + "_"
+        quote = src.data[src.span(node)[0] : src.span(node)[0] + 1].decode("utf-8")
+        if quote in ("'", '"'):  # a plain literal (not an f-string or implicit concatenation)
+            yield node, *src.span(node), json.dumps(other) if quote == '"' else repr(other)
+
+
+def op_mean_sum(node: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """sum(x) / n -> sum(x); mean -> sum (np.mean, .mean(), statistics.mean/fmean)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        if isinstance(node.left, ast.Call) and _call_name(node.left) == "sum":
+            yield node, *src.span(node), src.text(node.left)
+    elif isinstance(node, ast.Call) and _call_name(node) in {"mean", "nanmean", "fmean"}:
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "statistics":
+            yield node, *src.span(func), "sum"
+        elif isinstance(func, ast.Attribute):
+            start = src.span(func)[1] - len(func.attr.encode("utf-8"))
+            yield node, start, src.span(func)[1], "nansum" if func.attr == "nanmean" else "sum"
+        else:
+            yield node, *src.span(func), "sum"
+
+
+def op_unresolved_path(node: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """p.resolve() / p.absolute() / os.path.realpath(p) / abspath(p) -> p: a path compared unresolved."""
+    if not isinstance(node, ast.Call):
+        return
+    name = _call_name(node)
+    if name in {"resolve", "absolute"} and isinstance(node.func, ast.Attribute) and not node.args:
+        yield node, *src.span(node), src.text(node.func.value)
+    elif name in {"realpath", "abspath"} and len(node.args) == 1:
+        yield node, *src.span(node), src.text(node.args[0])
+
+
+def op_skip_escape(node: ast.AST, src: _Source) -> Iterator[tuple[ast.AST, int, int, str]]:
+    """escape(x) / html.escape(x) / quote(x) / re.escape(x) -> x: a skipped escape."""
+    if isinstance(node, ast.Call) and node.args and not isinstance(node.args[0], ast.Starred):
+        name = _call_name(node)
+        if name.endswith("escape") or name in {"quote", "quote_plus"}:
+            yield node, *src.span(node), src.text(node.args[0])
+
+
+NODE_OPERATORS = {
+    "swap_args": op_swap_args,
+    "drop_filter": op_drop_filter,
+    "mean_sum": op_mean_sum,
+    "unresolved_path": op_unresolved_path,
+    "skip_escape": op_skip_escape,
+}
+OPERATORS = (*NODE_OPERATORS, "wrong_key")
+
+
+def mutants_of(path: str, source: bytes, lines: set[int] | None = None) -> list[Mutant]:
+    """Every mutant of the operators whose node starts on one of `lines` (None: anywhere), in
+    source order; docstrings and annotations are left alone."""
+    tree = ast.parse(source)
+    src = _Source(source)
+    skip: set[int] = set()
+    for node in ast.walk(tree):  # annotations: no runtime behaviour to break
+        for ann in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if ann is not None:
+                skip.update(id(n) for n in ast.walk(ann))
+    found: list[tuple[ast.AST, str, int, int, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        for name, operator in NODE_OPERATORS.items():
+            found += [(anchor, name, s, e, new) for anchor, s, e, new in operator(node, src)]
+    found += [
+        (anchor, "wrong_key", s, e, new) for anchor, s, e, new in op_wrong_key(tree, src) if id(anchor) not in skip
+    ]
+    out = {
+        (s, e, new): Mutant(path, anchor.lineno, name, s, e, new)  # type: ignore[attr-defined]
+        for anchor, name, s, e, new in found
+        if (lines is None or anchor.lineno in lines) and source[s:e].decode("utf-8") != new  # type: ignore[attr-defined]
+    }
+    return sorted(out.values(), key=lambda m: (m.start, m.end, m.operator, m.new))
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def diff_hunks(diff: str) -> dict[str, list[tuple[int, int, int, int]]]:
+    """`git diff -U0` text -> path -> hunks (old start, old count, new start, new count)."""
+    out: dict[str, list[tuple[int, int, int, int]]] = {}
+    path = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = None if line[4:] == "/dev/null" else line[4:].removeprefix("b/")
+            if path is not None:
+                out.setdefault(path, [])
+        elif path is not None and (m := _HUNK.match(line)):
+            a, b, c, d = m.groups()
+            out[path].append((int(a), 1 if b is None else int(b), int(c), 1 if d is None else int(d)))
+    return out
+
+
+def added_lines(hunks: list[tuple[int, int, int, int]]) -> set[int]:
+    """The new side's line numbers the hunks wrote."""
+    return {n for _, _, start, count in hunks for n in range(start, start + count)}
+
+
+def carry_forward(lines: set[int], hunks: list[tuple[int, int, int, int]]) -> set[int]:
+    """Line numbers of an older version moved to a newer one through the hunks between them; a
+    line that a later hunk rewrote or removed is dropped (it is no longer the change's line)."""
+    out = set()
+    for n in lines:
+        if any(count and start <= n < start + count for start, count, _, _ in hunks):
+            continue
+        # hunks wholly before n move it by what they added; count 0 inserts after its start line
+        out.add(n + sum(nc - oc for os_, oc, _, nc in hunks if (os_ + oc <= n if oc else os_ < n)))
+    return out
+
+
+def changed_lines(repo: Path, since: str, until: str | None, paths: list[str]) -> dict[str, set[int]]:
+    """Path -> lines of the working tree that `git diff -U0 since [until]` wrote (Python files
+    only); with `until`, carried forward to the working tree through `git diff -U0 until`."""
+
+    def diff(*revs: str) -> dict[str, list[tuple[int, int, int, int]]]:
+        cmd = ["git", "-C", str(repo), "diff", "-U0", "--no-color", "--no-ext-diff", *revs, "--", *paths]
+        return diff_hunks(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+
+    changed = {p: added_lines(h) for p, h in diff(since, *([until] if until else [])).items() if p.endswith(".py")}
+    if until:
+        later = diff(until)
+        changed = {p: carry_forward(lines, later.get(p, [])) for p, lines in changed.items()}
+    return {p: lines for p, lines in changed.items() if lines and (repo / p).is_file()}
+
+
+def tests_for(repo: Path, path: str) -> list[str]:
+    """The module's curated tests (TARGETS), else the test files that import it by name."""
+    for target in TARGETS.values():
+        if target.path == path:
+            return [t for t in target.tests if (repo / t).is_file()]
+    dotted = path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    parent, _, name = dotted.rpartition(".")
+    pattern = re.compile(
+        rf"(import {re.escape(dotted)}\b|from {re.escape(dotted)} import"
+        rf"|from {re.escape(parent)} import [^\n]*\b{name}\b)"
+    )
+    return sorted(
+        str(t.relative_to(repo))
+        for t in (repo / "tests").rglob("test_*.py")
+        if pattern.search(t.read_text(encoding="utf-8"))
+    )
+
+
+def run_tests(repo: Path, tests: list[str], timeout: float) -> tuple[int | str, float]:
+    """pytest on the tests (not the slow ones), stopping at the first failure: (exit code or
+    "timeout", seconds)."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(repo / "src"),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        POLARS_MAX_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *tests]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        rc: int | str = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        rc = "timeout"
+    return rc, time.perf_counter() - start
+
+
+def run_changed(
+    repo: Path, since: str, until: str | None, paths: list[str], max_mutants: int | None, seed: int
+) -> list[dict[str, object]]:
+    """Each changed module: baseline run of its tests, then every mutant on its changed lines (or
+    a seeded sample of max_mutants) written into the file in place, tested, and the file restored.
+    Run it in a scratch clone: it edits the clone's sources while it runs."""
+    rows = []
+    for path, lines in sorted(changed_lines(repo, since, until, paths).items()):
+        file = repo / path
+        source = file.read_bytes()
+        mutants = mutants_of(path, source, lines)
+        if max_mutants is not None and len(mutants) > max_mutants:
+            mutants = sorted(random.Random(f"{seed}:{path}").sample(mutants, max_mutants), key=lambda m: m.start)
+        tests = tests_for(repo, path)
+        row: dict[str, object] = {"module": path, "lines": len(lines), "mutants": len(mutants), "tests": tests}
+        base, seconds = run_tests(repo, tests, 1800) if tests and mutants else (None, 0.0)
+        if base != 0:
+            row.update(checked=0, killed=0, survivors=[], note=f"baseline: {base or 'no tests or no mutants'}")
+            rows.append(row)
+            continue
+        killed, survivors = 0, []
+        try:
+            for mutant in mutants:
+                file.write_bytes(mutant.apply(source))
+                rc, _ = run_tests(repo, tests, 3 * seconds + 60)
+                if rc == 0:
+                    survivors.append(mutant.describe(source))
+                else:
+                    killed += 1
+        finally:
+            file.write_bytes(source)
+        row.update(checked=len(mutants), killed=killed, survivors=survivors, baseline_s=round(seconds, 1))
+        rows.append(row)
+    return rows
+
+
+def print_changed(rows: list[dict[str, object]], out: Path | None) -> int:
+    """The changed-lines table: per module and for all, checked, killed, rate and its 95 % Wilson
+    interval, then each survivor (file:line operator: old -> new)."""
+    print(f"{'module':<36} {'lines':>5} {'mutants':>7} {'checked':>7} {'killed':>6} {'rate':>6}  {'95% CI':>15}")
+    for row in rows:
+        checked, killed = int(row["checked"]), int(row["killed"])  # type: ignore[call-overload]
+        low, high = wilson_interval(killed, checked)
+        rate = f"{killed / checked:>6.1%}" if checked else f"{'-':>6}"
+        print(
+            f"{row['module']:<36} {row['lines']:>5} {row['mutants']:>7} {checked:>7} {killed:>6} {rate}  "
+            f"[{low:>5.1%}, {high:>5.1%}]  {row.get('note', '')}",
+            flush=True,
+        )
+        for survivor in row["survivors"]:  # type: ignore[attr-defined]
+            print(f"    {survivor}")
+    killed = sum(int(r["killed"]) for r in rows)  # type: ignore[call-overload]
+    checked = sum(int(r["checked"]) for r in rows)  # type: ignore[call-overload]
+    if checked:
+        low, high = wilson_interval(killed, checked)
+        print(
+            f"{'all':<36} {'':>5} {'':>7} {checked:>7} {killed:>6} {killed / checked:>6.1%}  "
+            f"[{low:>5.1%}, {high:>5.1%}]"
+        )
+    if out:
+        out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("modules", nargs="*", choices=[[], *TARGETS], help="default: all")
@@ -297,7 +649,18 @@ def main() -> int:
         help="run only these mutant names or patterns (e.g. the survivors of a run); modules without one are skipped",
     )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    changed = parser.add_argument_group("changed lines (srrg's own operators, no mutmut; run it in a scratch clone)")
+    changed.add_argument("--changed-since", metavar="REV", help="mutate only the lines `git diff -U0 REV` wrote")
+    changed.add_argument("--changed-until", metavar="REV2", help="the change is REV..REV2 (lines carried to the tree)")
+    changed.add_argument("--paths", nargs="+", default=["src"], help="files or folders to mutate (default: src)")
+    changed.add_argument("--max-mutants", type=int, help="a seeded sample of at most this many mutants per module")
+    changed.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
     args = parser.parse_args()
+    if args.changed_since:
+        return print_changed(
+            run_changed(REPO, args.changed_since, args.changed_until, args.paths, args.max_mutants, args.seed),
+            args.json,
+        )
     if not MUTMUT.is_file():
         print(f"mutmut not found next to {sys.executable}: pip install -e '.[test]'", file=sys.stderr)
         return 2
