@@ -223,3 +223,19 @@ def test_compare_counts_only_studies_with_a_value_on_both_sides(tmp_path):
     md = to_markdown(list(rows.values()))
     heading = "### b vs a (3 studies; 95% paired-bootstrap CIs)\n\n"
     assert md.startswith(heading + "Studies with a value on both sides, where fewer: m 2.\n\n")
+
+
+def test_lower_is_better_negates_only_the_named_metric():
+    """lower_is_better: [m] flips m's correlation sign and leaves the other column as it was. Bug:
+    the option ignored, or applied to every column."""
+    scores, ratings, pairs = _metaeval_inputs()
+    scores = scores.with_columns(other=pl.col("m") * 2)
+
+    def values(lower):
+        cfg = MetaevalConfig(metrics=["m", "other"], n_boot=0, lower_is_better=lower)
+        rows = run_metaeval(scores, ratings, cfg, pairs).correlations.filter(pl.col("method") == "kendall")
+        return dict(zip(rows["metric"], rows["value"]))
+
+    plain, flipped = values(()), values(["m"])
+    assert plain["m"] == pytest.approx(plain["other"]) and plain["m"] != 0
+    assert flipped["m"] == pytest.approx(-plain["m"]) and flipped["other"] == pytest.approx(plain["other"])
