@@ -139,7 +139,7 @@ def test_metaeval_correlate_on_three_raters_prints_the_ceiling_row_and_the_matri
             "--config", '{"n_boot": 20, "min_cases": 2}']  # fmt: skip
     assert srrg_main(args) == 0
     printed = capsys.readouterr().out
-    assert "Human ceiling (user_1, user_2, user_3):" in printed and f"| {CEILING} | 0.759 |" in printed
+    assert "Human ceiling (3 raters: user_1, user_2, user_3):" in printed and f"| {CEILING} | 0.759 |" in printed
     # rouge_l's tau is the higher: its row holds the exact p (16 case swaps), Holm over one pair
     assert "| better than → | bleu_1 | rouge_l |" in printed and "| rouge_l | 0.375 |  |" in printed
 
