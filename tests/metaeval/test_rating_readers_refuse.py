@@ -233,3 +233,21 @@ def test_human_scores_with_distinct_raters_are_unchanged_by_the_checks():
     """The checks change no number of a clean file: RadPref study_01:C1 stays 13/3."""
     frame, _ = human_scores(load_dataset("radpref", LAYOUTS / "radpref").ratings, "rating")
     assert dict(zip(frame["pair_id"], frame["human"]))["study_01:C1"] == pytest.approx(13 / 3)
+
+
+def test_correlate_refuses_a_ratings_or_pairs_table_with_repeated_rows(tmp_path, capsys):
+    """Bug: ratings.parquet concatenated with itself doubled every rater's error totals (a summed
+    judgement), and a pairs table listing a pair twice gave it the later row's cluster silently."""
+    prep = radpref_prepared(tmp_path)
+    ids = pl.read_parquet(prep / "refs.parquet")["study_id"].to_list()
+    pl.DataFrame({"study_id": ids, "m": [float(i) for i in range(len(ids))]}).write_parquet(tmp_path / "s.parquet")
+    ratings = pl.read_parquet(prep / "ratings.parquet")
+    pl.concat([ratings, ratings.head(1)]).write_parquet(tmp_path / "r2.parquet")
+    pairs = pl.read_parquet(prep / "pairs.parquet")
+    pl.concat([pairs, pairs.tail(1)]).write_parquet(tmp_path / "p2.parquet")
+    base = ["metaeval-correlate", "--scores", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o")]
+    first = ratings.row(0)
+    err = _one_line_error([*base, "--ratings", str(tmp_path / "r2.parquet")], capsys)
+    assert f"r2.parquet: judgement (pair, rater, kind, category, level) [{first[:5]!r}] repeat (1 in all)" in err
+    args = [*base, "--ratings", str(prep / "ratings.parquet"), "--pairs", str(tmp_path / "p2.parquet")]
+    assert f"p2.parquet: pair_id ['{pairs['pair_id'][-1]}'] repeat (1 in all)" in _one_line_error(args, capsys)

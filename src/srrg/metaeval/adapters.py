@@ -137,6 +137,15 @@ def _once(seen: dict[Any, str], key: Any, where: str, what: str) -> None:
     seen[key] = where
 
 
+def refuse_repeats(frame: pl.DataFrame, columns: list[str], source: Any, what: str) -> None:
+    """A table a user brings (scores, ratings, pairs) whose key is on two rows is one line naming
+    the key: the repeated row would weigh twice (docs/metaeval.md, "Duplicates")."""
+    repeated = frame.filter(pl.struct(columns).is_duplicated()).select(columns).unique(maintain_order=True)
+    if repeated.height:
+        shown = [row if len(columns) > 1 else row[0] for row in repeated.head(5).rows()]
+        raise UserError(f"{source}: {what} {shown} repeat ({repeated.height} in all); each may appear once")
+
+
 def _rows_or_fail(ratings: list[dict[str, Any]], source: Path) -> None:
     if not ratings:
         raise UserError(f"{source}: no rating was read (empty file or no row matches a rated pair); nothing to measure")

@@ -15,7 +15,7 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.adapters import RATINGS_SCHEMA, human_category_counts, human_scores, pair_clusters
+from srrg.metaeval.adapters import RATINGS_SCHEMA, human_category_counts, human_scores, pair_clusters, refuse_repeats
 from srrg.metaeval.between import better_than, metric_tests
 from srrg.metaeval.ceiling import (
     CEILING,
@@ -520,9 +520,11 @@ def run_metaeval_correlate(
     score_rows = _table(scores, [ID], "per_report.parquet of `srrg score`")
     if score_rows.is_empty():
         raise UserError(f"{scores}: no scored pair; nothing to correlate")
-    repeated = score_rows.filter(pl.col(ID).is_duplicated())[ID].unique().sort().to_list()
-    if repeated:  # a pair counted twice would weigh twice in every correlation
-        raise UserError(f"{scores}: {ID} {repeated[:5]} repeat ({len(repeated)} in all); each pair may appear once")
+    refuse_repeats(score_rows, [ID], scores, ID)  # a pair on two rows would weigh twice in every correlation
+    if rating_rows is not None:
+        refuse_repeats(rating_rows, list(RATINGS_SCHEMA)[:5], ratings, "judgement (pair, rater, kind, category, level)")
+    if pair_rows is not None:
+        refuse_repeats(pair_rows, ["pair_id"], pairs, "pair_id")
     result = run_metaeval(score_rows, rating_rows, cfg, pair_rows)
     write_result(result, out_dir)
     return result
