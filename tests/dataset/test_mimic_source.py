@@ -136,5 +136,5 @@ def test_zip_members_read_from_their_local_headers_match_zipfile(tmp_path):
     at = info.header_offset + 30 + len(info.filename) + 2  # a byte inside the stored member's text
     raw[at] ^= 0xFF
     path.write_bytes(bytes(raw))
-    with pytest.raises(zipfile.BadZipFile, match="CRC"):
+    with pytest.raises(UserError, match=r"the zip is truncated or damaged \(bad CRC-32"):  # one line, no traceback
         list(mimic_cxr.iter_report_files(path))

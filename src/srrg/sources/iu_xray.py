@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from srrg.config import doc
 from srrg.errors import UserError
 from srrg.io import read_csv
@@ -120,12 +122,15 @@ def read_reports(archive: str | Path | None = None, progress: bool = False) -> I
         tar = tarfile.open(path, "r:*")
     except tarfile.ReadError as err:
         raise UserError(f"{path}: not a readable tar archive ({err}); expected the Open-i NLMCXR_reports.tgz") from None
-    with tar:
-        members = [m for m in tar.getmembers() if m.isfile() and m.name.lower().endswith(".xml")]
-        for member in tracked(members, desc="iu_xray", unit="report", disable=not progress):
-            handle = tar.extractfile(member)
-            data = handle.read() if handle is not None else b""
-            yield parse_report_xml(data, member.name)
+    try:  # read as the caller iterates: a cut-off or damaged archive fails here, for every caller
+        with tar:
+            members = [m for m in tar.getmembers() if m.isfile() and m.name.lower().endswith(".xml")]
+            for member in tracked(members, desc="iu_xray", unit="report", disable=not progress):
+                handle = tar.extractfile(member)
+                data = handle.read() if handle is not None else b""
+                yield parse_report_xml(data, member.name)
+    except (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile) as err:
+        raise UserError(f"{path}: the archive is truncated or damaged ({err}); download it again") from None
 
 
 def read_iu_xray(archive_path: str | Path | None = None, progress: bool = False) -> list[dict[str, Any]]:
@@ -142,7 +147,13 @@ def metadata_key(image_id: str) -> str:
 
 def read_views(path: str | Path) -> dict[str, str]:
     """Image id (metadata spelling) -> View Position, for the images that have one."""
-    df = read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
+    try:
+        df = read_csv(path, columns=["imageid", "View Position"], infer_schema_length=0)
+    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(
+            f"{path}: not the IU X-ray image metadata (a CSV with columns imageid and View Position: {first})"
+        ) from None
     return {k: v for k, v in df.iter_rows() if v}
 
 
@@ -161,33 +172,29 @@ def study_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
     views = read_views(cfg.metadata or default_metadata())
     root = Path(cfg.image_root) if cfg.image_root else None
     rows = []
-    try:  # the archive is read as the loop runs: a cut-off or damaged one fails here
-        for rec in read_reports(cfg.archive, progress=progress):
-            ids = sorted(rec.image_ids, key=lambda i: (view_rank(views.get(metadata_key(i))), natural_key(i)))
-            if root:
-                paths = [str(resolve_image(root, i, cfg.image_ext)) for i in ids]
-                missing = sum(not Path(p).is_file() for p in paths)
-            else:
-                paths, missing = list(ids), 0
-            status = (
-                (rec.status if rec.status != OK else None)
-                or report_status(rec.findings, rec.impression, True)
-                or image_status(len(paths), missing)
-                or OK
-            )
-            rows.append(
-                {
-                    "study_id": rec.study_id,
-                    "subject_id": rec.study_id,
-                    "split": None,
-                    "image_paths": paths,
-                    "image_views": [views.get(metadata_key(i)) for i in ids],
-                    "findings": rec.findings or None,
-                    "impression": rec.impression or None,
-                    "ingest_status": status,
-                }
-            )
-    except (EOFError, tarfile.TarError, zlib.error, gzip.BadGzipFile) as err:
-        where = cfg.archive or "the torchxrayvision copy of NLMCXR_reports.tgz"
-        raise UserError(f"{where}: the archive is truncated or damaged ({err}); download it again") from None
+    for rec in read_reports(cfg.archive, progress=progress):  # a damaged archive: read_reports' UserError
+        ids = sorted(rec.image_ids, key=lambda i: (view_rank(views.get(metadata_key(i))), natural_key(i)))
+        if root:
+            paths = [str(resolve_image(root, i, cfg.image_ext)) for i in ids]
+            missing = sum(not Path(p).is_file() for p in paths)
+        else:
+            paths, missing = list(ids), 0
+        status = (
+            (rec.status if rec.status != OK else None)
+            or report_status(rec.findings, rec.impression, True)
+            or image_status(len(paths), missing)
+            or OK
+        )
+        rows.append(
+            {
+                "study_id": rec.study_id,
+                "subject_id": rec.study_id,
+                "split": None,
+                "image_paths": paths,
+                "image_views": [views.get(metadata_key(i)) for i in ids],
+                "findings": rec.findings or None,
+                "impression": rec.impression or None,
+                "ingest_status": status,
+            }
+        )
     return rows

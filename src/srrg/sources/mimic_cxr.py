@@ -132,11 +132,14 @@ def iter_report_files(reports: str | Path) -> Iterator[tuple[str, str, bytes]]:
     if path.is_file():
         if not zipfile.is_zipfile(path):
             raise UserError(f"{path}: expected the mimic-cxr-reports folder or its .zip")
-        with zipfile.ZipFile(path) as zf, path.open("rb") as fh:
-            for info in zf.infolist():
-                m = _REPORT_NAME.search(info.filename)
-                if m:
-                    yield m.group(1), m.group(2), _member_bytes(zf, fh, info)
+        try:  # read as the caller iterates: a damaged member fails here, mid-way
+            with zipfile.ZipFile(path) as zf, path.open("rb") as fh:
+                for info in zf.infolist():
+                    m = _REPORT_NAME.search(info.filename)
+                    if m:
+                        yield m.group(1), m.group(2), _member_bytes(zf, fh, info)
+        except (zipfile.BadZipFile, zlib.error, EOFError, struct.error) as err:
+            raise UserError(f"{path}: the zip is truncated or damaged ({err}); download it again") from None
         return
     for file in list_files(path, suffix=".txt", prefix="s", recursive=True):
         m = _REPORT_NAME.search(file.relative_to(path).as_posix())
