@@ -12,6 +12,9 @@ system (the generator of the candidate) and context (patient context as JSON).
 Where each layout was read is in each reader's docstring and in docs/metaeval.md. Every reader
 fails with a UserError naming the file when it reads no rating at all (nothing measured is an
 error), and counts what it skipped in `notes` (written to info.json by `srrg metaeval-prepare`).
+A judgement read twice (a rater file or user_id twice, a repeated error row, case or study id), a
+value outside the layout's scale, a blank rater or half of a RadEvalX pair is a UserError naming
+the file and row, never a sum or a default (docs/metaeval.md, "Duplicates and out-of-range values").
 """
 
 from __future__ import annotations
@@ -131,7 +134,7 @@ def _index(value: Any, what: str, where: str) -> int:
 
 def _once(seen: dict[Any, str], key: Any, where: str, what: str) -> None:
     """Refuse a second row (or file) for one key: summing or averaging it in would count a
-    judgement twice (docs/metaeval.md, "Duplicates")."""
+    judgement twice (docs/metaeval.md, "Duplicates and out-of-range values")."""
     if key in seen:
         raise UserError(f"{where}: {what} repeats {seen[key]}; each may appear once")
     seen[key] = where
@@ -139,7 +142,8 @@ def _once(seen: dict[Any, str], key: Any, where: str, what: str) -> None:
 
 def refuse_repeats(frame: pl.DataFrame, columns: list[str], source: Any, what: str) -> None:
     """A table a user brings (scores, ratings, pairs) whose key is on two rows is one line naming
-    the key: the repeated row would weigh twice (docs/metaeval.md, "Duplicates")."""
+    the key: the repeated row would weigh twice (docs/metaeval.md, "Duplicates and out-of-range
+    values")."""
     repeated = frame.filter(pl.struct(columns).is_duplicated()).select(columns).unique(maintain_order=True)
     if repeated.height:
         shown = [row if len(columns) > 1 else row[0] for row in repeated.head(5).rows()]
