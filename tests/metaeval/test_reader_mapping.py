@@ -239,3 +239,19 @@ def test_lower_is_better_negates_only_the_named_metric():
     plain, flipped = values(()), values(["m"])
     assert plain["m"] == pytest.approx(plain["other"]) and plain["m"] != 0
     assert flipped["m"] == pytest.approx(-plain["m"]) and flipped["other"] == pytest.approx(plain["other"])
+
+
+def test_category_prf_pairs_each_judge_category_with_the_same_human_category():
+    """a with a, b with b; a category only one side has is left out; "all" sums TP/FP/FN over the
+    shared ones. Bug: categories zipped by position or the micro average taken as a mean of F1s."""
+    from srrg.metaeval.counts import category_prf
+
+    judge = {"a": [2.0, 0.0], "b": [0.0, 1.0], "z": [5.0, 5.0]}
+    human = {"b": [1.0, 1.0], "a": [1.0, 1.0]}
+    out = category_prf(judge, human)
+    assert set(out) == {"a", "b", "all"}
+    # a: TP min(2,1)+min(0,1) = 1, FP 1, FN 1; b: TP 0+1 = 1, FP 0, FN 1
+    assert (out["a"]["tp"], out["a"]["fp"], out["a"]["fn"]) == (1.0, 1.0, 1.0)
+    assert (out["b"]["tp"], out["b"]["fp"], out["b"]["fn"], out["b"]["precision"]) == (1.0, 0.0, 1.0, 1.0)
+    assert (out["all"]["tp"], out["all"]["fp"], out["all"]["fn"]) == (2.0, 1.0, 2.0)
+    assert out["all"]["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
