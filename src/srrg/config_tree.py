@@ -418,6 +418,9 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     )
     for spec in run_specs(cfg["train"]):
         checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
+    if cfg["metaeval"]["datasets"]:  # the grid runs only on rating datasets
+        for name in cfg["metaeval"]["grid"]["models"]:
+            checks.append((f"metaeval.grid.models.{name}", lambda n=name: _check_grid_model(cfg, n)))
     for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
         for metric, values in options.items():
             checks.append((f"{where}.{metric}", lambda m=metric, v=values: _check_metric_options(m, v)))
@@ -450,6 +453,16 @@ def _check_judges(cfg: Mapping[str, Any]) -> None:
     used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
     if judges & set(used):
         check_usable(llm, f"the LLM judges ({', '.join(sorted(judges & set(used)))})")
+
+
+def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
+    """One judge model of VERT's grid as its cells get it (the judges' llm, the model's settings
+    over it; srrg.metaeval.grid.grid_cell_options): valid and usable before any job starts."""
+    from srrg.llm.config import LLMConfig
+    from srrg.llm.guard import check_usable
+
+    model = cfg["metaeval"]["grid"]["models"][name]
+    check_usable(LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"], **model}), f"VERT's grid model {name!r}")
 
 
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:

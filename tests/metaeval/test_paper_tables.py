@@ -221,3 +221,25 @@ def test_grid_cell_options_merge_the_cell_model_over_the_judges_llm():
         "vert": {"max_failure_fraction": 1.0, "llm": llm, "max_tokens": 128, "variant": "rubric"}
     }
     assert grid_cell_options(config, "big", "green") == {"green": {"llm": llm, "max_tokens": 128}}
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ({"model": "x", "temprature": 0.3}, r"metaeval\.grid\.models\.m1: unknown key\(s\) temprature in llm"),
+        ({"model": "x", "backend": "openai", "base_url": "https://api.example.com/v1"}, "is not on this host"),
+    ],
+)
+def test_a_grid_model_is_checked_before_any_job(model, message):
+    """A misspelt llm key or a remote endpoint of one grid model stops `snakemake -n` with the
+    model's key named (bug: the eight cells of that model fail one by one at run time)."""
+    import yaml
+    from paths import REPO
+
+    from srrg.config_tree import ConfigError, check_workflow_config
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    radpref = {"adapter": "radpref", "path": str(FIXTURES / "rating_layouts" / "radpref")}
+    cfg["metaeval"] = {"datasets": {"rp": radpref}, "metrics": ["bleu"], "grid": {"models": {"m1": model}}}
+    with pytest.raises(ConfigError, match=message):
+        check_workflow_config(cfg, [])
