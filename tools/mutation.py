@@ -586,6 +586,7 @@ def run_changed(
         if base != 0:
             row.update(checked=0, killed=0, survivors=[], note=f"baseline: {base or 'no tests or no mutants'}")
             rows.append(row)
+            print(f"# {path}: {row['note']}", file=sys.stderr, flush=True)
             continue
         killed, survivors = 0, []
         try:
@@ -600,6 +601,7 @@ def run_changed(
             file.write_bytes(source)
         row.update(checked=len(mutants), killed=killed, survivors=survivors, baseline_s=round(seconds, 1))
         rows.append(row)
+        print(f"# {path}: {killed} of {len(mutants)} killed", file=sys.stderr, flush=True)  # progress
     return rows
 
 
