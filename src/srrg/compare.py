@@ -459,7 +459,7 @@ def run_compare_tables(
     import polars as pl
 
     from srrg.io import read_table
-    from srrg.metrics.signature import read_signatures
+    from srrg.metrics.signature_files import read_signatures
 
     frames = {name: read_table(path) for name, path in paths.items()}
     for name, frame in frames.items():

@@ -28,7 +28,8 @@ import polars as pl
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import load_config_arg, read_table, write_text
-from srrg.metrics.signature import column_signatures, read_signatures
+from srrg.metrics.signature import column_signatures
+from srrg.metrics.signature_files import read_signatures
 from srrg.reference_runs import CAPTION, base_run
 from srrg.report import REPAIRED, VALID
 

@@ -133,7 +133,7 @@ def _read_rating_csv(path: Path) -> list[str]:
 
 
 def _read_signatures(path: Path) -> list[str]:
-    from srrg.metrics.signature import read_signatures
+    from srrg.metrics.signature_files import read_signatures
 
     return sorted(read_signatures(path))
 

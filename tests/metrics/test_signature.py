@@ -16,7 +16,8 @@ from srrg.errors import UserError
 from srrg.metrics.base import get_metric
 from srrg.metrics.score import run_score
 from srrg.metrics.section import select_section
-from srrg.metrics.signature import column_signatures, compose, hash8, read_signatures, with_section
+from srrg.metrics.signature import column_signatures, compose, hash8, with_section
+from srrg.metrics.signature_files import read_signatures
 from srrg.tables import RunEntry, run_tables
 
 CFG = CompareConfig(n_boot=20, n_rounds=20)

@@ -18,6 +18,7 @@ from srrg.errors import UserError
 from srrg.metrics import signature as S
 from srrg.metrics.base import get_metric
 from srrg.metrics.score import run_score
+from srrg.metrics.signature_files import read_signatures
 from srrg.tables import RunEntry, run_tables
 
 CFG = CompareConfig(n_boot=10, n_rounds=8)
@@ -56,7 +57,7 @@ def test_mixed_runs_are_refused_when_signatures_csv_is_missing_empty_or_header_o
         path = folder / "signatures.csv"
         {"missing": path.unlink, "empty": lambda p=path: p.write_text(""),
          "header_only": lambda p=path: p.write_text("key,signature\n")}[damage]()  # fmt: skip
-    assert S.read_signatures(b / "per_report.parquet")["bleu_4"] == NONE
+    assert read_signatures(b / "per_report.parquet")["bleu_4"] == NONE
     with pytest.raises(
         UserError, match=rf"bleu_1 was computed differently \(a: {R2GEN}; b: {NONE}\)".replace("|", r"\|")
     ):
@@ -107,7 +108,7 @@ def test_an_unsigned_run_is_refused_by_compare_and_tables_unless_allow_mixed(tmp
 def test_a_signed_run_lacking_a_compared_column_is_refused(tmp_path):
     """Bug: b's signatures.csv lacks bleu_4 (half-signed); its bleu_4 must not pass as alike."""
     a, b = _score(tmp_path, "a", "r2gen"), _score(tmp_path, "b", "r2gen")
-    sigs = S.read_signatures(b / "signatures.csv")
+    sigs = read_signatures(b / "signatures.csv")
     S.write_signatures(b / "signatures.csv", {k: v for k, v in sigs.items() if k != "bleu_4"})
     with pytest.raises(
         UserError, match=rf"bleu_4 was computed differently \(a: {R2GEN}; b: unknown\)".replace("|", r"\|")
@@ -138,14 +139,14 @@ def test_summary_signature_columns_map_to_the_keys_of_their_metric(tmp_path):
         "s_score_text_failures": 0, "signature_bleu": "B", "signature_s_score": "S", "signature_s_score_text": "T",
     }  # fmt: skip
     pl.DataFrame([row]).write_csv(tmp_path / "summary.csv")
-    assert S.read_signatures(tmp_path / "summary.csv") == {
+    assert read_signatures(tmp_path / "summary.csv") == {
         "bleu_4": "B", "p_score": "S", "s_score_hyp_valid": "S", "p_score_text": "T", "s_score_text_failures": "T",
     }  # fmt: skip
     (tmp_path / "signatures.csv").write_text("key,signature\nbleu_4,X\n")
-    assert S.read_signatures(tmp_path / "summary.csv") == {"bleu_4": "X"}  # signatures.csv first
+    assert read_signatures(tmp_path / "summary.csv") == {"bleu_4": "X"}  # signatures.csv first
     (tmp_path / "signatures.csv").write_text('key,signature\n"bleu_4\n')
     with pytest.raises(UserError, match="signatures.csv: not a readable signature table"):
-        S.read_signatures(tmp_path / "summary.csv")
+        read_signatures(tmp_path / "summary.csv")
 
 
 def test_the_vocabulary_hash_is_in_the_signatures_of_ce_and_s_score_text(tmp_path, monkeypatch):
