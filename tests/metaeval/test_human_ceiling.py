@@ -19,7 +19,7 @@ from scipy import stats
 from srrg.cli import main as srrg_main
 from srrg.metaeval.between import better_than, metric_tests, permutation_p, williams
 from srrg.metaeval.ceiling import CEILING, ONE_RATER, ceiling, leave_one_out
-from srrg.metaeval.correlation import cluster_bootstrap_indices, coefficient_value
+from srrg.metaeval.correlation import cluster_bootstrap_indices, coefficient_value, paired_test
 from srrg.metaeval.multiple import adjust
 from srrg.metaeval.run import MetaevalConfig, run_metaeval, write_result
 from srrg.metaeval.tie_accuracy import accuracy_curve, calibrated, tie_calibrated_accuracy
@@ -192,7 +192,8 @@ def test_williams_test_by_hand():
 
 def test_tests_between_metrics_are_adjusted_and_fill_the_better_than_matrix():
     """Bugs caught: raw p in the adjusted column, the family mixed across statistics, the matrix
-    transposed (the worse metric's row holding the p)."""
+    transposed (the worse metric's row holding the p), a cached metric's resamples reused for
+    another metric or other kept pairs."""
     rng = np.random.default_rng(1)
     case = np.repeat(np.arange(15), 2)
     human = rng.normal(size=30)
@@ -210,6 +211,9 @@ def test_tests_between_metrics_are_adjusted_and_fill_the_better_than_matrix():
         assert [r["p_bootstrap_adj"] for r in family] == adjust([r["p_bootstrap"] for r in family], "holm")
     pearson = [r for r in rows if r["method"] == "pearson"]
     assert [r["p_williams_adj"] for r in pearson] == adjust([r["p_williams"] for r in pearson], "holm")
+    for r in rows:  # the shared cache of resampled coefficients changes no number
+        alone = paired_test(xs[r["metric_a"]], xs[r["metric_b"]], human, r["method"], **boot)
+        assert (r["ci_low"], r["ci_high"], r["p_bootstrap"]) == (alone.ci_low, alone.ci_high, alone.p_value)
     matrix = better_than(rows, list(xs))
     assert matrix[0][1] is not None and matrix[1][0] is None and matrix[0][1] < 0.05 and matrix[0][0] is None
 

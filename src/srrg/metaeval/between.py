@@ -86,12 +86,13 @@ def metric_tests(
     bootstrap has too few cases either: the swap distribution of a few cases is as coarse."""
     rows = []
     clusters = boot.get("clusters")
+    cache: dict[Any, np.ndarray] = {}  # each metric's resampled coefficients, once per method and kept pairs
     for method in (MATRIX_METHOD, "pearson"):
         for a, b in combinations(xs, 2):
             keep = np.isfinite(xs[a]) & np.isfinite(xs[b]) & np.isfinite(human)
             kept = None if clusters is None else np.asarray(clusters, dtype=str)[keep]
             xa, xb, y = xs[a][keep], xs[b][keep], human[keep]
-            test = paired_test(xs[a], xs[b], human, method, (a, b), **boot)
+            test = paired_test(xs[a], xs[b], human, method, (a, b), **boot, cache=cache)
             ok = resampling_status(len(y), kept, n_permutations, boot.get("min_clusters", 0)) == "ok"
             perm = permutation_p(xa, xb, y, method, n_rounds=n_permutations, seed=boot["seed"], clusters=kept)
             row = {

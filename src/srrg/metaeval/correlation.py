@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -257,10 +258,13 @@ def paired_test(
     level: float = 0.95,
     clusters: Clusters = None,
     min_clusters: int = 0,
+    cache: dict[Any, np.ndarray] | None = None,
 ) -> PairedTest:
     """Paired bootstrap: both metrics are correlated on the same resampled pairs (or clusters)
     each round; no CI or p-value (NaN, with its status) over fewer than min_clusters clusters.
-    n_boot and seed: the caller's (MetaevalConfig's)."""
+    n_boot and seed: the caller's (MetaevalConfig's). cache: a dict shared by the tests of one
+    table, so a metric's resampled coefficients on the same kept pairs are computed once, not once
+    per metric it is compared with (names must then name the series)."""
     xa, xb, y = (np.asarray(v, dtype=float) for v in (a, b, human))
     keep = np.isfinite(xa) & np.isfinite(xb) & np.isfinite(y)
     xa, xb, y, kept = xa[keep], xb[keep], y[keep], _kept(clusters, keep)
@@ -268,12 +272,30 @@ def paired_test(
     status = resampling_status(len(y), kept, n_boot, min_clusters)
     if status != "ok":
         return PairedTest(method, *names, diff, math.nan, math.nan, math.nan, len(y), status)
-    samples = bootstrap_samples(
-        lambda idx: coefficient_value(method, xa[idx], y[idx]) - coefficient_value(method, xb[idx], y[idx]),
-        len(y),
-        n_boot,
-        seed,
-        kept,
-    )
+    resampled = [
+        _resampled(method, x, y, (name, method, keep.tobytes()), cache, n_boot=n_boot, seed=seed, clusters=kept)
+        for x, name in ((xa, names[0]), (xb, names[1]))
+    ]
+    samples = resampled[0] - resampled[1]  # the same resamples, so the difference of each round
     low, high, status = _ci(samples, level)
     return PairedTest(method, *names, diff, low, high, bootstrap_p(samples), len(y), status)
+
+
+def _resampled(
+    method: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    key: Any,
+    cache: dict[Any, np.ndarray] | None,
+    *,
+    n_boot: int,
+    seed: int,
+    clusters: np.ndarray | None,
+) -> np.ndarray:
+    """The coefficient of x with y on every resample, from the cache when it holds the key."""
+    if cache is not None and key in cache:
+        return cache[key]
+    samples = bootstrap_samples(lambda idx: coefficient_value(method, x[idx], y[idx]), len(y), n_boot, seed, clusters)
+    if cache is not None:
+        cache[key] = samples
+    return samples
