@@ -43,6 +43,15 @@ def rebuild_hint(dataset_dir: Path, rel: str) -> str:
     return hint
 
 
+def _rows(path: Path, hint: str) -> int:
+    """Rows in a shard's footer, or a UserError naming it (truncated, not Parquet)."""
+    try:
+        return scan_parquet(path).select(pl.len()).collect().item()
+    except (pl.exceptions.PolarsError, OSError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(f"shard {path} is not readable Parquet ({reason}); {hint}") from None
+
+
 def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
     """The shard files of one split, checked against manifest.json: each listed shard exists, holds
     the recorded rows and (for manifests that record it) the recorded SHA-256, and the split folder
@@ -58,7 +67,10 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
                 f"{root}: holds {PLAN_NAME} but no {MANIFEST_NAME}, so its build did not finish (shards may be "
                 "missing or stale); rerun `snakemake data` (or `srrg dataset-manifest`) to complete it"
             )
-        return list_files(root / split, suffix=".parquet")
+        files = list_files(root / split, suffix=".parquet")
+        for path in files:
+            _rows(path, "a hand-written shard: write it again")
+        return files
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         listed = [(f["path"], f["rows"], f.get("sha256")) for f in manifest["files"] if f["split"] == split]
@@ -67,18 +79,20 @@ def split_files(dataset_dir: str | Path, split: str) -> list[Path]:
         fix = "delete it and rerun `snakemake data`"
         raise UserError(f"{manifest_path}: not a dataset manifest ({problem}); {fix}") from None
     paths = []
+    fix = "delete manifest.json and rerun `snakemake data`"
     for rel, rows, sha256 in listed:
+        if not (isinstance(rel, str) and _SHARD.fullmatch(rel) and rel.startswith(f"{split}/")):
+            where = "<split>/part-NNNNN.parquet inside the dataset folder"
+            raise UserError(f"{manifest_path}: {rel!r} is not a shard of split {split} ({where}); {fix}")
+        if root / rel in paths:
+            raise UserError(f"{manifest_path}: shard {rel} is listed twice (its rows would be read twice); {fix}")
         path = root / rel
         if not path.is_file():
             raise UserError(f"shard {path} is missing; rerun `snakemake data` to rebuild it")
         if sha256 is not None and file_sha256(path) != sha256:
             problem = "does not match manifest.json (SHA-256 differs: changed or corrupt)"
             raise UserError(f"shard {path} {problem}; {rebuild_hint(root, rel)}")
-        try:
-            found = scan_parquet(path).select(pl.len()).collect().item()
-        except (pl.exceptions.PolarsError, OSError) as err:
-            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise UserError(f"shard {path} is not readable Parquet ({reason}); {rebuild_hint(root, rel)}") from None
+        found = _rows(path, rebuild_hint(root, rel))
         if found != rows:
             raise UserError(f"shard {path} holds {found} rows, manifest.json says {rows}; {rebuild_hint(root, rel)}")
         paths.append(path)

@@ -288,3 +288,35 @@ def test_stats_and_phantoms_stop_on_a_flipped_shard_with_one_line(dataset, tmp_p
     assert srrg_main([command, "--dataset", str(dataset), *out]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"shard {dataset / 'train' / 'part-00002.parquet'} does not match manifest.json" in err
+
+
+def test_a_truncated_hand_written_shard_is_one_line(dataset):
+    """Bug: without a manifest the listed shards were handed to polars unchecked; a cut-off file
+    raised a ComputeError traceback where the split was collected."""
+    (dataset / "manifest.json").unlink()
+    (dataset / "plan.json").unlink()
+    shard = dataset / "train" / "part-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:100])
+    with pytest.raises(UserError, match=rf"^shard {shard} is not readable Parquet .*write it again"):
+        read_split(dataset, "train")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda files: files.append(dict(files[0])), "shard train/part-00000.parquet is listed twice"),
+        (lambda files: files[0].update(path="../elsewhere/part-00000.parquet"), "is not a shard of split train"),
+        (lambda files: files[0].update(path="test/part-00000.parquet"), "is not a shard of split train"),
+    ],
+    ids=["listed-twice", "leaves-the-folder", "other-split"],
+)
+def test_repeated_or_escaping_manifest_paths_are_refused(dataset, edit, message):
+    """Bug (issue 39): a path listed twice was read twice (its rows duplicated), and a path with
+    `..` or of another split's folder was followed."""
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    train = [f for f in manifest["files"] if f["split"] == "train"]
+    edit(train)
+    manifest["files"] = [*train, *(f for f in manifest["files"] if f["split"] != "train")]
+    (dataset / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match=message):
+        read_split(dataset, "train")
