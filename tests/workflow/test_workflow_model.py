@@ -85,4 +85,4 @@ def test_an_inference_setting_reruns_only_inference_and_downstream(run):
     changed = write_config(workdir, {**CONFIG, "infer": {**CONFIG["infer"], "num_beams": 3}}, "beams.yaml")
     jobs = planned_jobs(snakemake(workdir, *TABLES, "-n", "--configfile", str(changed)))
     assert jobs.get("infer") == len(RUNS) and "train" not in jobs
-    assert set(jobs) <= {"infer", "reference_runs", "score", "tables"}
+    assert set(jobs) <= {"infer", "infer_merge", "reference_runs", "score", "tables"}

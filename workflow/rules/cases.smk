@@ -6,7 +6,7 @@
 rule cases:
     """The cases page of one run (a self-contained HTML file, also in `snakemake --report`)."""
     input:
-        predictions=rules.infer.output.predictions,
+        predictions=rules.infer_merge.output.predictions,
         scores=rules.score.output.per_report,
         others=lambda wc: cases_other_runs(wc.run),
         judge=lambda wc: cases_judge(wc.run),

@@ -191,6 +191,14 @@ def run_config(name, section):
     return cfg
 
 
+def infer_parts(wc):
+    """The part files of one run's infer.shards shards (docs/model.md, "Sharded inference")."""
+    shards = run_config(wc.run, "infer").get("shards", 1)
+    return [
+        results("runs", wc.run, "infer", f"part-{k}.parquet") for k in range(shards)
+    ]
+
+
 def ddp_tasks_per_node(name):
     """SLURM launches one task per device; 0 (unset) unless the run uses several devices."""
     devices = run_config(name, "train").get("trainer", {}).get("devices", "auto")

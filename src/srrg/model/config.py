@@ -277,6 +277,9 @@ class InferConfig:
         default=True,
         metadata=doc("json targets decode under the report grammar (docs/model.md); false = unconstrained."),
     )
+    shards: int = field(
+        default=1, metadata=doc("Infer jobs per run, each its share of the batches, merged after.", minimum=1)
+    )
 
     def __post_init__(self) -> None:
         check_decoding({"num_beams": self.num_beams, "num_return_sequences": self.num_return_sequences})

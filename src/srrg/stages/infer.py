@@ -17,6 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pairs", help="also write the pairs to score (study_id, reference, report) to this Parquet file"
     )
+    parser.add_argument(
+        "--shard",
+        type=int,
+        help="write only this shard (0-based, of infer.shards) to --out, a part for `srrg infer-merge`",
+    )
     _args.config(parser, "infer")
 
 
@@ -33,7 +38,9 @@ def run(args: argparse.Namespace) -> None:
     from srrg.model.images import ImageError
     from srrg.model.infer import run_infer
 
+    if args.shard is not None and args.pairs:
+        raise UserError("--pairs goes to `srrg infer-merge` when --shard is given (a part is no predictions file)")
     try:
-        run_infer(args.model, args.dataset, args.out, args.pairs, cfg)
+        run_infer(args.model, args.dataset, args.out, args.pairs, cfg, args.shard)
     except ImageError as err:
         raise UserError(str(err)) from err
