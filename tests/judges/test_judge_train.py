@@ -31,7 +31,7 @@ from srrg.judge_train.dataset import (
     split_cases,
 )  # fmt: skip
 from srrg.metaeval.adapters import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
-from srrg.metrics.vert import parse_direct_score
+from srrg.metrics.judge_common import parse_direct_score
 
 DATA = TEST_DATA / "metaeval"
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from srrg.errors import UserError
 from srrg.io import read_table
+from srrg.metrics.judge_common import parse_direct_score
 from srrg.report import normalize_text
 
 COLUMNS = ("pair_id", "reference", "candidate", "target", "split", "status")
@@ -62,8 +63,6 @@ def draw_shots(source: str, k: int, seed: int, split: str) -> tuple[Shot, ...]:
     """k shots from the `split` rows (status ok, a readable score) of the examples table, drawn
     without replacement by a seeded permutation of the rows sorted by pair id (independent of the
     file's row order). Too few rows, a missing column or an unreadable file is one UserError."""
-    from srrg.metrics.vert import parse_direct_score
-
     path = _source_file(source)
     if not path.is_file():
         raise UserError(f"few_shot.source {source}: no {EXAMPLES_FILE} there (run srrg judge-train-prepare)")

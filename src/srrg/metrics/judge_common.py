@@ -147,6 +147,28 @@ def section(text: str, name: str) -> str | None:
     return match.group(1) if match else None
 
 
+_SCORE_NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
+_SCORE_SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
+
+
+def parse_direct_score(answer: str | Reply | None) -> float:
+    """The [Score] section's score: its only or last number once scale denominators ("/ 1.00",
+    "out of 10") are dropped, rounded to two decimals; a percentage ("85%") is divided by 100.
+    A value outside [0, 1], a missing number or an echoed template is NaN (no score is invented)."""
+    reply = as_reply(answer)
+    if reply.status != OK or not reply.text:
+        return math.nan
+    body = section(clean_response(reply.text), "Score")
+    if body is None or "<score" in body:  # "<score between 0.00 and 1.00>": the template echoed
+        return math.nan
+    numbers = _SCORE_NUMBER.findall(_SCORE_SCALE.sub(" ", body))
+    if not numbers:
+        return math.nan
+    digits, percent = numbers[-1]
+    value = float(digits) / (100 if percent else 1)
+    return round(value, 2) if 0.0 <= value <= 1.0 else math.nan
+
+
 def _count_pattern(number_words: bool) -> re.Pattern[str]:
     alternatives = rf"\d+|{_NUMBER_WORDS}" if number_words else r"\d+"
     return re.compile(rf"(?<=: )\b(?:{alternatives})\b(?=\.)", re.IGNORECASE)

@@ -11,7 +11,6 @@ answer holds the same counts and the score as JSON fields (judge_common.error_re
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,16 +28,15 @@ from srrg.metrics.judge_common import (
     PairJudge,
     Reply,
     as_reply,
-    clean_response,
     count_columns,
     error_report_schema,
     failure_counts,
     judge_signature,
     pair_requests,
+    parse_direct_score,
     parse_error_report,
     population_std,
     prompt_text,
-    section,
     structured_error_report,
     structured_template,
     template,
@@ -58,8 +56,6 @@ VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"
 STATED_FORMULAS = {"vert_formula": "weighted_formula"}
 SCHEMA = error_report_schema(NAME, score=True)
 PAIR_START = "Reference report:\n{reference}"  # where the pair being scored begins in every VERT prompt
-_NUMBER = re.compile(r"(?<![\d.])(-?(?:\d*\.\d+|\d+))(%?)")  # a minus sign is kept: -0.2 is out of range
-_SCALE = re.compile(r"(?:/|\bout of\b)\s*(?:\d*\.\d+|\d+)", re.IGNORECASE)  # "0.8/1.0", "8 out of 10"
 
 
 @dataclass(frozen=True)
@@ -78,24 +74,6 @@ class VertConfig(JudgeConfig):
         super().__post_init__()
         if self.variant not in VARIANTS:
             raise ValueError(f"vert variant must be one of {sorted(VARIANTS)}, got {self.variant!r}")
-
-
-def parse_direct_score(answer: str | Reply | None) -> float:
-    """The [Score] section's score: its only or last number once scale denominators ("/ 1.00",
-    "out of 10") are dropped, rounded to two decimals; a percentage ("85%") is divided by 100.
-    A value outside [0, 1], a missing number or an echoed template is NaN (no score is invented)."""
-    reply = as_reply(answer)
-    if reply.status != OK or not reply.text:
-        return math.nan
-    body = section(clean_response(reply.text), "Score")
-    if body is None or "<score" in body:  # "<score between 0.00 and 1.00>": the template echoed
-        return math.nan
-    numbers = _NUMBER.findall(_SCALE.sub(" ", body))
-    if not numbers:
-        return math.nan
-    digits, percent = numbers[-1]
-    value = float(digits) / (100 if percent else 1)
-    return round(value, 2) if 0.0 <= value <= 1.0 else math.nan
 
 
 def score_status(reply: Reply, score: float) -> str:
