@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -37,23 +38,33 @@ def accuracy_curve(
     original item of each position (a resample repeats items); two copies of one item are not a
     pair. The candidates are 0 and every absolute metric difference: between two of them the set
     of tied pairs does not change."""
-    first, second = np.triu_indices(len(metric), 1)
+    first, second = pair_indices(len(metric))
     if origin is not None:
         distinct = origin[first] != origin[second]
         first, second = first[distinct], second[distinct]
     if not len(first):
         return np.zeros(1), np.full(1, math.nan)
-    gap = np.abs(metric[first] - metric[second])
+    difference = metric[first] - metric[second]
+    gap = np.abs(difference)
     human_sign = np.sign(human[first] - human[second])
-    agree = (np.sign(metric[first] - metric[second]) == human_sign) & (human_sign != 0)
-    order = np.argsort(gap, kind="stable")
+    agree = (np.sign(difference) == human_sign) & (human_sign != 0)
+    order = np.argsort(gap)
     gap, human_tie, agree = gap[order], (human_sign == 0)[order], agree[order]
     tied_right = np.concatenate([[0], np.cumsum(human_tie)])  # human ties among the k smallest gaps
     agree_lost = np.concatenate([[0], np.cumsum(agree)])  # orderings that were right among them
-    epsilons = np.unique(np.concatenate([[0.0], gap]))
-    k = np.searchsorted(gap, epsilons, side="right")  # pairs with gap <= epsilon count as metric ties
+    # every distinct gap (sorted), and k = how many gaps are <= it: the pairs it makes metric ties
+    last = np.flatnonzero(np.append(gap[1:] != gap[:-1], True))
+    epsilons, k = gap[last], last + 1
+    if gap[0] > 0:  # epsilon 0 ties no pair
+        epsilons, k = np.concatenate([[0.0], epsilons]), np.concatenate([[0], k])
     correct = tied_right[k] + agree_lost[-1] - agree_lost[k]
     return epsilons, correct / len(gap)
+
+
+@lru_cache(maxsize=8)
+def pair_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) of every pair i < j of n positions (the same n on every resample of one table)."""
+    return np.triu_indices(n, 1)
 
 
 def calibrated(metric: np.ndarray, human: np.ndarray, origin: np.ndarray | None = None) -> tuple[float, float]:
