@@ -44,3 +44,10 @@ def test_a_replaced_shard_stops_the_data_run_and_is_never_recorded(tmp_path):
     assert {"dataset_shard", "dataset_manifest"} <= set(jobs) and jobs["dataset_shard"] == 1
     snakemake(workdir, "data", "--configfile", str(cfg))
     assert shard.read_bytes() == original and (dataset / "manifest.json").read_bytes() == manifest
+
+    plan = dataset / "plan.json"
+    plan.write_text(plan.read_text()[:40])  # truncated (a full disk, a hand edit)
+    proc = snakemake(workdir, "data", "-n", "--configfile", str(cfg), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"{plan.relative_to(workdir)}: not a readable plan (JSONDecodeError" in out
+    assert "JSONDecodeError: Expecting" not in out.replace(": not a readable plan (JSONDecodeError: Expecting", "")

@@ -165,8 +165,13 @@ def normalize_slice():
 def dataset_shards(wildcards):
     """The shard files of the current dataset plan (known once the dataset_plan checkpoint ran)."""
     plan = Path(checkpoints.dataset_plan.get().output.plan)
-    root = plan.parent
-    return [str(root / f) for f in json.loads(plan.read_text())["files"]]
+    try:  # a truncated or edited plan is one line (docs/workflow.md)
+        files = json.loads(plan.read_text(encoding="utf-8"))["files"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise WorkflowError(
+            f"{plan}: not a readable plan ({type(err).__name__}: {err}); delete it and rerun `snakemake data`"
+        ) from None
+    return [str(plan.parent / f) for f in files]
 
 
 def dataset_checksums(wildcards):
