@@ -236,3 +236,16 @@ def test_a_damaged_models_manifest_is_one_line(tmp_path: Path, capsys, text, mes
     assert srrg_main(["models", "list", "--config", str(config), "--dir", str(root)]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "srrg models fetch" in err
+
+
+def test_models_dir_that_is_the_config_or_a_file_is_refused(tmp_path: Path, capsys) -> None:
+    """Bug: `--dir` went unchecked, so a file there (the config itself, through a link) was taken
+    for a folder to write the hub cache into."""
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"score": {"metrics": ["chexbert"]}}))
+    link = tmp_path / "dir-link"
+    link.symlink_to(config)
+    assert srrg_main(["models", "fetch", "--config", str(config), "--dir", str(link)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--dir {link}: is also the input --config" in err and "\n" not in err
+    assert config.read_text().startswith("score:")

@@ -30,8 +30,10 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.errors import UserError
     from srrg.models_fetch import run_models
+    from srrg.stages import _args
 
     path = Path(args.config)
     if not path.is_file():
         raise UserError(f"--config {path}: no such file")
+    _args.check_outputs({"--config": args.config}, folders={"--dir": args.dir})
     run_models(path, args.action, Path(args.dir) if args.dir else None, args.dry_run)
