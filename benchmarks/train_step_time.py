@@ -10,6 +10,16 @@ median and p90 over the last --last steps per setting and the steps per second o
 
     .venv/bin/python benchmarks/train_step_time.py [--steps 40] [--last 30] [--studies 256]
 
+`--part llm`: where a step of the frozen SmolLM2 run (smollm2_json: tiny Swin 64 px, SmolLM2-135M
+from its GGUF, batch 2, targets of max_target_tokens 64 tokens) goes, and the step before and after
+srrg computes the prefix once per batch from its cache and the output layer only where a target
+token is predicted (srrg.model.network, docs/model.md "CPU step of the LLM run"). Both losses are
+the same number; the script checks it, then times --steps alternating steps of each (forward,
+backward, AdamW) on one thread and prints medians, the top operators of one step by torch's
+profiler, and the load average.
+
+    .venv/bin/python benchmarks/train_step_time.py --part llm [--steps 5]
+
 Numbers depend on what else the machine runs; print the load average with them.
 """
 
@@ -125,14 +135,87 @@ def measure(dataset: Path, work: Path, cfg: dict, threads: int, jobs: int, tag: 
     return [step_times(out.parent / "metrics.csv") for out in outs], wall
 
 
+def full_sequence_loss(net, images, targets):
+    """The loss as srrg computed it before (the reference): the LLM's own loss over the whole
+    sequence [prefix | image | suffix | target] with the prompt positions ignored."""
+    import torch
+
+    from srrg.model.network import IGNORE, pad_batch
+    from srrg.model.prompt import target_token_ids
+
+    img = net.image_tokens(images)
+    seqs = target_token_ids(net.tokenizer, targets, net.cfg.max_target_tokens)
+    ids, mask = pad_batch(seqs, net.tokenizer.pad_token_id, img.device)
+    prompt = net._prompt_embeds(img)
+    ones = torch.ones(prompt.shape[:2], dtype=torch.long)
+    labels = torch.cat([torch.full_like(ones, IGNORE), ids.masked_fill(mask == 0, IGNORE)], dim=1)
+    embeds = torch.cat([prompt, net.llm.get_input_embeddings()(ids)], dim=1)
+    return net.llm(inputs_embeds=embeds, attention_mask=torch.cat([ones, mask], dim=1), labels=labels).loss
+
+
+def llm_part(steps: int) -> None:
+    """Before/after step times of the frozen SmolLM2 run's network (see the module docstring)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from srrg.config import from_dict
+    from srrg.model.config import ModelConfig
+    from srrg.model.network import ReportGenerator
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = run_slice("smollm2_json", steps)
+    net = ReportGenerator(from_dict(ModelConfig, cfg["model"], "model")).train()
+    batch = cfg.get("data", {}).get("batch_size", 2)
+    size = net.cfg.encoder.image_size
+    images = torch.randn(batch, 3, size, size)
+    unit = '{"positive": [{"name": "pleural effusion", "probability": 3, "level": "small"}], "negative": ["edema"]}'
+    targets = [unit * 4] * batch  # cut at max_target_tokens: every target as long as the run allows
+    net.eval()  # the equality check without the encoder's drop-path (random in training mode)
+    with torch.no_grad():
+        after, before = net.loss(images, targets), full_sequence_loss(net, images, targets)
+    assert abs(float(after) - float(before)) < 1e-4, (float(after), float(before))
+    net.train()
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
+    ways = {"before (whole sequence)": full_sequence_loss, "after (prefix cache, target logits)": ReportGenerator.loss}
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(steps):
+        for name, loss_fn in ways.items():
+            start = time.perf_counter()
+            loss_fn(net, images, targets).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            times[name].append(time.perf_counter() - start)
+    n_img = net.image_tokens(images[:1]).shape[1]
+    print(
+        f"smollm2_json step, batch {batch}: prefix {len(net.prompt.prefix_ids)} + image {n_img} + suffix "
+        f"{len(net.prompt.suffix_ids)} + target {net.cfg.max_target_tokens} positions; "
+        f"loss {float(after):.6f} both ways"
+    )
+    for name, values in times.items():
+        print(f"{name}: median {statistics.median(values):.2f} s over {steps} steps", flush=True)
+    for name, loss_fn in ways.items():
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            loss_fn(net, images, targets).backward()
+        total = sum(e.self_cpu_time_total for e in prof.key_averages())
+        top = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:4]
+        shares = ", ".join(f"{e.key} {100 * e.self_cpu_time_total / total:.0f}%" for e in top)
+        print(f"{name}: forward+backward {total / 1e6:.2f} s of operators; top: {shares}")
+    print(f"load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("threads", "llm"), default="threads")
     parser.add_argument("--run", default="transformer_json", help="a run of config.yaml's train.runs")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--last", type=int, default=30, help="steps the statistics cover (the first ones warm up)")
     parser.add_argument("--studies", type=int, default=256)
     parser.add_argument("--dataset", type=Path, help="an existing dataset folder instead of building one")
     args = parser.parse_args()
+    if args.part == "llm":
+        llm_part(args.steps if args.steps != parser.get_default("steps") else 5)
+        return
     with tempfile.TemporaryDirectory(prefix="srrg-train-steps-") as tmp:
         work = Path(tmp)
         dataset = args.dataset or build_dataset(work, args.studies)

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import LogitsProcessorList, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.model.baseline import build_baseline
 from srrg.model.config import InferConfig, ModelConfig
@@ -154,13 +154,7 @@ class ReportGenerator(nn.Module):
         ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
         labels = ids.masked_fill(mask == 0, IGNORE)
         if self.llm is not None:
-            prompt = self._prompt_embeds(img)
-            embeds = torch.cat([prompt, self.llm.get_input_embeddings()(ids)], dim=1)
-            n, p = prompt.shape[:2]
-            prompt_mask = torch.ones((n, p), dtype=torch.long, device=img.device)
-            attention = torch.cat([prompt_mask, mask], dim=1)
-            labels = torch.cat([torch.full_like(prompt_mask, IGNORE), labels], dim=1)
-            return self.llm(inputs_embeds=embeds, attention_mask=attention, labels=labels).loss
+            return self._llm_loss(img, ids, mask, labels)
         assert self.decoder is not None
         bos = torch.full((ids.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
         ones = torch.ones_like(bos)
@@ -170,6 +164,48 @@ class ReportGenerator(nn.Module):
             encoder_hidden_states=img,
             labels=torch.cat([torch.full_like(bos, IGNORE), labels], dim=1),
         ).loss
+
+    def _prefix_cache(self, n: int, device: torch.device) -> DynamicCache:
+        """Keys and values of the fixed prompt prefix, computed once per batch for one row and
+        repeated over the batch. The prefix comes before every image token, so through a frozen
+        LLM it carries no gradient and is the same for each study (docs/model.md, CPU step)."""
+        assert self.llm is not None
+        cache = DynamicCache()
+        prefix = torch.tensor([self.prompt.prefix_ids], dtype=torch.long, device=device)
+        with torch.no_grad():
+            self.llm.base_model(input_ids=prefix, past_key_values=cache, use_cache=True)
+        cache.batch_repeat_interleave(n)
+        return cache
+
+    def _llm_loss(self, img: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Cross-entropy of the target tokens after [prefix | image | suffix], the same loss as
+        the LLM's own over the whole sequence with the prompt positions ignored, computed with
+        less work (docs/model.md, CPU step): the prefix from its cache (_prefix_cache, when the LLM
+        is frozen: adapters would make it trainable), and the output layer only at the positions
+        that predict a target token (the prompt's rows of the 49k-wide output were discarded)."""
+        assert self.llm is not None
+        embed = self.llm.get_input_embeddings()
+        n = img.shape[0]
+        suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
+        cached = self.cfg.llm.tuning == "frozen" and len(self.prompt.prefix_ids) > 0
+        head = [img.to(embed.weight.dtype), embed(suffix)]
+        if not cached:
+            prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=img.device).expand(n, -1)
+            head.insert(0, embed(prefix))
+        head_embeds = torch.cat(head, dim=1)
+        embeds = torch.cat([head_embeds, embed(ids)], dim=1)
+        past = len(self.prompt.prefix_ids) if cached else 0
+        ones = torch.ones((n, past + head_embeds.shape[1]), dtype=torch.long, device=img.device)
+        hidden = self.llm.base_model(
+            inputs_embeds=embeds,
+            attention_mask=torch.cat([ones, mask], dim=1),
+            past_key_values=self._prefix_cache(n, img.device) if cached else None,
+            use_cache=cached,
+        ).last_hidden_state
+        # the position before each target token predicts it: the last prompt position and on
+        start = head_embeds.shape[1] - 1
+        logits = self.llm.get_output_embeddings()(hidden[:, start : start + ids.shape[1]])
+        return nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
     @property
     def constrainable(self) -> bool:
