@@ -268,18 +268,17 @@ def test_iu_rows_resolve_each_image_under_the_image_root(tmp_path):
 
 
 def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
+    """The default archive (torchxrayvision's copy) cut off: one line naming the file read."""
     from srrg.sources import iu_xray
 
-    def damaged(archive, progress):
-        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-        yield
-
-    _, meta = iu_archive(tmp_path)
-    monkeypatch.setattr(iu_xray, "read_reports", damaged)
+    archive, meta = iu_archive(tmp_path)
+    cut = tmp_path / "cut" / "NLMCXR_reports.tgz"
+    cut.parent.mkdir()
+    cut.write_bytes(archive.read_bytes()[:-40])
+    monkeypatch.setattr(iu_xray, "torchxrayvision_archive", lambda: cut)
     with pytest.raises(
         UserError,
-        match=r"^the torchxrayvision copy of NLMCXR_reports.tgz: the archive is truncated or "
-        r"damaged \(Compressed file ended .*\); download it again$",
+        match=rf"^{cut}: the archive is truncated or damaged \(Compressed file ended .*\); download it again$",
     ):
         iu_xray.study_rows(iu_xray.IUConfig(metadata=str(meta)), progress=False)
 
