@@ -17,7 +17,7 @@ import torch
 
 from srrg.dataset import read_split
 from srrg.errors import UserError
-from srrg.io import write_parquet
+from srrg.io import read_parquet, write_parquet
 from srrg.model.config import InferConfig, check_decoding
 from srrg.model.datamodule import ReportDataset, collate, reference_text, view_mask
 from srrg.model.file import load_model
@@ -157,7 +157,7 @@ def run_infer_merge(parts: list[str | Path], out: str | Path, pairs_out: str | P
     """The predictions file of one worker from the parts of `srrg infer --shard` (any order):
     rows in POSITION order, the column dropped. Parts that do not hold each position once (a
     part missing, twice, or of another run) are a UserError."""
-    frames = [pl.read_parquet(p) for p in parts]
+    frames = [read_parquet(p) for p in parts]
     for path, frame in zip(parts, frames):
         if POSITION not in frame.columns:
             raise UserError(f"{path}: not a part written by `srrg infer --shard` (no {POSITION} column)")
