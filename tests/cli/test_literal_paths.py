@@ -222,3 +222,32 @@ def test_score_reads_the_named_predictions_of_a_sweep(tmp_path, capsys):
     assert pl.read_parquet(out / "per_report.parquet")["hypothesis"].to_list() == [
         "no acute cardiopulmonary process seen today"
     ]
+
+
+# polars readers that expand patterns in a path, and pathlib's pattern listings
+_PATTERN_READERS = {"read_parquet", "scan_parquet", "read_csv", "scan_csv", "read_ndjson", "scan_ndjson"}
+_PATTERN_READERS |= {"read_parquet_schema", "read_ipc", "scan_ipc"}
+_OWN_SOURCE = {"srrg/codedeps.py"}  # lists the package's own modules and data, never a user path
+
+
+def test_no_module_opens_a_path_around_the_literal_helpers():
+    """Bug: a new call site (`pl.read_parquet(path)`, `folder.glob("*.csv")`) brings pattern expansion
+    back for its path; every module opens paths through srrg.io (docs/inputs.md, "Paths are literal")."""
+    import ast
+
+    from paths import REPO
+
+    src = REPO / "src"
+    found = []
+    for path in sorted((src / "srrg").rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel in {"srrg/io.py", *_OWN_SOURCE}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner = node.func.value
+            is_polars = isinstance(owner, ast.Name) and owner.id == "pl" and node.func.attr in _PATTERN_READERS
+            if is_polars or node.func.attr in {"glob", "rglob", "iglob"}:
+                found.append(f"{rel}:{node.lineno} {node.func.attr}")
+    assert found == []
