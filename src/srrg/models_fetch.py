@@ -217,7 +217,7 @@ def snapshot_dir(repo: str, entry: Mapping[str, Any], root: Path) -> Path:
 def problem(need: Need, root: Path) -> str | None:
     """None when fetched: the manifest lists the repository at its pinned revision (any, when
     unpinned) and every wanted file is on disk with its recorded sha256; else "missing" or
-    "corrupt: <file> ..." (hashing reads each file once: about a second per GB)."""
+    "corrupt: <file> ..." (hashing reads each file once)."""
     entry = read_manifest(root).get(need.repo)
     if not entry or (need.revision and entry.get("requested") != need.revision):
         return "missing"
