@@ -16,6 +16,9 @@ columns and `srrg compare` can resample them.
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
 import math
 import sys
 from collections.abc import Sequence
@@ -83,6 +86,28 @@ def version_part() -> tuple[str, str]:
     return ("radeval", installed() or RADEVAL_VERSION)
 
 
+class _OldPackageName(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """RadEval 2.2.1's vendored RadGraph (behind `radgraph` and `radcliq`) still imports the package
+    under its former name `RadEval`, which no installed package provides (docs/metrics.md, "RadEval
+    metrics"): `RadEval.<x>` resolves to the module object `radeval.<x>`, so nothing is loaded twice."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname == "RadEval" or fullname.startswith("RadEval."):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module("radeval" + spec.name.removeprefix("RadEval"))
+
+    def exec_module(self, module: Any) -> None:
+        """The module is `radeval`'s, already executed."""
+
+
+def _alias_old_package_name() -> None:
+    if not any(isinstance(f, _OldPackageName) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OldPackageName())
+
+
 def radeval_metric(name: str, metric: str) -> Any:
     """RadEval's metric `name`, built with its defaults, for srrg's `metric` (the loading boundary; tests
     replace it). A missing RadEval, a missing dependency of that one metric, or (offline) a weight
@@ -95,6 +120,7 @@ def radeval_metric(name: str, metric: str) -> Any:
     from srrg.models_fetch import prepare_offline
 
     unreachable = prepare_offline(metric)
+    _alias_old_package_name()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             from radeval.metrics import _registry
