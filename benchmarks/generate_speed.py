@@ -3,7 +3,7 @@
 For each architecture (the Transformer baseline over the LLM's tokenizer, and the frozen LLM), beam
 width and batch size, the script runs ReportGenerator.generate on the same random images once with
 infer.constrained true and once false, after one warm-up batch, and prints studies/s, seconds per
-generated token (the best candidate's tokens plus its EOS, summed over the studies) and the ratio
+generated token (decoding steps x studies of the batch, summed over the batches) and the ratio
 constrained / unconstrained of the latter (docs/model.md, "Constrained generation"). The models
 are random (no training): a random LLM writes until the budget, the grammar makes it close its
 report earlier, so the comparison is per generated token, not per study.
@@ -47,11 +47,21 @@ def build(arch: str, llm: str, max_tokens: int) -> ReportGenerator:
 
 
 def timed(net: ReportGenerator, images: torch.Tensor, cfg: InferConfig) -> tuple[float, int]:
-    """(seconds, generated tokens) of generating every study in batches of cfg.batch_size."""
+    """(seconds, generated tokens per study summed over the batches) of generating every study in
+    batches of cfg.batch_size; a decoding step is one forward call of the decoder or LLM (counted by
+    a hook), and generates one token for each study of its batch (the prefill included)."""
+    steps = [0]
+    lm = net.llm if net.llm is not None else net.decoder
+    hook = lm.register_forward_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
     tokens, start = 0, time.perf_counter()
-    for i in range(0, images.shape[0], cfg.batch_size):
-        for best, *_ in net.generate(images[i : i + cfg.batch_size], cfg):
-            tokens += len(net.tokenizer(best, add_special_tokens=False)["input_ids"]) + 1
+    try:
+        for i in range(0, images.shape[0], cfg.batch_size):
+            before = steps[0]
+            batch = images[i : i + cfg.batch_size]
+            net.generate(batch, cfg)
+            tokens += (steps[0] - before) * batch.shape[0]
+    finally:
+        hook.remove()
     return time.perf_counter() - start, tokens
 
 
