@@ -69,6 +69,22 @@ def test_outputs_account_for_every_study(run):
     assert (workdir / "logs" / "ingest.log").read_text().strip().splitlines()[-1].startswith("ingest: studies=")
 
 
+def test_every_job_wrote_its_benchmark(run):
+    """Each job of the data half leaves Snakemake's benchmark TSV under results/benchmarks/<rule>/
+    (one per shard job): the numbers docs/workflow.md sizes resources from. Fails when a rule loses
+    its `benchmark:` or two jobs share one file."""
+    _, workdir, _, _ = run
+    bench = workdir / "results" / "benchmarks"
+    manifest = json.loads((workdir / "results" / "dataset" / "manifest.json").read_text())
+    counts = {rule: 1 for rule in ("ingest", "extract", "normalize", "dataset_plan", "dataset_manifest", "stats")}
+    counts["dataset_shard"] = len(manifest["files"])
+    assert {d.name: len(list(d.glob("*.tsv"))) for d in bench.iterdir()} == counts
+    for tsv in bench.rglob("*.tsv"):
+        header, row = tsv.read_text().splitlines()
+        columns = dict(zip(header.split("\t"), row.split("\t"), strict=True))
+        assert float(columns["s"]) > 0 and "max_rss" in columns, tsv
+
+
 def test_complete_run_has_nothing_to_do(run):
     _, workdir, _, cfg_file = run
     assert planned_jobs(snakemake(workdir, "data", "-n", "--configfile", str(cfg_file))) == {}

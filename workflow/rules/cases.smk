@@ -22,6 +22,8 @@ rule cases:
         ),
     log:
         logs("cases", "{run}.log"),
+    benchmark:
+        benchmarks_dir("cases", "{run}.tsv")
     wildcard_constraints:
         run=RUN_NAMES,
     conda:

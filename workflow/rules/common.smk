@@ -96,6 +96,12 @@ def logs(*parts):
     return str(Path(config["logs_dir"], *parts))
 
 
+def benchmarks_dir(rule_name, *parts):
+    """Snakemake's benchmark TSV of one job of a rule (wall time, max RSS, I/O), under
+    <results_dir>/benchmarks/<rule>/: what docs/workflow.md sizes `resources:` from."""
+    return results("benchmarks", rule_name, *parts)
+
+
 def stage_code(rule_name):
     """The source and data files `python -m srrg <rule>` runs (srrg.codedeps): declared as inputs,
     so editing a module reruns exactly the rules whose stage imports it."""

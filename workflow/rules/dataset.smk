@@ -7,6 +7,8 @@ checkpoint dataset_plan:
         plan=results("dataset", "plan.json"),
     log:
         logs("dataset", "plan.log"),
+    benchmark:
+        benchmarks_dir("dataset_plan", "plan.tsv")
     conda:
         "../../envs/data.yaml"
     params:
@@ -29,6 +31,8 @@ rule dataset_shard:
         checksum=results("dataset", "{split}", "part-{index}.parquet.sha256"),
     log:
         logs("dataset", "{split}-{index}.log"),
+    benchmark:
+        benchmarks_dir("dataset_shard", "{split}-{index}.tsv")
     wildcard_constraints:
         split="|".join(SPLITS),
         index=r"\d{5}",
@@ -55,6 +59,8 @@ rule dataset_manifest:
         manifest=results("dataset", "manifest.json"),
     log:
         logs("dataset", "manifest.log"),
+    benchmark:
+        benchmarks_dir("dataset_manifest", "manifest.tsv")
     conda:
         "../../envs/data.yaml"
     params:
@@ -111,6 +117,8 @@ rule stats:
         ),
     log:
         logs("stats.log"),
+    benchmark:
+        benchmarks_dir("stats", "stats.tsv")
     conda:
         "../../envs/data.yaml"
     params:
@@ -136,6 +144,8 @@ rule eval_extraction:
         ),
     log:
         logs("eval_extraction.log"),
+    benchmark:
+        benchmarks_dir("eval_extraction", "eval_extraction.tsv")
     conda:
         "../../envs/data.yaml"
     params:

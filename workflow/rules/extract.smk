@@ -7,6 +7,8 @@ rule extract:
         extracted=results("extract", "extracted.parquet"),
     log:
         logs("extract.log"),
+    benchmark:
+        benchmarks_dir("extract", "extract.tsv")
     conda:
         "../../envs/extract.yaml"
     # worker processes: extract.n_process asks, Snakemake grants at most --cores; the CLI gets what was granted

@@ -10,6 +10,8 @@ rule infer:
         part=results("runs", "{run}", "infer", "part-{shard}.parquet"),
     log:
         logs("infer", "{run}-{shard}.log"),
+    benchmark:
+        benchmarks_dir("infer", "{run}-{shard}.tsv")
     wildcard_constraints:
         run=RUN_NAMES,
         shard=r"\d+",
@@ -34,6 +36,8 @@ rule infer_merge:
         pairs=results("runs", "{run}", "pairs.parquet"),
     log:
         logs("infer", "{run}-merge.log"),
+    benchmark:
+        benchmarks_dir("infer_merge", "{run}-merge.tsv")
     wildcard_constraints:
         run=RUN_NAMES,
     conda:

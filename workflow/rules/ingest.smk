@@ -7,6 +7,8 @@ rule ingest:
         studies=results("ingest", "studies.parquet"),
     log:
         logs("ingest.log"),
+    benchmark:
+        benchmarks_dir("ingest", "ingest.tsv")
     conda:
         "../../envs/data.yaml"
     # worker processes: ingest.n_process asks, Snakemake grants at most --cores; the CLI gets what was granted

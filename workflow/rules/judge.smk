@@ -22,6 +22,8 @@ if JUDGE_RUN is not None:
             hyps=results("judge", JUDGE_RUN, "subset", "hyps.parquet"),
         log:
             logs("judge", f"{JUDGE_RUN}_subset.log"),
+        benchmark:
+            benchmarks_dir("judge_subset", f"{JUDGE_RUN}_subset.tsv")
         conda:
             "../../envs/score.yaml"
         params:
@@ -47,6 +49,8 @@ if JUDGE_RUN is not None:
             ),
         log:
             logs("judge", f"{JUDGE_RUN}.log"),
+        benchmark:
+            benchmarks_dir("judge", f"{JUDGE_RUN}.tsv")
         conda:
             "../../envs/llm.yaml"
         threads: 1

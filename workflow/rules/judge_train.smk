@@ -27,6 +27,8 @@ rule judge_train_prepare:
         summary=jt("{dataset}", "prepared", "prepare.json"),
     log:
         logs("judge_train", "{dataset}_prepare.log"),
+    benchmark:
+        benchmarks_dir("judge_train_prepare", "{dataset}_prepare.tsv")
     wildcard_constraints:
         dataset=JT_NAMES,
     conda:
@@ -60,6 +62,8 @@ rule judge_train_fit:
         history=jt("{dataset}", "model", "train_log.jsonl"),
     log:
         logs("judge_train", "{dataset}_fit.log"),
+    benchmark:
+        benchmarks_dir("judge_train_fit", "{dataset}_fit.tsv")
     wildcard_constraints:
         dataset=JT_NAMES,
     conda:
@@ -87,6 +91,8 @@ rule judge_train_score:
         per_report=jt("{dataset}", "scores", "per_report.parquet"),
     log:
         logs("judge_train", "{dataset}_score.log"),
+    benchmark:
+        benchmarks_dir("judge_train_score", "{dataset}_score.tsv")
     wildcard_constraints:
         dataset=JT_NAMES,
     conda:
@@ -115,6 +121,8 @@ rule judge_train_compare:
         per_report=jt("{dataset}", "tables", "per_report.parquet"),
     log:
         logs("judge_train", "{dataset}_compare.log"),
+    benchmark:
+        benchmarks_dir("judge_train_compare", "{dataset}_compare.tsv")
     wildcard_constraints:
         dataset=JT_NAMES,
     conda:

@@ -25,6 +25,8 @@ rule metaeval_prepare:
         info=results("metaeval", "{dataset}", "pairs", "info.json"),
     log:
         logs("metaeval", "{dataset}_prepare.log"),
+    benchmark:
+        benchmarks_dir("metaeval_prepare", "{dataset}_prepare.tsv")
     wildcard_constraints:
         dataset=METAEVAL_RATING_NAMES,
     conda:
@@ -48,6 +50,8 @@ rule metaeval_score:
         per_report=results("metaeval", "{dataset}", "scores", "per_report.parquet"),
     log:
         logs("metaeval", "{dataset}_score.log"),
+    benchmark:
+        benchmarks_dir("metaeval_score", "{dataset}_score.tsv")
     wildcard_constraints:
         dataset=METAEVAL_RATING_NAMES,
     conda:
@@ -108,6 +112,8 @@ rule metaeval_correlate:
         ),
     log:
         logs("metaeval", "{dataset}_correlate.log"),
+    benchmark:
+        benchmarks_dir("metaeval_correlate", "{dataset}_correlate.tsv")
     wildcard_constraints:
         dataset=METAEVAL_RATING_NAMES,
     conda:
@@ -135,6 +141,8 @@ rule metaeval_rank:
         cases=results("metaeval", "{dataset}", "ranking", "rank_cases.csv"),
     log:
         logs("metaeval", "{dataset}_rank.log"),
+    benchmark:
+        benchmarks_dir("metaeval_rank", "{dataset}_rank.tsv")
     wildcard_constraints:
         dataset=METAEVAL_RANKING_NAMES,
     conda:
@@ -183,6 +191,8 @@ if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metr
             ),
         log:
             logs("metaeval", f"proxy_{JUDGE_RUN}.log"),
+        benchmark:
+            benchmarks_dir("metaeval_proxy", f"proxy_{JUDGE_RUN}.tsv")
         conda:
             "../../envs/score.yaml"
         params:

@@ -8,6 +8,8 @@ rule normalize:
         phrases=results("normalize", "phrases.parquet"),
     log:
         logs("normalize.log"),
+    benchmark:
+        benchmarks_dir("normalize", "normalize.tsv")
     conda:
         "../../envs/llm.yaml"
     resources:

@@ -30,6 +30,8 @@ rule metaeval_gema:
         csv=results("metaeval", "{dataset}", "gema12", "table_gema12.csv"),
     log:
         logs("metaeval", "{dataset}_gema12.log"),
+    benchmark:
+        benchmarks_dir("metaeval_gema", "{dataset}_gema12.tsv")
     wildcard_constraints:
         dataset=wildcard_choice(GEMA12),
     conda:
@@ -59,6 +61,8 @@ rule vert_grid_score:
         ),
     log:
         logs("metaeval", "{dataset}_grid_{model}_{prompt}.log"),
+    benchmark:
+        benchmarks_dir("vert_grid_score", "{dataset}_grid_{model}_{prompt}.tsv")
     wildcard_constraints:
         dataset=wildcard_choice(GRID_DATASETS),
         model=wildcard_choice(GRID["models"]),
@@ -98,6 +102,8 @@ rule vert_grid:
         csv=results("metaeval", "{dataset}", "grid", "vert_grid.csv"),
     log:
         logs("metaeval", "{dataset}_grid.log"),
+    benchmark:
+        benchmarks_dir("vert_grid", "{dataset}_grid.tsv")
     wildcard_constraints:
         dataset=wildcard_choice(GRID_DATASETS),
     conda:

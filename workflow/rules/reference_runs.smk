@@ -28,6 +28,8 @@ rule reference_runs:
         pairs=[results("runs", r, "pairs.parquet") for r in REFERENCE_LABELS],
     log:
         logs("reference_runs.log"),
+    benchmark:
+        benchmarks_dir("reference_runs", "reference_runs.tsv")
     conda:
         "../../envs/score.yaml"
     params:

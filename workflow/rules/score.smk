@@ -13,6 +13,8 @@ rule score:
         signatures=results("runs", "{run}", "score", "signatures.csv"),
     log:
         logs("score", "{run}.log"),
+    benchmark:
+        benchmarks_dir("score", "{run}.tsv")
     wildcard_constraints:
         run=wildcard_choice([*RUNS, *REFERENCE_RUNS]),
     conda:

@@ -48,6 +48,8 @@ rule tables:
         latex=[results("tables", f"{t}.tex") for t in ("table1", "table2")],
     log:
         logs("tables.log"),
+    benchmark:
+        benchmarks_dir("tables", "tables.tsv")
     conda:
         "../../envs/score.yaml"
     params:

@@ -19,6 +19,8 @@ rule train:
         ),
     log:
         logs("train", "{run}.log"),
+    benchmark:
+        benchmarks_dir("train", "{run}.tsv")
     wildcard_constraints:
         run=RUN_NAMES,
     conda:
@@ -56,6 +58,8 @@ rule phantoms:
         ),
     log:
         logs("phantoms.log"),
+    benchmark:
+        benchmarks_dir("phantoms", "phantoms.tsv")
     conda:
         "../../envs/train.yaml"
     params:
