@@ -15,8 +15,9 @@ from its GGUF, batch 2, targets of max_target_tokens 64 tokens) goes, and the st
 srrg computes the prefix once per batch from its cache and the output layer only where a target
 token is predicted (srrg.model.network, docs/model.md "CPU step of the LLM run"). Both losses are
 the same number; the script checks it, then times --steps alternating steps of each (forward,
-backward, AdamW) on one thread and prints medians, the top operators of one step by torch's
-profiler, and the load average.
+backward, AdamW) on one thread, and of the documented option `model.encoder.token_pool: 2` (4x
+fewer visual tokens: another model, same LLM), and prints medians, the top operators of one step
+by torch's profiler, and the load average.
 
     .venv/bin/python benchmarks/train_step_time.py --part llm [--steps 5]
 
@@ -176,17 +177,27 @@ def llm_part(steps: int) -> None:
         after, before = net.loss(images, targets), full_sequence_loss(net, images, targets)
     assert abs(float(after) - float(before)) < 1e-4, (float(after), float(before))
     net.train()
-    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
-    ways = {"before (whole sequence)": full_sequence_loss, "after (prefix cache, target logits)": ReportGenerator.loss}
+    # the documented option that changes the model: 2 x 2 pooled visual tokens, the same LLM
+    pooled_cfg = {**cfg["model"], "encoder": {**cfg["model"].get("encoder", {}), "token_pool": 2}}
+    pooled = ReportGenerator(from_dict(ModelConfig, pooled_cfg, "model"), tokenizer=net.tokenizer, llm=net.llm).train()
+    ways = {
+        "before (whole sequence)": (net, full_sequence_loss),
+        "after (prefix cache, target logits)": (net, ReportGenerator.loss),
+        "after + encoder.token_pool 2 (option: fewer visual tokens, another model)": (pooled, ReportGenerator.loss),
+    }
+    opts = {
+        name: torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=1e-4)
+        for name, (m, _) in ways.items()
+    }
     times: dict[str, list[float]] = {name: [] for name in ways}
     for _ in range(steps):
-        for name, loss_fn in ways.items():
+        for name, (model, loss_fn) in ways.items():
             start = time.perf_counter()
-            loss_fn(net, images, targets).backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+            loss_fn(model, images, targets).backward()
+            opts[name].step()
+            opts[name].zero_grad(set_to_none=True)
             times[name].append(time.perf_counter() - start)
-    n_img = net.image_tokens(images[:1]).shape[1]
+    n_img = f"{net.image_tokens(images[:1]).shape[1]} (pooled {pooled.image_tokens(images[:1]).shape[1]})"
     print(
         f"smollm2_json step, batch {batch}: prefix {len(net.prompt.prefix_ids)} + image {n_img} + suffix "
         f"{len(net.prompt.suffix_ids)} + target {net.cfg.max_target_tokens} positions; "
@@ -194,9 +205,9 @@ def llm_part(steps: int) -> None:
     )
     for name, values in times.items():
         print(f"{name}: median {statistics.median(values):.2f} s over {steps} steps", flush=True)
-    for name, loss_fn in ways.items():
+    for name, (model, loss_fn) in ways.items():
         with profile(activities=[ProfilerActivity.CPU]) as prof:
-            loss_fn(net, images, targets).backward()
+            loss_fn(model, images, targets).backward()
         total = sum(e.self_cpu_time_total for e in prof.key_averages())
         top = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:4]
         shares = ", ".join(f"{e.key} {100 * e.self_cpu_time_total / total:.0f}%" for e in top)

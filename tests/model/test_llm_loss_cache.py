@@ -53,3 +53,28 @@ def test_cached_prefix_and_target_logits_give_the_whole_sequence_loss(tuning: st
     g_ref = torch.autograd.grad(ref, trainable)
     for a, b in zip(g_new, g_ref, strict=True):
         assert torch.allclose(a, b, rtol=1e-3, atol=1e-6)
+
+
+def test_token_pool_averages_grid_cells_by_hand() -> None:
+    """A 4 x 4 grid of 0..15 pooled 2 x 2 (row-major): cells {0,1,4,5} -> 2.5, {2,3,6,7} -> 4.5,
+    {8,9,12,13} -> 10.5, {10,11,14,15} -> 12.5. Fails if the grid were read column-major or the
+    channels were mixed into the grid."""
+    from srrg.model.encoder import pool_tokens
+
+    tokens = torch.arange(16.0).reshape(1, 16, 1).repeat(1, 1, 2)
+    tokens[..., 1] *= -1
+    out = pool_tokens(tokens, 2)
+    assert out[0, :, 0].tolist() == [2.5, 4.5, 10.5, 12.5] and out[0, :, 1].tolist() == [-2.5, -4.5, -10.5, -12.5]
+    assert pool_tokens(tokens, 1) is tokens
+
+
+def test_token_pool_shortens_the_llm_sequence() -> None:
+    """encoder.token_pool 2 on the 32 px tiny Swin: 16 visual tokens -> 4 (and a position embedding
+    per pooled token); a grid side that k does not divide is one clear error."""
+    from srrg.model.encoder import ImageEncoder
+
+    full, pooled = ImageEncoder(ENC), ImageEncoder(EncoderConfig(**{**ENC.__dict__, "token_pool": 2}))
+    images = torch.randn(1, 3, 32, 32)
+    assert full(images).shape[1] == 16 and pooled(images).shape[1] == 4 and pooled.position.shape[1] == 4
+    with pytest.raises(ValueError, match="token_pool 3"):
+        ImageEncoder(EncoderConfig(**{**ENC.__dict__, "token_pool": 3}))

@@ -40,17 +40,21 @@ ENCODER_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 class EncoderConfig:
     """A timm model or a builtin alias (ENCODER_ALIASES); `kwargs` go to timm.create_model on top of
     the alias's own. Keeping the tiny Swin's kwargs out of the default means that naming another
-    model (swin_base_patch4_window7_224, resnet18) builds that model, not a shrunken copy of it."""
+    model (swin_base_patch4_window7_224, resnet18) builds that model, not a shrunken copy of it.
+    `token_pool` k > 1 averages the token grid over k x k cells (k^2 times fewer visual tokens)."""
 
     name: str = "tiny-swin"
     pretrained: bool = False
     image_size: int = 64
     kwargs: dict[str, Any] = field(default_factory=dict)
     tuning: str = "full"
+    token_pool: int = 1
 
     def __post_init__(self) -> None:
         if self.image_size < 1:
             raise ConfigError(f"model.encoder.image_size must be >= 1, got {self.image_size}")
+        if self.token_pool < 1:
+            raise ConfigError(f"model.encoder.token_pool must be >= 1, got {self.token_pool}")
         if self.tuning not in ENCODER_TUNINGS:
             raise ConfigError(f"model.encoder.tuning must be one of {ENCODER_TUNINGS}, got {self.tuning!r}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 import timm
 import torch
@@ -47,6 +48,19 @@ def feature_tokens(feats: torch.Tensor, dim: int) -> torch.Tensor:
     raise ValueError(f"unsupported encoder feature shape {tuple(feats.shape)}")
 
 
+def pool_tokens(tokens: torch.Tensor, k: int) -> torch.Tensor:
+    """(B, N, C) tokens of a square grid (row-major, as feature_tokens flattens it) averaged over
+    k x k cells: (B, N / k^2, C). Fewer visual tokens make each LLM step shorter (docs/model.md)."""
+    if k == 1:
+        return tokens
+    b, n, c = tokens.shape
+    side = math.isqrt(n)
+    if side * side != n or side % k:
+        raise ValueError(f"model.encoder.token_pool {k} needs a square token grid, side divisible by {k}; got {n}")
+    grid = tokens.transpose(1, 2).reshape(b, c, side, side)
+    return nn.functional.avg_pool2d(grid, k).flatten(2).transpose(1, 2)
+
+
 class ImageEncoder(nn.Module):
     """Backbone tokens plus a learned position embedding per token: Swin's last stage has only
     window-relative positions, and a decoder that cross-attends to a bag of tokens could not tell
@@ -59,6 +73,7 @@ class ImageEncoder(nn.Module):
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         self.backbone, pretrained = create_backbone(cfg)
+        self.pool = cfg.token_pool
         self.frozen = cfg.tuning == "frozen"
         self.reloadable = self.frozen and pretrained
         if self.frozen:
@@ -77,7 +92,7 @@ class ImageEncoder(nn.Module):
         return self
 
     def tokens(self, images: torch.Tensor) -> torch.Tensor:
-        return feature_tokens(self.backbone.forward_features(images), self.out_dim)
+        return pool_tokens(feature_tokens(self.backbone.forward_features(images), self.out_dim), self.pool)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.tokens(images) + self.position

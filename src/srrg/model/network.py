@@ -180,14 +180,17 @@ class ReportGenerator(nn.Module):
     def _llm_loss(self, img: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Cross-entropy of the target tokens after [prefix | image | suffix], the same loss as
         the LLM's own over the whole sequence with the prompt positions ignored, computed with
-        less work (docs/model.md, CPU step): the prefix from its cache (_prefix_cache, when the LLM
-        is frozen: adapters would make it trainable), and the output layer only at the positions
-        that predict a target token (the prompt's rows of the 49k-wide output were discarded)."""
+        less work (docs/model.md, CPU step): the prefix from its cache (_prefix_cache; only for a
+        frozen LLM without checkpointing: adapters would make the prefix trainable), and the
+        output layer only at the positions that predict a target token (the prompt's rows of the
+        49k-wide output were discarded)."""
         assert self.llm is not None
         embed = self.llm.get_input_embeddings()
         n = img.shape[0]
         suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
-        cached = self.cfg.llm.tuning == "frozen" and len(self.prompt.prefix_ids) > 0
+        # transformers drops caches under gradient checkpointing: the prefix then runs with the rest
+        frozen = self.cfg.llm.tuning == "frozen" and not self.llm.is_gradient_checkpointing
+        cached = frozen and len(self.prompt.prefix_ids) > 0
         head = [img.to(embed.weight.dtype), embed(suffix)]
         if not cached:
             prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=img.device).expand(n, -1)
