@@ -14,6 +14,7 @@ import ast
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -93,12 +94,18 @@ def third_party_imports(source: str) -> set[str]:
     return {n for n in names if n not in sys.stdlib_module_names and n not in {codedeps.PACKAGE, "__future__"}}
 
 
+@cache
+def _module_imports(path: Path) -> frozenset[str]:
+    """third_party_imports of one source file, parsed once for all stages."""
+    return frozenset(third_party_imports(path.read_text(encoding="utf-8")))
+
+
 def stage_imports(stage: str) -> set[str]:
     """Third-party modules the stage's import closure imports at module level."""
     names = codedeps.module_names()
     start = [f"{codedeps.PACKAGE}.__main__", f"{codedeps.PACKAGE}.stages.{stage}"]
     modules = codedeps.closure(start, codedeps.import_graph())
-    return set().union(*(third_party_imports(names[m].read_text(encoding="utf-8")) for m in modules))
+    return set().union(*(_module_imports(names[m]) for m in modules))
 
 
 def missing_modules(rules: dict[str, tuple[str, str]], imports, provided) -> dict[str, list[str]]:
