@@ -139,6 +139,7 @@ class ReportConstraint(LogitsProcessor):
         self.in_string: dict[tuple[int, ...], bool] = {(): False}
         self.costs: dict[str, list[int]] = {}  # closing string -> its tokens
         self.children: dict[tuple[int, ...], xgr.GrammarMatcher] = {}  # states _fits built
+        self.closings: dict[tuple[int, ...], tuple[list[int], int] | None] = {}
 
     def _state(self, prefix: tuple[int, ...]) -> xgr.GrammarMatcher | None:
         if prefix in self.states:
@@ -161,7 +162,13 @@ class ReportConstraint(LogitsProcessor):
         return self.in_string[prefix]
 
     def _closing(self, prefix: tuple[int, ...], state: xgr.GrammarMatcher) -> tuple[list[int], int] | None:
-        """(the closing string's tokens, its cost with EOS), None at a dead end."""
+        """(the closing string's tokens, its cost with EOS), None at a dead end; remembered for
+        the step's states and the children _fits checked (the next step's states are among them)."""
+        if prefix not in self.closings:
+            self.closings[prefix] = self._close(prefix, state)
+        return self.closings[prefix]
+
+    def _close(self, prefix: tuple[int, ...], state: xgr.GrammarMatcher) -> tuple[list[int], int] | None:
         if state.is_completed():
             return [], 1
         text = closing_string(state, self._quoted(prefix))
@@ -190,6 +197,7 @@ class ReportConstraint(LogitsProcessor):
         prefixes = [tuple(row) for row in input_ids[:, self.start :].tolist()]
         states = {p: self._state(p) for p in dict.fromkeys(prefixes)}
         self.states, self.children = states, {}
+        self.closings = {p: self.closings[p] for p in states if p in self.closings}
         self.in_string = {p: self._quoted(p) for p in states}
         mask = xgr.allocate_token_bitmask(len(prefixes), scores.shape[-1])
         live = []
