@@ -31,4 +31,4 @@ def test_build_makes_every_weight_bf16() -> None:
     net = paper.build(reduced=True)
     assert {p.dtype for p in net.parameters()} == {torch.bfloat16}
     assert not any(p.requires_grad for p in net.llm.parameters())
-    assert net.llm.is_gradient_checkpointing and torch.get_default_dtype() == torch.float32
+    assert net.llm.is_activation_checkpointing and torch.get_default_dtype() == torch.float32

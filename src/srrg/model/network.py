@@ -173,7 +173,7 @@ class ReportGenerator(nn.Module):
         cache = DynamicCache()
         prefix = torch.tensor([self.prompt.prefix_ids], dtype=torch.long, device=device)
         with torch.no_grad():
-            self.llm.base_model(input_ids=prefix, past_key_values=cache, use_cache=True)
+            self.llm.base_model(input_ids=prefix, cache=cache, use_cache=True)
         cache.batch_repeat_interleave(n)
         return cache
 
@@ -189,7 +189,7 @@ class ReportGenerator(nn.Module):
         n = img.shape[0]
         suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
         # transformers drops caches under gradient checkpointing: the prefix then runs with the rest
-        frozen = self.cfg.llm.tuning == "frozen" and not self.llm.is_gradient_checkpointing
+        frozen = self.cfg.llm.tuning == "frozen" and not self.llm.is_activation_checkpointing
         cached = frozen and len(self.prompt.prefix_ids) > 0
         head = [img.to(embed.weight.dtype), embed(suffix)]
         if not cached:
@@ -202,7 +202,7 @@ class ReportGenerator(nn.Module):
         hidden = self.llm.base_model(
             inputs_embeds=embeds,
             attention_mask=torch.cat([ones, mask], dim=1),
-            past_key_values=self._prefix_cache(n, img.device) if cached else None,
+            cache=self._prefix_cache(n, img.device) if cached else None,
             use_cache=cached,
         ).last_hidden_state
         # the position before each target token predicts it: the last prompt position and on
