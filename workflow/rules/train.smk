@@ -1,6 +1,7 @@
 rule train:
     """Fit one run (model x target). Checkpoints live outside the outputs and a rerun resumes from
-    the last one. On SLURM the profile sets `mpi: srun` for this rule, so each of the
+    the last one; a job ended by SIGTERM (scancel, preemption) saves it at the step it stopped at
+    and exits 143, so Snakemake's retry resumes there (docs/model.md). On SLURM the profile sets `mpi: srun` for this rule, so each of the
     tasks_per_node (= devices) ranks is started by srun and Lightning reads SLURMEnvironment.
     """
     input:
