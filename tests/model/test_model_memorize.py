@@ -1,6 +1,14 @@
 """Memorization: each architecture learns 8 distinct phantom studies by heart, and cannot when all
 8 get the same image. Together this shows that gradients flow from the image through encoder ->
-projector -> decoder, that loss masking and beam search agree, and that outputs parse."""
+projector -> decoder, that loss masking and beam search agree, and that outputs parse.
+
+What is asserted holds on any CPU's floating-point path (issue 38: an exact 8 of 8 came out 7 of 8
+on another CPU): the loss falls, the distinct images reach at least DISTINCT of 8 while the
+same-image control can reach at most one (one image, one output), and the frozen LLM's weights
+stay bit-identical. Measured on this project's 2-core machine: 8 of 8 distinct, 1 (baseline) and
+0 (frozen LLM) of 8 for the control, loss 3.7 -> 0.007 (baseline) and 2.3 -> 0.009 (LLM) on the
+distinct images; the baseline's numbers are the same with 2 torch threads. DISTINCT leaves two
+studies of margin for another CPU's floating-point path."""
 
 from __future__ import annotations
 
@@ -36,15 +44,32 @@ def phantoms(same: bool) -> torch.Tensor:
     )
 
 
-def fit(net: ReportGenerator, images: torch.Tensor, targets: list[str], steps: int, lr: float) -> float:
-    """Full-batch AdamW on the trainable parameters; returns the last loss."""
+DISTINCT = 6  # memorized of 8 distinct phantoms, at least (a bug in the image path gives <= 1)
+CONTROL = 1  # memorized of 8 when all get one image, at most: one input, one output
+
+
+def fit(net: ReportGenerator, images: torch.Tensor, targets: list[str], steps: int, lr: float) -> tuple[float, float]:
+    """Full-batch AdamW on the trainable parameters; returns the first and the last loss."""
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
+    losses = []
     for _ in range(steps):
         loss = net.loss(images, targets)
         loss.backward()
         opt.step()
         opt.zero_grad()
-    return float(loss)
+        losses.append(float(loss.detach()))
+    return losses[0], losses[-1]
+
+
+def check(same: bool, got: int, first: float, last: float) -> None:
+    """The loss fell (by half at least; measured: fourfold or more); distinct images are learned nearly
+    by heart (loss < 0.1, measured < 0.01) and at least DISTINCT of 8 come back exactly; the
+    control gets at most CONTROL."""
+    assert last < first / 2, f"loss {first:.3f} -> {last:.3f}"
+    if same:
+        assert got <= CONTROL, f"{got} of 8 memorized from one image"
+    else:
+        assert last < 0.1 and got >= DISTINCT, f"{got} of 8 memorized, loss {first:.3f} -> {last:.3f}"
 
 
 def memorized(net: ReportGenerator, images: torch.Tensor, targets: list[str]) -> int:
@@ -63,14 +88,12 @@ def baseline(targets: list[str]) -> ReportGenerator:
     return ReportGenerator(cfg, vocab=build_vocab(targets, 1))
 
 
-@pytest.mark.parametrize(("same", "expected"), [(False, 8), (True, 1)])
-def test_baseline_memorizes_distinct_phantoms_only(same: bool, expected: int) -> None:
+@pytest.mark.parametrize("same", [False, True])
+def test_baseline_memorizes_distinct_phantoms_only(same: bool) -> None:
     targets = [r.to_json() for r in REPORTS]
     net = baseline(targets)
-    fit(net, phantoms(same), targets, steps=150, lr=3e-3)
-    got = memorized(net, phantoms(same), targets)
-    # one image for all 8 studies: one output for all, so at most one can be right
-    assert got == expected if not same else got <= expected, f"{got} of 8 memorized"
+    first, last = fit(net, phantoms(same), targets, steps=150, lr=3e-3)
+    check(same, memorized(net, phantoms(same), targets), first, last)
     if not same:
         assert all(parse_report(t)[1] == "valid" for t in targets)
 
@@ -102,12 +125,11 @@ def pretrained_tiny_llm(targets: list[str], steps: int) -> ReportGenerator:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("same", "expected"), [(False, 8), (True, 1)])
-def test_frozen_tiny_llm_memorizes_distinct_phantoms_only(same: bool, expected: int) -> None:
+@pytest.mark.parametrize("same", [False, True])
+def test_frozen_tiny_llm_memorizes_distinct_phantoms_only(same: bool) -> None:
     targets = [render_sentences(r) for r in REPORTS]
     net = pretrained_tiny_llm(targets, steps=250)
     before = {k: v.clone() for k, v in net.llm.state_dict().items()}
-    fit(net, phantoms(same), targets, steps=300, lr=1e-2)
+    first, last = fit(net, phantoms(same), targets, steps=300, lr=1e-2)
     assert all(torch.equal(v, net.llm.state_dict()[k]) for k, v in before.items())  # the LLM stayed frozen
-    got = memorized(net, phantoms(same), targets)
-    assert got == expected if not same else got <= expected, f"{got} of 8 memorized"
+    check(same, memorized(net, phantoms(same), targets), first, last)
