@@ -332,3 +332,21 @@ def test_per_category_rows_match_the_raw_counts(tmp_path, category):
     mean = [-np.mean([r[p] for r in raw.values() if p in r]) for p in ids]
     got = res.per_category.filter((pl.col("metric") == "bleu_1") & (pl.col("category") == category))
     assert got["value"].item() == pytest.approx(stats.kendalltau(BLEU, mean, variant="b").statistic, abs=1e-12)
+
+
+def test_ceiling_figure_draws_an_interval_that_misses_its_point(tmp_path):
+    """Bug caught: bars drawn as point - bound, which matplotlib refuses as a negative length when a
+    percentile interval lies wholly above (or below) its point estimate (tau 1 - 1e-16 with CI [1, 1])."""
+    from srrg.metaeval.ceiling_tables import ceiling_figure
+
+    summary = pl.DataFrame(
+        {
+            "metric": [CEILING, "bleu_1", "rouge_l", "gema"],
+            "kendall": [0.8, 0.9999999999999999, 0.2, math.nan],
+            "kendall_low": [0.7, 1.0, 0.3, math.nan],
+            "kendall_high": [0.9, 1.0, 0.5, math.nan],
+        }
+    )
+    path = tmp_path / "ceiling.png"
+    ceiling_figure(summary, "three raters", path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -122,11 +122,11 @@ def ceiling_figure(summary: pl.DataFrame, title: str, path: str | Path) -> None:
         ax.axvline(c["kendall"], color="#dd8452", label=CEILING)
     values = [v if math.isfinite(v) else math.nan for v in metrics["kendall"].to_list()[::-1]]
     lows, highs = metrics["kendall_low"].to_list()[::-1], metrics["kendall_high"].to_list()[::-1]
-    error = [
-        [v - lo if math.isfinite(lo) and math.isfinite(v) else 0.0 for v, lo in zip(values, lows)],
-        [hi - v if math.isfinite(hi) and math.isfinite(v) else 0.0 for v, hi in zip(values, highs)],
-    ]
-    ax.errorbar(values, range(len(labels)), xerr=error, fmt="o", color="#4c72b0", capsize=3, label="metric, 95% CI")
+    # the interval drawn from its own bounds: a percentile interval need not contain the point
+    spans = [(y, lo, hi) for y, (lo, hi) in enumerate(zip(lows, highs)) if math.isfinite(lo) and math.isfinite(hi)]
+    if spans:
+        ax.hlines([y for y, _, _ in spans], [lo for _, lo, _ in spans], [hi for _, _, hi in spans], color="#4c72b0")
+    ax.plot(values, range(len(labels)), "o", color="#4c72b0", label="metric, 95% CI")
     ax.set_yticks(range(len(labels)), labels)
     ax.set_ylim(-0.7, len(labels) - 0.3)
     ax.set_xlim(-1.05, 1.05)
