@@ -3,7 +3,8 @@
 For each architecture (the Transformer baseline over the LLM's tokenizer, and the frozen LLM), beam
 width and batch size, the script runs ReportGenerator.generate on the same random images once with
 infer.constrained true and once false, after one warm-up batch, and prints studies/s, seconds per
-generated token (decoding steps x studies of the batch, summed over the batches) and the ratio
+generated token (decoding steps after the prefill x studies of the batch; the prefill's time left
+out, since a constrained report that ends earlier spreads it over fewer tokens) and the ratio
 constrained / unconstrained of the latter (docs/model.md, "Constrained generation"). The models
 are random (no training): a random LLM writes until the budget, the grammar makes it close its
 report earlier, so the comparison is per generated token, not per study.
@@ -46,23 +47,29 @@ def build(arch: str, llm: str, max_tokens: int) -> ReportGenerator:
     return ReportGenerator(cfg).eval()
 
 
-def timed(net: ReportGenerator, images: torch.Tensor, cfg: InferConfig) -> tuple[float, int]:
-    """(seconds, generated tokens per study summed over the batches) of generating every study in
-    batches of cfg.batch_size; a decoding step is one forward call of the decoder or LLM (counted by
-    a hook), and generates one token for each study of its batch (the prefill included)."""
-    steps = [0]
+def timed(net: ReportGenerator, images: torch.Tensor, cfg: InferConfig) -> tuple[float, float, int]:
+    """(seconds, seconds without the prefills, generated tokens) of generating every study in
+    batches of cfg.batch_size: a decoding step is one forward call of the decoder or LLM (hooks
+    count and time them), the first of each batch is the prefill (prompt and image, the same work
+    constrained or not), every later one generates one token for each study of its batch."""
+    calls: list[float] = []
     lm = net.llm if net.llm is not None else net.decoder
-    hook = lm.register_forward_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
-    tokens, start = 0, time.perf_counter()
+    started = [0.0]
+    pre = lm.register_forward_pre_hook(lambda *_: started.__setitem__(0, time.perf_counter()))
+    post = lm.register_forward_hook(lambda *_: calls.append(time.perf_counter() - started[0]))
+    tokens, prefill, start = 0, 0.0, time.perf_counter()
     try:
         for i in range(0, images.shape[0], cfg.batch_size):
-            before = steps[0]
+            first = len(calls)
             batch = images[i : i + cfg.batch_size]
             net.generate(batch, cfg)
-            tokens += (steps[0] - before) * batch.shape[0]
+            prefill += calls[first]
+            tokens += (len(calls) - first - 1) * batch.shape[0]
     finally:
-        hook.remove()
-    return time.perf_counter() - start, tokens
+        pre.remove()
+        post.remove()
+    wall = time.perf_counter() - start
+    return wall, wall - prefill, tokens
 
 
 def main() -> None:
@@ -94,9 +101,9 @@ def main() -> None:
                     )
                     net.generate(images[:batch], cfg)  # warm-up: grammar compiled, kernels loaded
                     row[constrained] = timed(net, images, cfg)
-                (ct, cn), (ut, un) = row[True], row[False]
+                (cw, ct, cn), (uw, ut, un) = row[True], row[False]
                 print(
-                    f"| {arch} | {beams} | {batch} | {args.studies / ct:.2f} | {args.studies / ut:.2f} "
+                    f"| {arch} | {beams} | {batch} | {args.studies / cw:.2f} | {args.studies / uw:.2f} "
                     f"| {ct / cn:.4f} | {ut / un:.4f} | {(ct / cn) / (ut / un):.2f} |",
                     flush=True,
                 )
