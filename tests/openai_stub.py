@@ -57,6 +57,24 @@ class Drop:
 Action = Reply | Status | Delay | Malformed | Drop
 
 
+def stub_llm_settings(base_url: str, tmp_path: Any, **over: Any) -> dict[str, Any]:
+    """The `llm` settings of a client talking to a stub: the openai backend, a key read from
+    SRRG_TEST_KEY, the cache under tmp_path, a wide per-request timeout (no request of a test may time
+    out on a loaded machine) and quick retries; `over` replaces any of them."""
+    return {
+        "backend": "openai",
+        "model": "stub-model",
+        "base_url": base_url,
+        "api_key_env": "SRRG_TEST_KEY",
+        "cache_dir": str(tmp_path / "cache"),
+        "timeout_s": 60.0,
+        "max_retries": 1,
+        "retry_base_delay_s": 0.01,
+        "retry_max_delay_s": 0.02,
+        **over,
+    }
+
+
 def last_user_message(body: dict[str, Any]) -> str:
     """The content of the last user message of a chat request (handy in responders)."""
     users = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "user"]

@@ -13,7 +13,7 @@ import time
 
 import httpx
 import pytest
-from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message
+from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_llm_settings
 
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PrivacyError, PromptTemplate, ResponseCache, guard
 from srrg.llm.base import Job
@@ -24,20 +24,8 @@ PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PRO
 
 
 def config(base_url: str, tmp_path, **over) -> LLMConfig:
-    base = dict(
-        backend="openai",
-        model="stub-model",
-        base_url=base_url,
-        api_key_env="SRRG_TEST_KEY",
-        cache_dir=str(tmp_path / "cache"),
-        timeout_s=2.0,
-        max_retries=3,
-        retry_base_delay_s=0.01,
-        retry_max_delay_s=0.05,
-        concurrency=2,
-    )
-    base.update(over)
-    return LLMConfig.from_dict(base)
+    settings = {"timeout_s": 2.0, "max_retries": 3, "retry_max_delay_s": 0.05, "concurrency": 2, **over}
+    return LLMConfig.from_dict(stub_llm_settings(base_url, tmp_path, **settings))
 
 
 class RecordingProxy:

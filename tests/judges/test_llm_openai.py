@@ -8,7 +8,7 @@ import sqlite3
 import time
 
 import pytest
-from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message
+from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_llm_settings
 
 from srrg.llm import LLMClient, LLMConfig, PrivacyError, PromptTemplate
 
@@ -17,20 +17,11 @@ ECHO = PromptTemplate("echo", "1", (("system", "Repeat the phrase."), ("user", "
 
 
 def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
-    base = dict(
-        backend="openai",
-        model="stub-model",
-        base_url=stub.base_url,
-        api_key_env="SRRG_TEST_KEY",
-        cache_dir=str(tmp_path / "cache"),
-        timeout_s=60.0,  # wide: no request of these tests may time out on a loaded machine
-        max_retries=5,
-        retry_base_delay_s=0.01,
-        retry_max_delay_s=0.05,
-        concurrency=4,
+    return LLMConfig.from_dict(
+        stub_llm_settings(
+            stub.base_url, tmp_path, **{"max_retries": 5, "retry_max_delay_s": 0.05, "concurrency": 4, **over}
+        )
     )
-    base.update(over)
-    return LLMConfig.from_dict(base)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ request body each model gets, the name pattern, the config switch, and the cache
 from __future__ import annotations
 
 import pytest
-from openai_stub import OpenAIStub, Reply, last_user_message
+from openai_stub import OpenAIStub, Reply, last_user_message, stub_llm_settings
 
 from srrg.llm import LLMClient, LLMConfig, PromptTemplate
 from srrg.llm.base import Decoding, LLMRequest, request_key
@@ -13,19 +13,7 @@ ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
 
 
 def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
-    base = dict(
-        backend="openai",
-        model="stub-model",
-        base_url=stub.base_url,
-        api_key_env="SRRG_TEST_KEY",
-        cache_dir=str(tmp_path / "cache"),
-        timeout_s=60.0,
-        max_retries=1,
-        retry_base_delay_s=0.01,
-        retry_max_delay_s=0.02,
-    )
-    base.update(over)
-    return LLMConfig.from_dict(base)
+    return LLMConfig.from_dict(stub_llm_settings(stub.base_url, tmp_path, **over))
 
 
 @pytest.fixture
