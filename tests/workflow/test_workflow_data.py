@@ -162,9 +162,7 @@ def test_config_typo_fails_validation(run):
 
 
 def test_report_html(run):
-    source, workdir, _, cfg_file = run
-    if source != "iu_xray":
-        pytest.skip("one report is enough")
+    _, workdir, _, cfg_file = run
     snakemake(workdir, "data", "--configfile", str(cfg_file), "--report", "report.html")
     html = (workdir / "report.html").read_text(errors="replace")
     assert "Dataset statistics" in html and "findings.png" in html
