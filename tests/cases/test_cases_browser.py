@@ -1,8 +1,9 @@
 """The cases page in a real browser: headless Chromium (Debian package `chromium`, installed by
 `make test`) opens a page built from tiny run files, and the demo's page (before `make demo`, a page
-of the demo's size from synthetic runs), in views set through the URL hash (sort by S-Score, filter by a finding, the figure view), and the
-test reads the DOM the script built (`--dump-dom`: row counts and order). Screenshots go to
-results/cases/ for a person to look at. Skipped, saying so, when no Chromium is installed."""
+of the demo's size from synthetic runs), in views set through the URL hash (sort by S-Score, filter
+by a finding, the figure view), and the test reads the DOM the script built (`--dump-dom`: row
+counts and order). Screenshots go to results/cases/ for a person to look at. Skipped, saying so,
+when no Chromium is installed."""
 
 from __future__ import annotations
 
