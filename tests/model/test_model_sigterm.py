@@ -92,7 +92,9 @@ def test_scancel_mid_run_and_the_resubmitted_job_resumes(tmp_path: Path) -> None
         pytest.skip("no SLURM here (run scripts/setup_slurm.sh as root)")
     ds = write_toy_dataset(tmp_path / "ds", n_train=6)
     out, ckpt, log = tmp_path / "run" / "m.pt", tmp_path / "ckpt", tmp_path / "job.log"
-    wrap = " ".join(f"'{a}'" for a in _cmd(ds, out, ckpt))
+    # exec: the job's process is the trainer itself, as under srun; a shell between them would die of
+    # the same SIGTERM at once and end the job before the trainer had saved its step
+    wrap = "exec " + " ".join(f"'{a}'" for a in _cmd(ds, out, ckpt))
     sub = subprocess.run(
         [
             "sbatch",
