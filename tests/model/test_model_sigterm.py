@@ -17,11 +17,11 @@ import pytest
 import torch
 from model_fixtures import tiny_train_config, write_toy_dataset
 
-STEPS = 30
+STEPS = 120  # about 5 s of training: the signal, sent after step 3, always lands mid-run
 
 
 def _config(ckpt: Path) -> str:
-    raw = tiny_train_config(max_steps=STEPS, log_every_n_steps=1, checkpoint_every_n_steps=100)
+    raw = tiny_train_config(max_steps=STEPS, log_every_n_steps=1, checkpoint_every_n_steps=1000)
     raw["checkpoint_dir"] = str(ckpt)
     return json.dumps(raw)
 
