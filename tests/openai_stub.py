@@ -57,6 +57,9 @@ class Drop:
 Action = Reply | Status | Delay | Malformed | Drop
 
 
+STUB_KEY = "sk-test-DO-NOT-LEAK-4242"  # what the stub_key fixture (tests/judges/conftest.py) puts in SRRG_TEST_KEY
+
+
 def stub_llm_settings(base_url: str, tmp_path: Any, **over: Any) -> dict[str, Any]:
     """The `llm` settings of a client talking to a stub: the openai backend, a key read from
     SRRG_TEST_KEY, the cache under tmp_path, a wide per-request timeout (no request of a test may time
@@ -79,6 +82,18 @@ def last_user_message(body: dict[str, Any]) -> str:
     """The content of the last user message of a chat request (handy in responders)."""
     users = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "user"]
     return users[-1] if users else ""
+
+
+def stub_config(base_url: str, tmp_path: Any, **over: Any) -> Any:
+    """stub_llm_settings as the client's LLMConfig."""
+    from srrg.llm import LLMConfig
+
+    return LLMConfig.from_dict(stub_llm_settings(base_url, tmp_path, **over))
+
+
+def echo(body: dict[str, Any]) -> Reply:
+    """A responder that answers "answer: <the last user message>", so a test sees which request got which answer."""
+    return Reply("answer: " + last_user_message(body))
 
 
 def completion_body(reply: Reply, model: str) -> dict[str, Any]:

@@ -10,10 +10,11 @@ import socket
 import sqlite3
 import threading
 import time
+from functools import partial
 
 import httpx
 import pytest
-from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_llm_settings
+from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
 from srrg.llm import LLMClient, LLMConfig, LLMResponse, PrivacyError, PromptTemplate, ResponseCache, guard
 from srrg.llm.base import Job
@@ -23,9 +24,7 @@ ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
 PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 
 
-def config(base_url: str, tmp_path, **over) -> LLMConfig:
-    settings = {"timeout_s": 2.0, "max_retries": 3, "retry_max_delay_s": 0.05, "concurrency": 2, **over}
-    return LLMConfig.from_dict(stub_llm_settings(base_url, tmp_path, **settings))
+config = partial(stub_config, timeout_s=2.0, max_retries=3, retry_max_delay_s=0.05, concurrency=2)  # short, quick
 
 
 class RecordingProxy:
@@ -83,7 +82,7 @@ def test_loopback_endpoint_bypasses_every_proxy_variable(tmp_path, monkeypatch):
         proxy.close()
 
 
-def test_retry_after_is_capped_and_non_finite_values_are_ignored(tmp_path, monkeypatch):
+def test_retry_after_is_capped_and_non_finite_values_are_ignored(tmp_path, stub_key):
     """issue 16 case 4: Retry-After 86400 must not mean a day's sleep per retry, and inf / 1e400
     must not raise OverflowError out of a client that never raises."""
     assert parse_retry_after({"Retry-After": "inf"}) is None
@@ -94,7 +93,6 @@ def test_retry_after_is_capped_and_non_finite_values_are_ignored(tmp_path, monke
     assert backoff_delay(0, 1.0, 10.0, 86400.0, rng) == 10.0
     assert backoff_delay(0, 1.0, 10.0, 1e20, rng) == 10.0
     assert backoff_delay(10_000, 1.0, 10.0, None, rng) <= 10.0  # no overflow for absurd retry counts
-    monkeypatch.setenv("SRRG_TEST_KEY", "sk-test")
     with OpenAIStub(responder=lambda body: Reply("fine")) as stub:
         stub.enqueue(
             Status(429, headers={"Retry-After": "86400"}),
@@ -150,8 +148,7 @@ def test_only_complete_non_empty_answers_are_cached(tmp_path):
     assert cache.get_many(["old"]) == {}
 
 
-def test_answer_cut_off_by_max_tokens_is_truncated_and_not_cached(tmp_path, monkeypatch):
-    monkeypatch.setenv("SRRG_TEST_KEY", "sk-test")
+def test_answer_cut_off_by_max_tokens_is_truncated_and_not_cached(tmp_path, stub_key):
     with OpenAIStub(responder=lambda body: Reply("[Explanation]: The cand", finish_reason="length")) as stub:
         client = LLMClient(config(stub.base_url, tmp_path))
         [resp] = client.complete([ECHO.render("x", phrase="apex", max_tokens=5)])

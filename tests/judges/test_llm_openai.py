@@ -6,33 +6,17 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from functools import partial
 
 import pytest
-from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_llm_settings
+from openai_stub import STUB_KEY as SECRET
+from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
 from srrg.llm import LLMClient, LLMConfig, PrivacyError, PromptTemplate
 
-SECRET = "sk-test-DO-NOT-LEAK-4242"
+pytestmark = pytest.mark.usefixtures("stub_key")  # the stub and stub_key fixtures: tests/judges/conftest.py
 ECHO = PromptTemplate("echo", "1", (("system", "Repeat the phrase."), ("user", "{phrase}")), ("phrase",))
-
-
-def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
-    return LLMConfig.from_dict(
-        stub_llm_settings(
-            stub.base_url, tmp_path, **{"max_retries": 5, "retry_max_delay_s": 0.05, "concurrency": 4, **over}
-        )
-    )
-
-
-@pytest.fixture
-def stub():
-    with OpenAIStub(responder=lambda body: Reply("answer: " + last_user_message(body))) as s:
-        yield s
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch):
-    monkeypatch.setenv("SRRG_TEST_KEY", SECRET)
+config = partial(stub_config, max_retries=5, retry_max_delay_s=0.05, concurrency=4)  # room for the scripted faults
 
 
 def cache_rows(tmp_path) -> list[tuple]:
@@ -49,7 +33,7 @@ def test_recovers_from_every_fault_and_caches_only_the_good_answer(stub, tmp_pat
         Reply("in the right lung", prompt_tokens=7, completion_tokens=3),
     )
     # the cap also bounds Retry-After; timeout_s=3 leaves each answered attempt seconds to spare under load
-    client = LLMClient(config(stub, tmp_path, timeout_s=3.0, retry_max_delay_s=2.0))
+    client = LLMClient(config(stub.base_url, tmp_path, timeout_s=3.0, retry_max_delay_s=2.0))
     t0 = time.monotonic()
     [resp] = client.complete([ECHO.render("normalize", phrase="right lung")])
     elapsed = time.monotonic() - t0
@@ -61,7 +45,7 @@ def test_recovers_from_every_fault_and_caches_only_the_good_answer(stub, tmp_pat
     u = client.usage.of("normalize")
     assert (u.requests, u.sent, u.attempts, u.errors, u.cache_hits) == (1, 1, 5, 0, 0)
 
-    warm = LLMClient(config(stub, tmp_path))
+    warm = LLMClient(config(stub.base_url, tmp_path))
     [again] = warm.complete([ECHO.render("normalize", phrase="right lung")])
     assert again.cached and again.text == "in the right lung"
     assert len(stub.requests) == 5  # zero requests on the warm rerun
@@ -70,18 +54,18 @@ def test_recovers_from_every_fault_and_caches_only_the_good_answer(stub, tmp_pat
 
 def test_exhausted_retries_give_an_error_that_is_not_cached(stub, tmp_path):
     stub.enqueue(Status(503), Drop(), Status(502))
-    client = LLMClient(config(stub, tmp_path, max_retries=2))
+    client = LLMClient(config(stub.base_url, tmp_path, max_retries=2))
     [resp] = client.complete([ECHO.render("x", phrase="left base")])
     assert resp.status == "error" and "502" in resp.error and resp.attempts == 3
     assert cache_rows(tmp_path) == []
     # the next run asks again and now succeeds
-    [resp2] = LLMClient(config(stub, tmp_path)).complete([ECHO.render("x", phrase="left base")])
+    [resp2] = LLMClient(config(stub.base_url, tmp_path)).complete([ECHO.render("x", phrase="left base")])
     assert resp2.ok and resp2.text == "answer: left base" and len(stub.requests) == 4
 
 
 def test_client_errors_are_not_retried(stub, tmp_path):
     stub.enqueue(Status(400, message="bad request"))
-    [resp] = LLMClient(config(stub, tmp_path)).complete([ECHO.render("x", phrase="apex")])
+    [resp] = LLMClient(config(stub.base_url, tmp_path)).complete([ECHO.render("x", phrase="apex")])
     assert resp.status == "error" and resp.attempts == 1 and "400" in resp.error
     assert len(stub.requests) == 1
 
@@ -103,7 +87,7 @@ def test_batch_keeps_order_dedupes_and_bounds_concurrency(tmp_path):
 
     with OpenAIStub(responder=slow) as stub:
         phrases = [f"phrase {i % 12}" for i in range(30)]
-        client = LLMClient(config(stub, tmp_path, concurrency=3))
+        client = LLMClient(config(stub.base_url, tmp_path, concurrency=3))
         out = client.complete([ECHO.render("x", phrase=p) for p in phrases])
         assert [r.text for r in out] == [p.upper() for p in phrases]
         assert len(stub.requests) == 12  # duplicates inside a batch are sent once
@@ -114,7 +98,7 @@ def test_batch_keeps_order_dedupes_and_bounds_concurrency(tmp_path):
 
 
 def test_request_body_carries_decoding_parameters(stub, tmp_path):
-    client = LLMClient(config(stub, tmp_path, max_new_tokens=17))
+    client = LLMClient(config(stub.base_url, tmp_path, max_new_tokens=17))
     client.complete([ECHO.render("x", phrase="hilum"), ECHO.render("x", phrase="apex", max_tokens=5, json_mode=True)])
     bodies = sorted(stub.requests, key=lambda b: b["messages"][-1]["content"])
     assert bodies[0]["max_tokens"] == 5 and bodies[0]["response_format"] == {"type": "json_object"}
@@ -129,7 +113,7 @@ def test_request_body_carries_decoding_parameters(stub, tmp_path):
 def test_key_goes_only_to_the_authorization_header(stub, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     stub.enqueue(Status(500, message=f"echoing your key {SECRET}"))
-    cfg = config(stub, tmp_path)
+    cfg = config(stub.base_url, tmp_path)
     client = LLMClient(cfg)
     client.complete([ECHO.render("x", phrase="heart")])
     assert stub.headers[0]["authorization"] == f"Bearer {SECRET}"

@@ -4,31 +4,17 @@ request body each model gets, the name pattern, the config switch, and the cache
 from __future__ import annotations
 
 import pytest
-from openai_stub import OpenAIStub, Reply, last_user_message, stub_llm_settings
+from openai_stub import stub_config
 
 from srrg.llm import LLMClient, LLMConfig, PromptTemplate
 from srrg.llm.base import Decoding, LLMRequest, request_key
 
+pytestmark = pytest.mark.usefixtures("stub_key")  # the stub and stub_key fixtures: tests/judges/conftest.py
 ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
 
 
-def config(stub: OpenAIStub, tmp_path, **over) -> LLMConfig:
-    return LLMConfig.from_dict(stub_llm_settings(stub.base_url, tmp_path, **over))
-
-
-@pytest.fixture
-def stub():
-    with OpenAIStub(responder=lambda body: Reply("answer: " + last_user_message(body))) as s:
-        yield s
-
-
-@pytest.fixture(autouse=True)
-def key(monkeypatch):
-    monkeypatch.setenv("SRRG_TEST_KEY", "sk-test")
-
-
 def sent_body(stub, tmp_path, **over) -> dict:
-    client = LLMClient(config(stub, tmp_path, **over))
+    client = LLMClient(stub_config(stub.base_url, tmp_path, **over))
     out = client.complete([ECHO.render("x", phrase="apex", max_tokens=40)])
     assert out[0].ok and out[0].text == "answer: apex"
     return stub.requests[-1]
