@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srrg.metaeval.run import MetaevalConfig
 
 ADAPTERS = (
     "radeval_expert",
@@ -29,3 +33,34 @@ def correlate_config(parser: argparse.ArgumentParser) -> None:
         help="settings of `metaeval.correlate` in config.yaml (n_boot, seed, ci_level, ensembles, ...) "
         "as inline JSON or a .json/.yaml file",
     )
+
+
+def correlate_inputs(parser: argparse.ArgumentParser, *, ratings_required: bool, out_help: str) -> None:
+    """The inputs of a correlation command (metaeval-correlate, metaeval-gema): per-report scores,
+    the prepared ratings and pairs, the output folder and the `metaeval.correlate` settings."""
+    parser.add_argument("--scores", required=True, help="per_report.parquet of `srrg score`")
+    ratings_help = "ratings.parquet of `srrg metaeval-prepare`"
+    parser.add_argument(
+        "--ratings",
+        required=ratings_required,
+        help=ratings_help if ratings_required else f"{ratings_help} (omit when the scores hold the rating column)",
+    )
+    parser.add_argument(
+        "--pairs",
+        help="pairs.parquet of `srrg metaeval-prepare`: case ids for the clustered bootstrap, systems (optional)",
+    )
+    parser.add_argument("--out", required=True, help=out_help)
+    correlate_config(parser)
+
+
+def correlate_settings(args: argparse.Namespace) -> MetaevalConfig:
+    """The inputs of correlate_inputs checked (srrg.stages._args.check_outputs) and the
+    `metaeval.correlate` settings read through the one door (srrg.metaeval.run.MetaevalConfig)."""
+    from srrg.config import stage_config
+    from srrg.metaeval.run import MetaevalConfig
+    from srrg.stages import _args
+
+    _args.check_outputs(
+        {"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out}
+    )
+    return stage_config(args.config, MetaevalConfig, "metaeval.correlate")

@@ -7,34 +7,21 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _args, _metaeval
+from srrg.stages import _metaeval
 
 HELP = "correlate per-report metric scores with human ratings"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scores", required=True, help="per_report.parquet of `srrg score`")
-    parser.add_argument(
-        "--ratings", help="ratings.parquet of `srrg metaeval-prepare` (omit when the scores hold the rating column)"
-    )
-    parser.add_argument(
-        "--pairs",
-        help="pairs.parquet of `srrg metaeval-prepare`: case ids for the clustered bootstrap, systems (optional)",
-    )
-    parser.add_argument("--out", required=True, help="folder for the tables")
-    _metaeval.correlate_config(parser)
+    _metaeval.correlate_inputs(parser, ratings_required=False, out_help="folder for the tables")
 
 
 def run(args: argparse.Namespace) -> None:
     import sys
 
-    from srrg.config import stage_config
-    from srrg.metaeval.run import MetaevalConfig, printed_summary, run_metaeval_correlate
+    from srrg.metaeval.run import printed_summary, run_metaeval_correlate
 
-    _args.check_outputs(
-        {"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out}
-    )
-    cfg = stage_config(args.config, MetaevalConfig, "metaeval.correlate")
+    cfg = _metaeval.correlate_settings(args)
     result = run_metaeval_correlate(args.scores, args.ratings, args.pairs, cfg, args.out)
     if cfg.caveat:
         print(f"note: {cfg.caveat}", file=sys.stderr)

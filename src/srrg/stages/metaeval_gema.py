@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.stages import _args, _metaeval
+from srrg.stages import _metaeval
 
 HELP = "GEMA Tables 1-2: correlation with significant and insignificant human error counts, side by side"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scores", required=True, help="per_report.parquet of `srrg score`")
-    parser.add_argument("--ratings", required=True, help="ratings.parquet of `srrg metaeval-prepare`")
-    parser.add_argument("--pairs", help="pairs.parquet of `srrg metaeval-prepare` (case ids for the bootstrap)")
-    parser.add_argument("--out", required=True, help="folder for table_gema12.{md,csv,tex} and one folder per target")
-    _metaeval.correlate_config(parser)
+    _metaeval.correlate_inputs(
+        parser, ratings_required=True, out_help="folder for table_gema12.{md,csv,tex} and one folder per target"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.config import stage_config
     from srrg.metaeval.gema_tables import run_metaeval_gema
-    from srrg.metaeval.run import MetaevalConfig
 
-    _args.check_outputs(
-        {"--scores": args.scores, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out}
-    )
-    cfg = stage_config(args.config, MetaevalConfig, "metaeval.correlate")
+    cfg = _metaeval.correlate_settings(args)
     results = run_metaeval_gema(args.scores, args.ratings, args.pairs, cfg, args.out)
     print(f"{len(next(iter(results.values())).info['metrics'])} metrics x {len(results)} error targets -> {args.out}")
