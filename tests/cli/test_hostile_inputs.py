@@ -405,15 +405,11 @@ def test_full_disk_is_one_line_naming_the_output_and_keeps_the_old_one(tmp_path,
 
 def test_truncated_archive_is_one_line_naming_it(tmp_path, capsys):
     """issue 25 (Low): a cut-off NLMCXR_reports.tgz raised EOFError out of ingest."""
-    from srrg.cli import main
-    from srrg.sources.common import packaged_file
+    from archive_helpers import truncated_iu_archive
 
-    try:
-        archive = packaged_file("torchxrayvision", "data/NLMCXR_reports.tgz")
-    except FileNotFoundError:
-        pytest.skip("torchxrayvision is not installed")
-    cut = tmp_path / "NLMCXR_reports.tgz"
-    cut.write_bytes(archive.read_bytes()[:200_000])
+    from srrg.cli import main
+
+    cut = truncated_iu_archive(tmp_path)
     rc = main(
         [
             "ingest",

@@ -9,23 +9,18 @@ import json
 import zipfile
 
 import pytest
+from archive_helpers import truncated_iu_archive
 from fixtures.mimic_cxr_layout import build_mimic_fixture
 
 from srrg.cli import main
 from srrg.errors import UserError
 from srrg.sources import iu_xray, mimic_cxr
-from srrg.sources.common import packaged_file
 
 
 def test_a_truncated_archive_is_one_line_for_every_reader_of_it(tmp_path, capsys):
     """Bug: only ingest's loop caught the EOFError of a cut-off archive; eval-extraction (and any
     other caller of read_reports) gave a traceback."""
-    try:
-        archive = packaged_file("torchxrayvision", "data/NLMCXR_reports.tgz")
-    except FileNotFoundError:
-        pytest.skip("torchxrayvision is not installed")
-    cut = tmp_path / "NLMCXR_reports.tgz"
-    cut.write_bytes(archive.read_bytes()[:200_000])
+    cut = truncated_iu_archive(tmp_path)
     with pytest.raises(UserError, match=rf"^{cut}: the archive is truncated or damaged"):
         list(iu_xray.read_reports(cut))
     assert main(["eval-extraction", "--archive", str(cut), "--gold", "mesh"]) == 2
