@@ -29,6 +29,7 @@ METRIC_MODULES: dict[str, str] = {
     "vert": "srrg.metrics.vert",
     "gema": "srrg.metrics.gema",
     "proxy_rating": "srrg.metrics.proxy_rating",
+    "crimson": "srrg.metrics.crimson",
     "s_score_text": "srrg.metrics.sscore_text",
     # RadEval-backed (optional extra `radeval`; docs/metrics.md, "RadEval metrics")
     "chexbert": "srrg.metrics.radeval",
@@ -40,6 +41,10 @@ METRIC_MODULES: dict[str, str] = {
     "green_model": "srrg.metrics.radeval",
     "radeval_bleu": "srrg.metrics.radeval",
     "radeval_rouge": "srrg.metrics.radeval",
+    # the ReXrank leaderboard's columns (docs/metrics.md, "ReXrank preset")
+    "rexrank": "srrg.metrics.rexrank",
+    "rexrank_bleu": "srrg.metrics.rexrank",
+    "rexrank_radcliq": "srrg.metrics.rexrank",
 }
 
 _REGISTRY: dict[str, type[Metric]] = {}
@@ -76,6 +81,13 @@ class Metric(ABC):
     @abstractmethod
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         """Score every pair; refs and hyps have equal length."""
+
+    def compute_with_context(
+        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]]
+    ) -> MetricResult:
+        """Score every pair knowing its patient context (srrg.metrics.context; {} = none). Only a
+        metric that reads context (CRIMSON) overrides this; every other metric ignores it."""
+        return self.compute(refs, hyps)
 
     def signature(self, key: str) -> str:
         """What produced the value of `key` (docs/metrics.md, "Signatures"): by default the metric
@@ -128,16 +140,23 @@ def score_all(
     hyps: Sequence[str],
     metrics: Sequence[str],
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    contexts: Sequence[Mapping[str, str]] | None = None,
 ) -> MetricResult:
     """Run each named metric once and merge their flat per-report and summary dicts.
-    options: metric name -> keyword options of that metric."""
+    options: metric name -> keyword options of that metric; contexts: each pair's patient context
+    (None: no pair has one), passed to every metric's compute_with_context."""
     if len(refs) != len(hyps):
         raise ValueError(f"refs and hyps differ in length: {len(refs)} vs {len(hyps)}")
+    if contexts is not None and len(contexts) != len(refs):
+        raise ValueError(f"contexts and refs differ in length: {len(contexts)} vs {len(refs)}")
     options = options or {}
     merged = MetricResult({}, {})
     for name in metrics:
         metric = get_metric(name, **options.get(name, {}))
-        result = metric.compute(list(refs), list(hyps))
+        if contexts is None:
+            result = metric.compute(list(refs), list(hyps))
+        else:
+            result = metric.compute_with_context(list(refs), list(hyps), list(contexts))
         merged.per_report.update(result.per_report)
         merged.summary.update(result.summary)
         merged.signatures.update({k: metric.signature(k) for k in (*result.per_report, *result.summary)})

@@ -1,0 +1,70 @@
+"""Patient context of a report pair (age, sex, indication): what a context-aware metric (CRIMSON)
+reads beside the two report texts (docs/judges.md, "Patient context").
+
+One canonical form, a dict with some of the keys CONTEXT_FIELDS and non-empty text values, built
+from the keys the published layouts use (RadPref `PatientAge`, `PatientSex`, `Indication`; RadJudge
+`age`, `indication`). `srrg score` reads it from optional columns `age`, `sex`, `indication` of
+the --refs file (the study's context, beside its reference); a file without them gives no context
+and every metric scores as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from srrg.errors import UserError
+from srrg.io import read_table
+
+CONTEXT_FIELDS = ("age", "sex", "indication")
+# a layout's key, lower-cased without "_", "-" or spaces -> the canonical field
+_ALIASES = {
+    "age": "age",
+    "patientage": "age",
+    "sex": "sex",
+    "patientsex": "sex",
+    "indication": "indication",
+    "clinicalindication": "indication",
+}
+_KEY_NOISE = re.compile(r"[\s_-]+")
+
+
+def patient_context(raw: Mapping[str, Any] | None) -> dict[str, str]:
+    """The canonical context of one pair from a layout's mapping: the known keys (any case,
+    `PatientAge` or `age`) with their values as stripped text; blank, null and other keys are left
+    out, so a pair without context gives {}. Two keys naming one field (`age` and `PatientAge`) with
+    different values are a UserError."""
+    out: dict[str, str] = {}
+    for key, value in (raw or {}).items():
+        name = _ALIASES.get(_KEY_NOISE.sub("", str(key)).lower())
+        if name is None or value is None or isinstance(value, (Mapping, list)):
+            continue
+        text = str(value).strip()
+        if not text:
+            continue
+        if out.get(name, text) != text:
+            raise UserError(f"patient context names {name} twice with different values: {out[name]!r} and {text!r}")
+        out[name] = text
+    return {f: out[f] for f in CONTEXT_FIELDS if f in out}
+
+
+def context_json(raw: Mapping[str, Any] | None) -> str:
+    """patient_context as compact JSON text (the `context` cells metaeval files carry)."""
+    return json.dumps(patient_context(raw), ensure_ascii=False, separators=(",", ":"))
+
+
+def read_contexts(path: str | Path, id_col: str, ids: Sequence[str]) -> list[dict[str, str]] | None:
+    """The context of each id (in the order given) from the columns CONTEXT_FIELDS of a reports
+    file; None when the file has none of them (no pair has context). A .txt file has no columns."""
+    table = read_table(path, id_cols=[id_col])
+    present = [c for c in CONTEXT_FIELDS if c in table.columns]
+    if not present or id_col not in table.columns:
+        return None
+    frame = table.select(pl.col(id_col), *(pl.col(c).cast(pl.String) for c in present))
+    by_id = {row[id_col]: patient_context(row) for row in frame.iter_rows(named=True)}
+    return [by_id.get(i, {}) for i in ids]
