@@ -12,10 +12,13 @@ setup:
 demo: setup
 	.venv/bin/snakemake --profile profiles/local --cores $(CORES)
 
+# The suite on CORES workers (pytest-xdist), each test file on one worker and the slurm tests
+# together (tests/conftest.py, docs/workflow.md "Tests"); one thread per worker, so the workers
+# share the cores instead of fighting over them. PYTEST_ARGS='-n 0' runs it in one process.
 # pytest exits 5 when PYTEST_ARGS select no test: said in one line, and still a failure
 test: setup
 	bash scripts/setup_test.sh
-	.venv/bin/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python -m pytest -n $(CORES) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "make test: no test selected (PYTEST_ARGS='$(PYTEST_ARGS)')" >&2; fi; exit $$rc
 
 lint: setup

@@ -23,3 +23,30 @@ def shared_data() -> Callable[[str], Path]:
         return path
 
     return find
+
+
+def xdist_group(item: pytest.Item) -> str:
+    """The group of `--dist loadgroup` (docs/workflow.md, "Tests"): a test file runs on one worker,
+    so its module-scoped fixtures (a trained model, a workflow run) are built once; the slurm-marked
+    tests of every file share the one localhost cluster and queue there one at a time."""
+    if item.get_closest_marker("slurm") is not None:
+        return "slurm"
+    return item.path.relative_to(item.config.rootpath).as_posix()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, every test id gets its "@group" suffix, which `--dist loadgroup` schedules
+    by. pytest-xdist 3.8 would add it for an xdist_group marker but writes the id attribute of
+    pytest < 9.2 (`_nodeid`); pytest 9.2 keeps a parsed NodeId in `_id`, so the suffix is set here
+    for both."""
+    if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
+        return
+    for item in items:
+        grouped = f"{item.nodeid}@{xdist_group(item)}"
+        if hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(grouped)
+        else:
+            item._nodeid = grouped
