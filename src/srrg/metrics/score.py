@@ -14,6 +14,7 @@ import polars as pl
 from srrg.errors import StageFailed, UserError
 from srrg.io import read_csv, read_reports, write_parquet, write_text
 from srrg.metrics.base import MetricResult, score_all
+from srrg.metrics.context import read_contexts
 from srrg.metrics.judge_common import JudgeFailed
 from srrg.metrics.section import MISSING, select_all
 from srrg.metrics.signature import SIGNATURES_FILE, compose, metric_of, with_section, write_signatures
@@ -44,15 +45,20 @@ def summary_markdown(summary: Mapping[str, float]) -> str:
 
 
 def score_each(
-    refs: Sequence[str], hyps: Sequence[str], metrics: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None
+    refs: Sequence[str],
+    hyps: Sequence[str],
+    metrics: Sequence[str],
+    options: Mapping[str, Mapping[str, Any]] | None,
+    contexts: Sequence[Mapping[str, str]] | None = None,
 ) -> tuple[MetricResult, list[JudgeFailed]]:
     """Every metric's result merged, and the judges that failed (JudgeFailed carries the partial
-    result, which is merged too): one failing judge neither hides the others nor loses its rows."""
+    result, which is merged too): one failing judge neither hides the others nor loses its rows.
+    contexts: each pair's patient context (srrg.metrics.context), None when no pair has one."""
     merged = MetricResult({}, {})
     failures: list[JudgeFailed] = []
     for name in metrics:
         try:
-            result = score_all(refs, hyps, [name], options)
+            result = score_all(refs, hyps, [name], options, contexts)
         except JudgeFailed as failure:
             result = failure.result
             failures.append(failure)
@@ -100,7 +106,8 @@ def run_score(
         )
     refs, ref_status = select_all(pairs["reference"].to_list(), section)
     hyps, hyp_status = select_all(pairs["hypothesis"].to_list(), section)
-    result, failures = score_each(refs, hyps, metrics, options)
+    contexts = read_contexts(refs_path, id_col, pairs["study_id"].to_list())  # optional age/sex/indication columns
+    result, failures = score_each(refs, hyps, metrics, options, contexts)
     sections: dict[str, list[str]] = {}
     counts: dict[str, float] = {}
     if section != "both":  # which pairs lacked the section, per side (docs/metrics.md)
