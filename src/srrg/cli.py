@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from srrg import __version__, stages
-from srrg.errors import StageFailed, UserError
+from srrg.errors import StageFailed, UserError, one_line
 
 PROG = "srrg"
 # OSErrors that mean "the path you gave is wrong", not "srrg has a bug"
@@ -65,14 +65,6 @@ def build_parser(stage: Any, command: str) -> argparse.ArgumentParser:
     )
     stage.add_arguments(parser)
     return parser
-
-
-def one_line(err: BaseException) -> str:
-    """The error message on one line (config errors list several problems)."""
-    if isinstance(err, OSError) and err.filename is not None:
-        reason = err.strerror or type(err).__name__
-        return f"{err.filename}: {reason.lower()} (check the path you gave)"
-    return "; ".join(part.strip() for part in str(err).splitlines() if part.strip()) or type(err).__name__
 
 
 def run_stage(stage: Any, args: argparse.Namespace, command: str) -> int:

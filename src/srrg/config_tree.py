@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from srrg.config import ConfigError, doc, validate
+from srrg.errors import one_line
 from srrg.text.decode import read_mapping_file
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
@@ -41,6 +42,11 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "judge": ("srrg.config_tree", "JudgeSection"),
     "metaeval": ("srrg.config_tree", "MetaevalSection"),
     "judge_train": ("srrg.config_tree", "JudgeTrainSection"),
+}
+# hook -> (module, class) of the settings a section holds under that key, built like a section
+NESTED: dict[str, tuple[str, str]] = {
+    "metaeval_correlate": ("srrg.metaeval.config", "MetaevalConfig"),
+    "judge_train_settings": ("srrg.judge_train.config", "JudgeTrainConfig"),
 }
 # keys of a section class that are not part of its config.yaml section (normalize gets the
 # top-level llm section from the workflow, not a copy of its own)
@@ -108,6 +114,15 @@ class RatingsDataset:
 
 
 @dataclass(frozen=True)
+class RankingOptions:
+    """The options of a RadJudge ranking dataset (adapter radjudge, docs/metaeval.md)."""
+
+    keys: dict[str, str] = field(
+        default_factory=dict, metadata=doc("Metric -> the statistic of it that the ranking cases check.")
+    )
+
+
+@dataclass(frozen=True)
 class VertGrid:
     """VERT's grid (docs/judges.md, "VERT's grid"): every judge model x prompt (GREEN and each VERT
     variant) on every rating dataset, one table per dataset. Off while models is empty."""
@@ -128,7 +143,9 @@ class VertGrid:
 class MetaevalSection:
     """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
 
-    datasets: dict[str, RatingsDataset] = field(default_factory=dict, metadata=doc("name -> ratings dataset"))
+    datasets: dict[str, RatingsDataset] = field(
+        default_factory=dict, metadata={**_hook("ratings_datasets"), "doc": "name -> ratings dataset"}
+    )
     metrics: tuple[str, ...] = field(
         default=("bleu", "rouge_l", "s_score_text", "green", "vert", "gema"),
         metadata={**_hook("metric_names"), "doc": "Metrics scored on rating datasets."},
@@ -276,6 +293,37 @@ def _metric_names() -> dict[str, Any]:
     return {"type": "array", "items": {"enum": sorted(METRIC_MODULES)}}
 
 
+def adapter_options_schema(adapter: str) -> dict[str, Any]:
+    """The options of a ratings adapter (docs/metaeval.md): the keyword parameters of its reader in
+    srrg.metaeval.adapters.ADAPTERS (what `srrg metaeval-prepare --options` passes it), or
+    RankingOptions for RadJudge ranking cases; no other keys."""
+    if adapter == "radjudge":
+        return dataclass_schema(RankingOptions, with_defaults=False)
+    import inspect
+
+    from srrg.metaeval.adapters import ADAPTERS
+
+    reader = ADAPTERS[adapter]
+    hints = typing.get_type_hints(reader)
+    options = list(inspect.signature(reader).parameters)[1:]  # the first is the dataset's path
+    properties = {name: type_schema(hints[name], with_defaults=False) for name in options}
+    return {"type": "object", "additionalProperties": False, "properties": properties}
+
+
+def _ratings_datasets() -> dict[str, Any]:
+    """name -> RatingsDataset, whose options are checked against its adapter's options."""
+    dataset = dataclass_schema(RatingsDataset)
+    adapters = typing.get_args(typing.get_type_hints(RatingsDataset)["adapter"])
+    dataset["allOf"] = [
+        {
+            "if": {"properties": {"adapter": {"const": adapter}}, "required": ["adapter"]},
+            "then": {"properties": {"options": adapter_options_schema(adapter)}},
+        }
+        for adapter in adapters
+    ]
+    return {"type": "object", "additionalProperties": dataset}
+
+
 def _llm_overrides() -> dict[str, Any]:
     from srrg.llm.config import LLMConfig
 
@@ -297,14 +345,15 @@ def _runs() -> dict[str, Any]:
 HOOKS = {
     "metric_options": _metric_options,
     "metric_names": _metric_names,
+    "ratings_datasets": _ratings_datasets,
     "llm_overrides": _llm_overrides,
     "runs": _runs,
     "metaeval_correlate": lambda: {
-        **dataclass_schema(section_class_of("srrg.metaeval.run", "MetaevalConfig")),
+        **dataclass_schema(section_class_of(*NESTED["metaeval_correlate"])),
         "default": {},
     },
     "judge_train_settings": lambda: {
-        **dataclass_schema(section_class_of("srrg.judge_train.config", "JudgeTrainConfig")),
+        **dataclass_schema(section_class_of(*NESTED["judge_train_settings"])),
         "default": {},
     },
 }
@@ -393,29 +442,21 @@ def check_workflow_config(data: Mapping[str, Any], files: typing.Iterable[Any] =
 
 
 def check_sections(cfg: Mapping[str, Any]) -> None:
-    """Build the typed classes whose modules load fast, so their own checks (ranges, allowed
-    values, secrets in llm settings) run at `snakemake -n`; metric option classes whose module
-    loads the spaCy pipeline are left to the schema."""
-    from srrg.config import check_installed, check_results_dir, from_dict
-    from srrg.dataset import DatasetConfig
-    from srrg.judge_train.config import JudgeTrainConfig
-    from srrg.llm.config import LLMConfig
-    from srrg.model.config import TrainConfig, run_specs
+    """Build every section's typed class (SECTIONS) from the merged config, and the settings nested
+    in them (NESTED: metaeval.correlate, judge_train.train; each metric's options; each ratings
+    dataset), so their own checks (ranges, allowed values, weights that sum to 1, secrets in llm
+    settings) run at `snakemake -n`; then the checks across sections. The one class not built is
+    the extract section's (its module loads spaCy; the schema checks all of it: docs/config.md)."""
+    from srrg.config import check_installed, check_results_dir
+    from srrg.model.config import run_specs
 
-    checks: list[tuple[str, Any]] = [
-        ("results_dir", lambda: check_results_dir(cfg["results_dir"])),
-        ("llm", lambda: LLMConfig.from_dict(cfg["llm"])),
-        ("normalize", lambda: _check_normalize(cfg)),
+    checks: list[tuple[str, Any]] = [("results_dir", lambda: check_results_dir(cfg["results_dir"]))]
+    checks += [(name, lambda n=name: build_section(cfg, n)) for name in SECTIONS if name not in SCHEMA_ONLY]
+    checks += [
         ("extract", lambda: check_installed(cfg["extract"].get("spacy_model"), "extract.spacy_model")),
-        ("dataset", lambda: from_dict(DatasetConfig, cfg["dataset"], "dataset")),
         ("judge.llm", lambda: _check_judges(cfg)),
-        ("judge_train.llm", lambda: LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})),
-        ("judge_train.train", lambda: from_dict(JudgeTrainConfig, cfg["judge_train"]["train"], "judge_train.train")),
+        ("judge_train.llm", lambda: _check_judge_train_llm(cfg)),
     ]
-    # the train settings themselves (every run starts from them), then each run's merged slice
-    checks.append(
-        ("train", lambda: from_dict(TrainConfig, {k: v for k, v in cfg["train"].items() if k != "runs"}, "train"))
-    )
     for spec in run_specs(cfg["train"]):
         checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
     if cfg["metaeval"]["datasets"]:  # the grid runs only on rating datasets
@@ -428,10 +469,34 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         try:
             check()
         except ValueError as err:
-            raise ConfigError(f"{where}: {err}") from None
+            raise ConfigError(f"{where}: {one_line(err)}") from None
 
 
-def _check_normalize(cfg: Mapping[str, Any]) -> None:
+# sections whose class the pre-check does not build (the schema checks them whole: a test shows
+# that every value the class refuses, the schema refuses)
+SCHEMA_ONLY = frozenset({"extract"})
+
+
+def build_section(cfg: Mapping[str, Any], name: str) -> Any:
+    """The typed class of one section from the merged config, as its stage builds it, with the
+    settings nested under its NESTED keys built too (each named by its dotted key)."""
+    from srrg.config import from_dict
+
+    if name == "normalize":  # with the llm section when its method is llm
+        return _check_normalize(cfg)
+    cls = section_class(name)
+    data = dict(cfg[name])
+    if name == "train":  # the settings every run starts from; each run's slice: _check_run
+        data.pop("runs", None)
+    built = cls.from_dict(data) if name == "llm" else from_dict(cls, data, name)  # llm: refuses secrets too
+    for f in dataclasses.fields(cls):
+        hook = f.metadata.get("schema_hook")
+        if hook in NESTED and data.get(f.name) is not None:
+            from_dict(section_class_of(*NESTED[hook]), data[f.name], f"{name}.{f.name}")
+    return built
+
+
+def _check_normalize(cfg: Mapping[str, Any]) -> Any:
     """The normalize section as its stage gets it (the llm section only with method llm)."""
     from srrg.llm.guard import check_usable
     from srrg.normalize.config import NormalizeConfig
@@ -440,6 +505,7 @@ def _check_normalize(cfg: Mapping[str, Any]) -> None:
     normalize = NormalizeConfig.from_dict({**cfg["normalize"], **llm})
     if normalize.method == "llm":
         check_usable(normalize.llm, "normalize.method llm")
+    return normalize
 
 
 def _check_judges(cfg: Mapping[str, Any]) -> None:
@@ -453,6 +519,13 @@ def _check_judges(cfg: Mapping[str, Any]) -> None:
     used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
     if judges & set(used):
         check_usable(llm, f"the LLM judges ({', '.join(sorted(judges & set(used)))})")
+
+
+def _check_judge_train_llm(cfg: Mapping[str, Any]) -> None:
+    """judge_train.llm as judge-train-score gets it: local-backend settings."""
+    from srrg.llm.config import LLMConfig
+
+    LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})
 
 
 def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
@@ -475,14 +548,11 @@ def _check_run(cfg: Mapping[str, Any], name: str) -> None:
 
 
 def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
-    from srrg import codedeps
     from srrg.config import from_dict
     from srrg.metrics.base import METRIC_MODULES
 
     module = METRIC_MODULES[metric]
-    if "srrg.extract.pipeline" in codedeps.reachable([module], by_name=False):
-        return  # loading the spaCy pipeline would cost seconds; the schema checked the keys
-    cls = _metric_classes_of(module).get(metric)
+    cls = _metric_classes_of(module).get(metric)  # s_score_text, ce: loads spaCy, only when options are given
     config_class = getattr(cls, "config_class", None)
     if config_class is not None:
         from_dict(config_class, options, f"{metric} options")

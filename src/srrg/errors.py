@@ -21,3 +21,12 @@ class StageFailed(RuntimeError):
     """The stage ran but its result cannot be trusted (exit code 1); partial outputs are kept."""
 
     exit_code = 1
+
+
+def one_line(err: BaseException) -> str:
+    """The error message on one line (config errors list several problems; an OSError names its
+    path)."""
+    if isinstance(err, OSError) and err.filename is not None:
+        reason = err.strerror or type(err).__name__
+        return f"{err.filename}: {reason.lower()} (check the path you gave)"
+    return "; ".join(part.strip() for part in str(err).splitlines() if part.strip()) or type(err).__name__
