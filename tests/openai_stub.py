@@ -116,8 +116,11 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
 class OpenAIStub:
     """Start with start() (or a with block) on a free port; stop() shuts it down."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], Action] | None = None) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], Action] | None = None, slots: int | None = None) -> None:
+        """slots: answer GET /props with {"total_slots": slots} as llama.cpp's llama-server does (None: 404)."""
         self.responder = responder or (lambda body: Reply("ok"))
+        self.slots = slots
+        self.gets: list[str] = []  # paths of GET requests, in arrival order
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # per request, lower-case header names
         self._queue: deque[Action] = deque()
@@ -155,6 +158,14 @@ class OpenAIStub:
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
+
+            def do_GET(self) -> None:
+                with stub._lock:
+                    stub.gets.append(self.path)
+                if self.path.rstrip("/").endswith("/props") and stub.slots is not None:
+                    self._send(200, {"total_slots": stub.slots})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

@@ -10,6 +10,7 @@ import pytest
 
 from srrg.llm import LLMClient, LLMConfig, LLMRequest, LLMResponse, PromptTemplate, ResponseCache
 from srrg.llm.base import Decoding, Job, request_key
+from srrg.llm.client import prefix_order
 from srrg.llm.guard import is_local_url, redact
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
 from srrg.llm.usage import UsageLedger
@@ -146,6 +147,44 @@ def test_client_orders_dedupes_caches_good_answers_only(tmp_path):
     assert (u.requests, u.sent, u.errors, u.cache_hits, u.prompt_tokens) == (4, 3, 1, 0, 6)
     again = LLMClient(LLMConfig(), backend=backend, cache=cache).complete([req("x"), req("fail")], progress=False)
     assert again[0].cached and again[0].text == "A:x" and backend.seen[-1] == "fail" and len(backend.seen) == 4
+
+
+def test_prefix_order_walks_shared_prefixes_depth_first():
+    """Sorted message by message: the two GREEN prompts on reference r1 follow each other, then the
+    GREEN prompt on r2, then the VERT ones; a system message orders by its role before any text."""
+    prompts = [
+        [{"role": "user", "content": "VERT r2"}],
+        [{"role": "user", "content": "GREEN r1 c2"}],
+        [{"role": "user", "content": "VERT r1"}],
+        [{"role": "user", "content": "GREEN r1 c1"}],
+        [{"role": "user", "content": "GREEN r2 c1"}],
+        [{"role": "system", "content": "Z"}, {"role": "user", "content": "A"}],
+    ]
+    assert prefix_order(prompts) == [5, 3, 1, 4, 2, 0]
+    assert prefix_order([[{"role": "user", "content": "same"}]] * 3) == [0, 1, 2]  # ties keep their order
+    assert prefix_order([]) == []
+
+
+class RecordingBackend:
+    """Answers 'A:<content>' in the order it gets the jobs, and records that order."""
+
+    name, model, has_model = "fake", "fake-1", True
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
+        for i, job in enumerate(jobs):
+            self.seen.append(job.messages[-1]["content"])
+            yield i, LLMResponse(text="A:" + job.messages[-1]["content"], attempts=1)
+
+
+def test_client_sends_in_prefix_order_and_answers_in_request_order(tmp_path):
+    backend = RecordingBackend()
+    client = LLMClient(LLMConfig(), backend=backend, cache=ResponseCache(tmp_path / "c.sqlite"))
+    out = client.complete([req("ref2 c1"), req("ref1 c2"), req("ref2 c1"), req("ref1 c1")], progress=False)
+    assert backend.seen == ["ref1 c1", "ref1 c2", "ref2 c1"]  # the duplicate is sent once
+    assert [r.text for r in out] == ["A:ref2 c1", "A:ref1 c2", "A:ref2 c1", "A:ref1 c1"]
 
 
 def test_rules_backend_answers_no_model_and_keeps_no_cache(tmp_path):

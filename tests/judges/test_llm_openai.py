@@ -13,6 +13,7 @@ from openai_stub import STUB_KEY as SECRET
 from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
 from srrg.llm import LLMClient, LLMConfig, PrivacyError, PromptTemplate
+from srrg.llm.openai_backend import in_flight, props_url
 
 pytestmark = pytest.mark.usefixtures("stub_key")  # the stub and stub_key fixtures: tests/judges/conftest.py
 ECHO = PromptTemplate("echo", "1", (("system", "Repeat the phrase."), ("user", "{phrase}")), ("phrase",))
@@ -157,3 +158,39 @@ def test_remote_endpoint_without_key_names_the_variable(tmp_path, monkeypatch):
     )
     with pytest.raises(PrivacyError, match="SRRG_TEST_KEY"):
         LLMClient(cfg)
+
+
+def test_in_flight_is_at_most_one_more_than_the_servers_slots():
+    assert [in_flight(8, slots) for slots in (None, 1, 4, 8)] == [8, 2, 5, 8]
+    assert in_flight(2, 4) == 2  # never above llm.concurrency
+    assert (
+        props_url("http://127.0.0.1:8080/v1") == props_url("http://127.0.0.1:8080/v1/") == "http://127.0.0.1:8080/props"
+    )
+
+
+@pytest.mark.parametrize(("slots", "workers"), [(1, 2), (None, 8)])
+def test_concurrency_follows_the_slots_a_llama_server_reports(tmp_path, slots, workers):
+    """A server reporting 1 slot (llama-server's /props) gets 2 requests at a time, not 8; one that
+    reports nothing (a 404, as llama-cpp-python's server) gets llm.concurrency; a warm rerun asks
+    nothing, not even /props."""
+    import threading
+
+    lock, active, peak = threading.Lock(), [0], [0]
+
+    def slow(body):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return Reply("answer")
+
+    with OpenAIStub(responder=slow, slots=slots) as stub:
+        requests = [ECHO.render("x", phrase=f"phrase {i}") for i in range(10)]
+        client = LLMClient(config(stub.base_url, tmp_path, concurrency=8))
+        assert all(r.ok for r in client.complete(requests))
+        assert client.backend.workers == workers and stub.gets == ["/props"]
+        assert peak[0] <= workers and (slots is None or peak[0] == 2)
+        warm = LLMClient(config(stub.base_url, tmp_path, concurrency=8))
+        assert all(r.cached for r in warm.complete(requests)) and stub.gets == ["/props"] and len(stub.requests) == 10

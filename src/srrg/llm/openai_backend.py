@@ -4,7 +4,8 @@ Retries are ours, not the SDK's, so that they are the same for every server and 
 faults (429, 408/409, 5xx, timeouts, connection errors, malformed bodies) are retried with capped
 exponential backoff and jitter, waiting at least what Retry-After / retry-after-ms asks for but never
 longer than retry_max_delay_s (a non-finite value is ignored: issue 16 case 4); other client errors
-(400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool. An answer with
+(400, 401, 404, ...) fail at once. Concurrency is bounded by a thread pool of llm.concurrency
+workers, or of one more than the slots a llama.cpp server on this host reports (in_flight). An answer with
 finish_reason "length" was cut off by max_tokens and comes back with status truncated. A request
 with a JSON schema asks for schema-constrained decoding through `response_format`, in the shape
 that llm.schema_format names (docs/judges.md "Structured answers").
@@ -27,7 +28,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
+from urllib.parse import urljoin
 
+import httpx
 import openai
 
 from srrg.llm.base import OK, TRUNCATED, Decoding, Job, LLMResponse, cut_off, failed
@@ -37,6 +40,7 @@ from srrg.llm.transport import NotRetryable, http_client
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 429})
+_PROBE_S = 5.0  # the slot probe's limit: a server that is slow to say is asked nothing more
 
 
 class MalformedResponse(ValueError):
@@ -105,16 +109,36 @@ def read_completion(completion: Any) -> tuple[str, int, int, bool]:
     return text, int(pt), int(ct), getattr(choice, "finish_reason", None) == "length"
 
 
-def make_sdk_client(cfg: LLMConfig) -> openai.OpenAI:
+def make_sdk_client(cfg: LLMConfig, url: str, client: httpx.Client) -> openai.OpenAI:
     """The official client with SDK retries off (ours apply), the configured timeout and our
     HTTP client."""
-    url = check_endpoint(cfg)
-    key = api_key(cfg)
-    client = http_client(url, cfg.timeout_s, cfg.stage_timeout_s, cfg.max_answer_bytes, connection_pins(url))
-    common = {"api_key": key, "timeout": cfg.timeout_s, "max_retries": 0, "http_client": client}
+    common = {"api_key": api_key(cfg), "timeout": cfg.timeout_s, "max_retries": 0, "http_client": client}
     if cfg.azure_api_version:
         return openai.AzureOpenAI(azure_endpoint=url, api_version=cfg.azure_api_version, **common)
     return openai.OpenAI(base_url=url, **common)
+
+
+def props_url(url: str) -> str:
+    """llama.cpp's llama-server answers GET /props at its root, beside /v1."""
+    return urljoin(url.rstrip("/") + "/", "../props")
+
+
+def server_slots(client: httpx.Client, url: str, timeout_s: float = _PROBE_S) -> int | None:
+    """How many requests the server decodes at once: `total_slots` of llama-server's GET /props, or
+    None for a server that does not say (llama-cpp-python's server, vLLM, Ollama: a 404)."""
+    try:
+        response = client.get(props_url(url), timeout=min(timeout_s, _PROBE_S))
+        slots = response.json().get("total_slots") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):  # no server yet, not JSON, not an object
+        return None
+    return slots if type(slots) is int and slots > 0 else None
+
+
+def in_flight(concurrency: int, slots: int | None) -> int:
+    """Requests sent at once: llm.concurrency, but at most one more than the server's slots (one
+    waits ready for the next free slot); more would only wait in the server's queue, where
+    llm.timeout_s runs and the send order (srrg.llm.client.prefix_order) is lost."""
+    return concurrency if slots is None else min(concurrency, slots + 1)
 
 
 def response_format(schema_json: str, schema_format: str) -> dict[str, Any]:
@@ -160,7 +184,13 @@ class OpenAIBackend:
             raise ValueError("llm.model is required for the openai backend (the endpoint's model name)")
         self.cfg = cfg
         self.model = cfg.model
-        self._client = make_sdk_client(cfg)
+        url = check_endpoint(cfg)
+        pins = connection_pins(url)
+        self._http = http_client(url, cfg.timeout_s, cfg.stage_timeout_s, cfg.max_answer_bytes, pins)
+        self._client = make_sdk_client(cfg, url, self._http)
+        self._url, self._local = url, pins is not None
+        self.slots: int | None = None
+        self.workers: int | None = None  # set when the first requests go out (a warm rerun asks nothing)
         self._secret = api_key(cfg)
         self._sleep = sleep
         self._rng = random.Random(seed)
@@ -209,7 +239,10 @@ class OpenAIBackend:
     def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
         if not jobs:
             return
-        with ThreadPoolExecutor(max_workers=min(self.cfg.concurrency, len(jobs))) as pool:
+        if self.workers is None:  # a server on this host is asked how many requests it decodes at once
+            self.slots = server_slots(self._http, self._url, self.cfg.timeout_s) if self._local else None
+            self.workers = in_flight(self.cfg.concurrency, self.slots)
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(jobs))) as pool:
             futures = {pool.submit(self._call, job): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
