@@ -219,7 +219,7 @@ def test_prepare_writes_pairs_and_counts(tmp_path, capsys):
 def test_correlate_cli_end_to_end(tmp_path):
     prep = radpref_prepared(tmp_path)
     refs = pl.read_parquet(prep / "refs.parquet")
-    assert refs.columns == ["study_id", "report"] and refs.height == 8
+    assert refs.columns == ["study_id", "report", "age", "sex", "indication"] and refs.height == 8  # + patient context
     rating = _human(load_dataset("radpref", LAYOUTS / "radpref"), "rating")[0]
     ids = refs["study_id"].to_list()
     scores = refs.select("study_id").with_columns(

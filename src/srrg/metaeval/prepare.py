@@ -12,21 +12,34 @@ from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval.adapters import PAIR_INFO_SCHEMA, load_dataset
 from srrg.metaeval.run import ID
+from srrg.metrics.context import CONTEXT_FIELDS, patient_context
+
+
+def context_columns(pairs: pl.DataFrame) -> list[pl.Series]:
+    """The patient context of each pair (its `context` JSON, srrg.metrics.context) as columns age,
+    sex, indication ("" where a pair has none): those a layout has for some pair, none otherwise."""
+    contexts = [patient_context(json.loads(c) if c else {}) for c in pairs["context"]]
+    return [
+        pl.Series(f, [c.get(f, "") for c in contexts], pl.String)
+        for f in CONTEXT_FIELDS
+        if any(f in c for c in contexts)
+    ]
 
 
 def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) -> str:
-    """refs/hyps for `srrg score`, ratings.parquet, pairs.parquet (clusters, systems, context) and
-    info.json (pair, rater and rating counts, and what the reader skipped)."""
+    """refs/hyps for `srrg score` (refs with the pairs' patient context columns where the layout
+    has one: `srrg score` passes them to metrics that read context), ratings.parquet, pairs.parquet
+    (clusters, systems, context) and info.json (pair, rater and rating counts, what the reader skipped)."""
     ds = load_dataset(adapter, data, **options)
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
     for column, dtype in PAIR_INFO_SCHEMA.items():
         if column not in pairs.columns:
             default = pl.col("pair_id") if column == "cluster" else pl.lit("")
             pairs = pairs.with_columns(default.cast(dtype).alias(column))
+    context = context_columns(pairs)
     for name, text in (("refs", "reference"), ("hyps", "candidate")):
-        write_parquet(
-            pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report")), out_dir / f"{name}.parquet"
-        )
+        frame = pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report"))
+        write_parquet(frame.with_columns(context) if name == "refs" else frame, out_dir / f"{name}.parquet")
     write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)), out_dir / "pairs.parquet")
     write_parquet(ds.ratings, out_dir / "ratings.parquet")
     rated = set(ds.ratings["pair_id"])
@@ -37,6 +50,7 @@ def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) 
         "n_raters": ds.ratings["rater"].n_unique(),
         "n_rating_rows": ds.ratings.height,
         "n_pairs_without_rating": sum(p not in rated for p in pairs["pair_id"]),
+        "context_columns": [s.name for s in context],
         **{k: v for k, v in ds.notes.items() if k != "pairs_without_rating"},
     }
     write_text(out_dir / "info.json", json.dumps(info, indent=2) + "\n")

@@ -5,8 +5,9 @@ expect, e.g. that a report with more false findings scores lower.
 Layout: a JSON list of categories {category, description, tests: [{id, ground_truth, candidates:
 {C1: {text, context?}, ...}, expected_ranking}]}; expected_ranking is "Ci > Cj" (Ci must score
 strictly higher), "Ci = Cj" (scores within 0.01) or a list of such relations that must all hold
-(RadJudge's own rule). A NaN score fails its relation. Text metrics do not read the candidates'
-patient context; the cases that carry one are counted in info.json.
+(RadJudge's own rule). A NaN score fails its relation. A candidate's patient context (age,
+indication) goes to the metrics with its pair (Metric.compute_with_context): CRIMSON reads it, text
+metrics ignore it; the cases that carry one are counted in info.json.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from srrg.compare import statistics
 from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.metrics.base import score_all
+from srrg.metrics.context import patient_context
 
 EQUAL_TOLERANCE = 0.01
 RELATION = re.compile(r"^\s*(C\d+)\s*([>=])\s*(C\d+)\s*$")
@@ -41,7 +43,11 @@ class RankingCase:
     reference: str
     candidates: dict[str, str]
     relations: tuple[tuple[str, str, str], ...]
-    has_context: bool
+    contexts: dict[str, dict[str, str]]  # candidate -> its patient context (srrg.metrics.context; {} = none)
+
+    @property
+    def has_context(self) -> bool:
+        return any(self.contexts.values())
 
 
 def parse_relations(expected: Any, where: str) -> tuple[tuple[str, str, str], ...]:
@@ -92,12 +98,19 @@ def read_cases(path: str | Path) -> list[RankingCase]:
                 raise UserError(f"{where}: duplicate case id")
             seen.add(str(test["id"]))
             texts = {k: v["text"] for k, v in cands.items()}
-            has_context = any("context" in v for v in cands.values())
+            contexts = {k: patient_context(_context_of(v, where)) for k, v in cands.items()}
             category = str(cat.get("category", ""))
-            cases.append(RankingCase(str(test["id"]), category, test["ground_truth"], texts, relations, has_context))
+            cases.append(RankingCase(str(test["id"]), category, test["ground_truth"], texts, relations, contexts))
     if not cases:
         raise UserError(f"{path}: no ranking case; nothing to check")
     return cases
+
+
+def _context_of(candidate: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
+    context = candidate.get("context")
+    if context is not None and not isinstance(context, Mapping):
+        raise UserError(f'{where}: a candidate\'s context must be an object such as {{"age": "82"}}, got {context!r}')
+    return context
 
 
 def holds(relation: tuple[str, str, str], scores: Mapping[str, float]) -> bool:
@@ -117,13 +130,15 @@ def candidate_scores(
     cases: Sequence[RankingCase], metrics: Sequence[str], keys: Mapping[str, str], options: Mapping[str, Any] | None
 ) -> dict[str, list[dict[str, float]]]:
     """metric -> per case {candidate: score}: every candidate scored against its case's ground
-    truth in one call per metric, reduced to the metric's key statistic (srrg.compare.statistics)."""
+    truth with its patient context in one call per metric, reduced to the metric's key statistic
+    (srrg.compare.statistics)."""
     slots = [(i, name) for i, case in enumerate(cases) for name in case.candidates]
     refs = [cases[i].reference for i, _ in slots]
     hyps = [cases[i].candidates[name] for i, name in slots]
+    contexts = [cases[i].contexts[name] for i, name in slots] if any(c.has_context for c in cases) else None
     out = {}
     for metric, key in metric_keys(metrics, keys).items():
-        table = score_all(refs, hyps, [metric], options).per_report
+        table = score_all(refs, hyps, [metric], options, contexts).per_report
         numeric = [
             c for c, v in table.items() if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
         ]
@@ -195,7 +210,8 @@ def run_metaeval_rank(
     out = Path(out_dir)
     caption = (
         f"RadJudge ranking cases passed per category ({len(cases)} cases; '>' strictly greater, '=' within "
-        f"{EQUAL_TOLERANCE}, every relation of a case must hold; text metrics ignore patient context)."
+        f"{EQUAL_TOLERANCE}, every relation of a case must hold; patient context reaches crimson, text metrics "
+        "ignore it)."
     )
     markdown = category_markdown(table, checked_keys, caption)
     write_text(out / "rank_cases.csv", checked.write_csv())
