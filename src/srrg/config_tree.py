@@ -86,7 +86,12 @@ class JudgeSection:
     max_tokens: int | None = field(
         default=None, metadata=doc("Answer length per judge request; null = each judge's own default.", minimum=1)
     )
-    metrics: tuple[Literal["green", "vert", "gema", "proxy_rating"], ...] = ("green", "vert", "gema", "proxy_rating")
+    metrics: tuple[Literal["green", "vert", "gema", "proxy_rating", "crimson"], ...] = (
+        "green",
+        "vert",
+        "gema",
+        "proxy_rating",
+    )
     extra_metrics: tuple[str, ...] = field(
         default=("bleu", "meteor", "rouge_l", "s_score", "s_score_text"),
         metadata={
