@@ -232,9 +232,7 @@ def test_every_generated_mistake_is_refused_with_one_line_naming_its_key():
             passed.append(f"{kind}: {_dotted(path)} = {value!r}")
         elif "\n" in message or not _named(message, path):
             unnamed.append(f"{kind}: {_dotted(path)} = {value!r}: {message}")
-    print(
-        f"{len(MISTAKES)} generated mistakes, {len(passed)} passed the pre-check, {len(unnamed)} not one line naming the key"
-    )
+    print(f"{len(MISTAKES)} generated mistakes: {len(passed)} passed the pre-check, {len(unnamed)} not one line")
     assert passed == [], f"{len(passed)} of {len(MISTAKES)} mistakes pass the pre-check:\n" + "\n".join(passed)
     assert unnamed == [], "\n".join(unnamed)
 
@@ -243,3 +241,33 @@ def test_the_embedded_default_passes_with_a_dataset_of_every_adapter():
     from srrg.config_tree import check_workflow_config
 
     check_workflow_config(_base_for(("metaeval", "datasets")))
+
+
+THROUGH_SNAKEMAKE = [
+    ({"metaeval": {"correlate": {"min_cases": 1}}}, "metaeval.correlate.min_cases must be >= 2"),
+    (
+        {"metaeval": {"datasets": {"rp": {"adapter": "radpref", "path": "ratings", "options": {"raterz": ["a"]}}}}},
+        "unknown key metaeval.datasets.rp.options.raterz",
+    ),
+    ({"score": {"options": {"ce": {"smoothing": -1.0}}}}, "score.options.ce: ce option smoothing must be >= 0"),
+    ({"score": {"options": {"s_score_text": {"w_prob": 0.5}}}}, "score.options.s_score_text: S-Score weights"),
+]
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory):
+    from workflow_helpers import copy_workflow
+
+    return copy_workflow(tmp_path_factory.mktemp("h7") / "repo")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("override", "message"), THROUGH_SNAKEMAKE, ids=[m for _, m in THROUGH_SNAKEMAKE])
+def test_a_real_dry_run_stops_with_one_line_naming_the_key(workflow_copy, override, message):
+    """The pre-check is what `snakemake -n` runs (workflow/rules/common.smk): each mistake stops the
+    dry run before any job, with one line and no traceback (bug: each passed -n and failed in its job)."""
+    from workflow_helpers import snakemake, write_config
+
+    proc = snakemake(workflow_copy, "-n", "--configfile", str(write_config(workflow_copy, override)), check=False)
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if message in line]
+    assert proc.returncode != 0 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
