@@ -61,9 +61,16 @@ def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def metric_parts(metric: str) -> tuple[str, ...]:
+    """The srrg metrics a metric runs as its parts (models.yaml `parts`: the ReXrank preset's,
+    srrg.metrics.rexrank.PARTS); () for every other metric."""
+    return tuple((catalog().get("parts") or {}).get(metric, ()))
+
+
 def metric_needs(metric: str) -> list[Need]:
-    """The repositories one metric loads ([] for metrics without weights)."""
+    """The repositories one metric loads, its parts' included ([] for metrics without weights)."""
     repos = catalog()["repos"]
+    names = [r for m in (metric, *metric_parts(metric)) for r in catalog()["metrics"].get(m, [])]
     return [
         Need(
             r,
@@ -72,7 +79,7 @@ def metric_needs(metric: str) -> list[Need]:
             (metric,),
             repos[r].get("source", ""),
         )
-        for r in catalog()["metrics"].get(metric, [])
+        for r in dict.fromkeys(names)
     ]
 
 

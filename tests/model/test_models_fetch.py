@@ -49,7 +49,16 @@ PAPER = {
 
 def test_packaged_catalog_lists_every_metric_repo() -> None:
     cat = mf.catalog()
-    model_backed = {"chexbert", "radgraph", "bertscore", "radcliq", "ratescore", "srrbert", "green_model"}
+    model_backed = {
+        "chexbert",
+        "radgraph",
+        "bertscore",
+        "radcliq",
+        "ratescore",
+        "srrbert",
+        "green_model",
+        "rexrank_radcliq",
+    }
     assert set(cat["metrics"]) == model_backed
     for repos in cat["metrics"].values():
         assert all(r in cat["repos"] for r in repos)

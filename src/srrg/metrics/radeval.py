@@ -108,6 +108,18 @@ def _alias_old_package_name() -> None:
         sys.meta_path.insert(0, _OldPackageName())
 
 
+def weights_missing(exc: BaseException) -> OSError | None:
+    """The OSError (the hub unreachable and the file in no cache) behind a failed scorer build, also
+    when RadEval re-raised it as another type (its vendored RadGraph raises a bare Exception 'Cannot
+    download the file ...' from the hub's error); None for any other failure."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def radeval_metric(name: str, metric: str) -> Any:
     """RadEval's metric `name`, built with its defaults, for srrg's `metric` (the loading boundary; tests
     replace it). A missing RadEval, a missing dependency of that one metric, or (offline) a weight
@@ -131,8 +143,11 @@ def radeval_metric(name: str, metric: str) -> Any:
             f"RadEval metric {name!r} needs the module {exc.name!r}, which is not installed "
             f"({INSTALL}; docs/metrics.md, 'RadEval metrics', says what each metric needs)"
         ) from None
-    except OSError as exc:  # the hub unreachable and the weights not in the cache
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - only a weight that could not be read is turned into one line
+        cause = weights_missing(exc)
+        if cause is None:
+            raise
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         why = f"{unreachable} and they are in no cache: " if unreachable else ""
         raise UserError(
             f"{metric}: RadEval could not load its weights ({why}{first}); run `srrg models fetch "
@@ -176,6 +191,11 @@ def as_float(value: Any) -> float:
 def mean(values: Sequence[float]) -> float:
     kept = [v for v in values if not math.isnan(v)]
     return sum(kept) / len(kept) if kept else math.nan
+
+
+def inverse(value: float) -> float:
+    """1 / value (RadCliQ-v1's higher-is-better form); NaN for 0 or NaN."""
+    return 1 / value if value and not math.isnan(value) else math.nan
 
 
 @dataclass(frozen=True)
@@ -309,8 +329,7 @@ class RadCliQ(RadEvalMetric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         result = super().compute(refs, hyps)
-        value = result.summary["radcliq_v1"]
-        result.summary["radcliq_v1_inverse"] = 1 / value if value and not math.isnan(value) else math.nan
+        result.summary["radcliq_v1_inverse"] = inverse(result.summary["radcliq_v1"])
         return result
 
     def signature(self, key: str) -> str:

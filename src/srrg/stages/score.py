@@ -9,6 +9,7 @@ import argparse
 from srrg.stages import _args
 
 HELP = "score generated reports against references with any registered metrics"
+PRESETS = {"rexrank": ("rexrank",)}  # --preset -> the metrics it scores
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "or TXT with one report per line (docs/inputs.md)"
         ),
     )
-    parser.add_argument(
-        "--metrics", required=True, help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)"
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument(
+        "--metrics", help="comma-separated metric names, e.g. s_score,bleu,rouge_l (see docs/metrics.md)"
+    )
+    chosen.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="the metrics of a leaderboard, each computed its way: rexrank = every ReXrank column "
+        "(docs/metrics.md, 'ReXrank preset')",
     )
     parser.add_argument("--out", required=True, help="output folder")
     _args.config(
@@ -57,7 +65,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.metrics.score import COUNTS, run_score, signature_columns, summary_markdown
 
     _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    metrics = list(PRESETS[args.preset]) if args.preset else [m.strip() for m in args.metrics.split(",") if m.strip()]
     options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
     start = time.perf_counter()
     summary = run_score(
