@@ -59,6 +59,12 @@ _LINE_BREAK = re.compile(r"[\r\n\t]")
 # 4,466 distinct of 7,346). A text's result depends only on the text and the extractor's config,
 # so each extractor keeps the results of this many texts (docs/extraction.md, "Speed").
 TEXT_CACHE_SIZE = 16_384
+# Sentences repeat far more than whole texts (MIMIC-CXR findings are nearly all distinct, their
+# sentences mostly are not), and every rule works inside one sentence, so each extractor also keeps
+# the results of this many sentences (docs/extraction.md, "Speed").
+SENTENCE_CACHE_SIZE = 65_536
+# a candidate sentence end: ".", "!" or "?" and one space before a non-space character
+_SENTENCE_CUT = re.compile(r"[.!?] (?=\S)")
 
 
 # every section a report can be cut into (srrg/vocab/sections.yaml, and the text before any header)
@@ -410,12 +416,24 @@ class TextResult:
         ]
 
 
-def text_result(doc: Doc) -> TextResult:
-    """The structured report of one processed text and a record per kept mention."""
+@dataclass(frozen=True, slots=True)
+class SentenceResult:
+    """The kept mentions of one processed text (a sentence or a whole text) before they are
+    merged into a report: texts made of several sentences join their sentences' parts."""
+
+    positive: tuple[Finding, ...]
+    negative: tuple[str, ...]
+    records: tuple[MentionRecord, ...]
+    cut: bool
+
+
+def sentence_result(doc: Doc, text: str) -> SentenceResult:
+    """The kept mentions of one processed text (`text` is what spaCy got: doc.text, without
+    building a Token per token)."""
     state: DocState = doc.user_data[STATE]
     mentions = [m for m in state.mentions if m.status in (POSITIVE, NEGATIVE)]
     if not mentions:
-        return TextResult(StructuredReport(), (), state.cut)
+        return SentenceResult((), (), (), state.cut)
     positive: list[Finding] = []
     negative: list[str] = []
     records: list[MentionRecord] = []
@@ -425,7 +443,6 @@ def text_result(doc: Doc) -> TextResult:
         """Character offsets of tokens [start, end)."""
         return arr[start][0], arr[end - 1][0] + arr[end - 1][1]
 
-    text = doc.text
     for m in mentions:
         stated = m.status == POSITIVE
         level = m.level[0] if m.level and stated else None
@@ -444,7 +461,36 @@ def text_result(doc: Doc) -> TextResult:
             span(m.size[1], m.size[2]) if size else None,  # type: ignore[index]
         )
         records.append((m.name, m.status, m.probability, level, location, spans))
-    return TextResult(canonicalize(StructuredReport(tuple(positive), tuple(negative))), tuple(records), state.cut)
+    return SentenceResult(tuple(positive), tuple(negative), tuple(records), state.cut)
+
+
+def _moved(record: MentionRecord, offset: int) -> MentionRecord:
+    """A record with its spans moved by `offset` characters."""
+    name, status, probability, level, location, (n, t, lv, locs, z) = record
+    spans = (
+        (n[0] + offset, n[1] + offset),
+        None if t is None else (t[0] + offset, t[1] + offset),
+        None if lv is None else (lv[0] + offset, lv[1] + offset),
+        tuple((a + offset, b + offset) for a, b in locs),
+        None if z is None else (z[0] + offset, z[1] + offset),
+    )
+    return name, status, probability, level, location, spans
+
+
+def joined_result(parts: Sequence[tuple[int, SentenceResult]]) -> TextResult:
+    """The result of a text from its sentences' results at their offsets, in text order: the same
+    as the text's own, since no rule looks past a sentence end (docs/extraction.md, "Speed")."""
+    if len(parts) == 1 and parts[0][0] == 0:
+        only = parts[0][1]
+        positive, negative, records = only.positive, only.negative, only.records
+    else:
+        positive = tuple(f for _, p in parts for f in p.positive)
+        negative = tuple(n for _, p in parts for n in p.negative)
+        records = tuple(r if offset == 0 else _moved(r, offset) for offset, p in parts for r in p.records)
+    cut = any(p.cut for _, p in parts)
+    if not records:
+        return TextResult(StructuredReport(), (), cut)
+    return TextResult(canonicalize(StructuredReport(positive, negative)), records, cut)
 
 
 class Extractor:
@@ -455,6 +501,10 @@ class Extractor:
         cfg = self.config
         self.nlp = build_nlp(cfg.spacy_model, cfg.borderline_probability, cfg.nodular_opacity, cfg.versus_probability)
         self._cache: dict[str, TextResult] = {}  # prepared section text -> its result
+        self._sentences: dict[str, SentenceResult] = {}  # sentence -> its result (SENTENCE_CACHE_SIZE)
+        self._ends: dict[str, bool] = {}  # last word of a candidate sentence -> whether it ends one
+        # with a model the sentence boundaries are the model's, seen on the whole text: no sentence cache
+        self._by_sentence = not self.nlp.get_pipe("srrg_sentences").use_model
 
     def _texts(self, sections: Sequence[Section]) -> list[tuple[str, int]]:
         """(text for spaCy, its offset in the section's source text) per section."""
@@ -491,12 +541,12 @@ class Extractor:
         return out
 
     def _results(self, texts: list[str]) -> list[TextResult | None]:
-        """The result of every text (None: its pipeline failed), each distinct text run once and
-        kept in the text cache, which forgets its oldest entries once TEXT_CACHE_SIZE are kept."""
+        """The result of every text (None: its pipeline failed), each distinct text worked out once
+        and kept in the text cache, which forgets its oldest entries once TEXT_CACHE_SIZE are kept."""
         cache = self._cache
         results = [cache.get(t) for t in texts]
         todo = list(dict.fromkeys(t for t, r in zip(texts, results) if r is None))
-        fresh = {t: None if d is None else text_result(d) for t, d in zip(todo, self._pipe(todo))}
+        fresh = dict(zip(todo, self._fresh(todo)))
         for text, result in fresh.items():
             if result is not None:
                 if len(cache) >= TEXT_CACHE_SIZE:
@@ -504,9 +554,54 @@ class Extractor:
                 cache[text] = result
         return [fresh[t] if r is None else r for t, r in zip(texts, results)]
 
+    def _fresh(self, texts: list[str]) -> list[TextResult | None]:
+        """The results of texts the text cache lacks: each text cut into its sentences
+        (split_sentences), each distinct sentence run once and kept in the sentence cache."""
+        units = [self.split_sentences(t) for t in texts]
+        known = self._sentences
+        todo = list(dict.fromkeys(s for parts in units for _, s in parts if s not in known))
+        fresh = {s: None if d is None else sentence_result(d, s) for s, d in zip(todo, self._pipe(todo))}
+        out: list[TextResult | None] = []
+        for parts in units:
+            got = [(offset, known.get(s) or fresh[s]) for offset, s in parts]
+            out.append(None if any(r is None for _, r in got) else joined_result(got))  # type: ignore[arg-type]
+        for sentence, result in fresh.items():
+            if result is not None:
+                if len(known) >= SENTENCE_CACHE_SIZE:
+                    del known[next(iter(known))]
+                known[sentence] = result
+        return out
+
+    def split_sentences(self, text: str) -> list[tuple[int, str]]:
+        """(offset, sentence) of a prepared text, cut only where the pipeline itself ends a sentence
+        and spaCy would tokenize both sides alike: at one space after a word whose last token is made
+        of ".", "!" and "?" ("effusion.", not "e.g." or "1."). The whole text when sentences come
+        from a model."""
+        if not self._by_sentence:
+            return [(0, text)]
+        parts, start = [], 0
+        for m in _SENTENCE_CUT.finditer(text):
+            space = m.end() - 1
+            if self._ends_sentence(text[start:space].rsplit(None, 1)[-1]):
+                parts.append((start, text[start:space]))
+                start = space + 1
+        parts.append((start, text[start:]))
+        return parts
+
+    def _ends_sentence(self, word: str) -> bool:
+        """Whether a word (no whitespace) ends in a token that ends a sentence; worked out once per word."""
+        ends = self._ends.get(word)
+        if ends is None:
+            tokens = self.nlp.tokenizer(word)
+            ends = self._ends[word] = (
+                bool(len(tokens)) and bool(tokens[-1].lower_) and set(tokens[-1].lower_) <= SENTENCE_ENDS
+            )
+        return ends
+
     def clear_cache(self) -> None:
-        """Forget every kept text result (a benchmark's cold start)."""
+        """Forget every kept text and sentence result (a benchmark's cold start)."""
         self._cache.clear()
+        self._sentences.clear()
 
     def _pipe(self, texts: list[str]) -> list[Doc | None]:
         """nlp.pipe in batches; a batch that fails is redone text by text so one bad text costs one row."""
