@@ -4,7 +4,8 @@ Synthetic run files in the workflow's layout: seeded structured references (1-4 
 with probability, level and location, 0-3 negatives), predictions that drop, add or change some of
 them (5 % unparseable), S-Score and ROUGE-L per report from the real `srrg score` code, a second run
 for the comparison column, phantom images. Timed: building the page's data (alignment, phantom
-thumbnails) and writing the page, in-process, with a cold and a warm thumbnail cache. With a
+thumbnails) and writing the page, in-process, with a cold and a warm thumbnail cache, each with the
+1-minute load average (the machine is shared). With a
 `chromium` binary on PATH also the page's own time from navigation to its first view (parse the
 data, sort by S-Score, build the first 50 cases; the page records it), and the wall time of
 headless Chromium printing the DOM next to the same for an empty page (the browser's start-up).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -193,7 +195,7 @@ def main() -> None:
                     print(
                         f"{n:>6} studies, {processes} process(es), {args.thumbnail_size} px thumbnails, {pass_} "
                         f"thumbnail cache: page {size / 1e6:.2f} MB, written in {total:.2f} s "
-                        f"(page data {built - start:.2f} s)"
+                        f"(page data {built - start:.2f} s), load average {os.getloadavg()[0]:.2f}"
                     )
             if shutil.which("chromium"):
                 empty = root / "empty.html"

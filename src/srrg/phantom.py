@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -226,14 +227,25 @@ def magnitude(level: str | None) -> float:
     return 0.1 + 0.9 * LEVEL_SCALE.index(drawn_level(level)) / (len(LEVEL_SCALE) - 1)
 
 
+@lru_cache(maxsize=8)
+def _axes(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel centres in unit coordinates as a row (x) and a column (y), read-only: an expression
+    of both broadcasts to the full grid, one of y alone stays a column, so a drawing costs a few
+    size-long operations besides its full-grid ones. Each pixel's value is the one the full grid
+    gives (the same float32 operations on the same numbers)."""
+    axis = (np.arange(size, dtype=np.float32) + 0.5) / size
+    x, y = axis.reshape(1, size), axis.reshape(size, 1).copy()
+    x.flags.writeable = y.flags.writeable = False
+    return x, y
+
+
 class Canvas:
-    """Pixel grid in unit coordinates (x to the image right = patient's left, y down) plus the
-    jittered anatomy every drawing refers to."""
+    """Pixel grid in unit coordinates (x to the image right = patient's left, y down; `_axes`)
+    plus the jittered anatomy every drawing refers to."""
 
     def __init__(self, size: int, rng: np.random.Generator) -> None:
         self.size, self.rng = size, rng
-        y, x = np.mgrid[0:size, 0:size].astype(np.float32)
-        self.x, self.y = (x + 0.5) / size, (y + 0.5) / size
+        self.x, self.y = _axes(size)
         self.img = np.zeros((size, size), dtype=np.float32)
         j = lambda s: float(rng.uniform(-s, s))  # noqa: E731 - a one-letter jitter helper
         self.cx, self.cy, self.scale = 0.5 + j(0.03), 0.5 + j(0.03), 1.0 + j(0.04)

@@ -9,6 +9,8 @@ import io
 import json
 import random
 import re
+import sqlite3
+from contextlib import closing
 
 import polars as pl
 import pytest
@@ -267,7 +269,8 @@ def test_thumbnail_cache_draws_each_picture_once(tmp_path, monkeypatch):
 
     report = rep([Finding("pleural effusion", 3, "large", "left")])
     first = thumbs.thumbnails("phantom", ["a", "b"], [report, rep()], [None, None], 32, cache_dir=tmp_path)
-    assert len(list(tmp_path.rglob("*.txt"))) == 2
+    with closing(sqlite3.connect(tmp_path / thumbs.CACHE_FILE)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM thumbnails").fetchone() == (2,)
 
     def no_drawing(job):
         raise AssertionError(f"drew {job[1]} again")

@@ -1,8 +1,9 @@
 """The case page on hostile or careless inputs (docs/cases.md, "Size and speed"): a poisoned or
-non-ASCII thumbnail cache file, ±inf scores, and markup in every name the page prints (run names,
-column names, study ids, statuses, title and subtitle). Issue 39 (a poisoned cache file ran an
-onerror handler; ±inf and a non-ASCII cache file gave tracebacks) and issue 38 (markup beyond the
-report texts). The poisoning also runs through the page in headless Chromium."""
+non-ASCII thumbnail cache entry, a cache file that is no cache, ±inf scores, and markup in every
+name the page prints (run names, column names, study ids, statuses, title and subtitle). Issue 39
+(a poisoned cache file ran an onerror handler; ±inf and a non-ASCII cache file gave tracebacks) and
+issue 38 (markup beyond the report texts). The poisoning also runs through the page in headless
+Chromium."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import json
 import math
 import re
 import shutil
+import sqlite3
 import subprocess
+from contextlib import closing
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -34,10 +37,18 @@ def embedded(page: Path) -> dict:
 
 
 def _poison_cache(cache: Path, content: bytes) -> int:
-    files = sorted(cache.rglob("*.txt"))
-    for f in files:
-        f.write_bytes(content)
-    return len(files)
+    """Overwrite every cached thumbnail with `content` (text where it decodes, else raw bytes)."""
+    try:
+        value: str | bytes = content.decode("utf-8")
+    except UnicodeDecodeError:
+        value = content
+    with closing(sqlite3.connect(cache / thumbs.CACHE_FILE)) as conn, conn:
+        return conn.execute("UPDATE thumbnails SET uri = ?", (value,)).rowcount
+
+
+def _cached(cache: Path) -> list[str | bytes]:
+    with closing(sqlite3.connect(cache / thumbs.CACHE_FILE)) as conn:
+        return [uri for (uri,) in conn.execute("SELECT uri FROM thumbnails")]
 
 
 @pytest.mark.parametrize(
@@ -45,7 +56,7 @@ def _poison_cache(cache: Path, content: bytes) -> int:
     [POISON.encode(), "data:image/jpeg;base64,ÄÖ".encode(), b"\xff\xfe"],
     ids=["markup", "non-ascii", "bytes"],
 )
-def test_a_cache_file_that_is_not_a_drawn_thumbnail_is_drawn_again(tmp_path, content):
+def test_a_cache_entry_that_is_not_a_drawn_thumbnail_is_drawn_again(tmp_path, content):
     """Bug: the cached text was embedded as read (a quote and an onerror handler end up in <img src>),
     and a non-ASCII file raised UnicodeDecodeError out of the page writer."""
     report = StructuredReport(positive=[], negative=["pneumothorax"])
@@ -53,7 +64,28 @@ def test_a_cache_file_that_is_not_a_drawn_thumbnail_is_drawn_again(tmp_path, con
     assert _poison_cache(tmp_path, content) == 1
     again = thumbs.thumbnails("phantom", ["a"], [report], [None], 32, cache_dir=tmp_path)
     assert again == first and again[0][0].startswith("data:image/jpeg;base64,")
-    assert next(tmp_path.rglob("*.txt")).read_text(encoding="ascii") == first[0][0]  # the file is replaced
+    assert _cached(tmp_path) == [first[0][0]]  # the entry is replaced
+
+
+@pytest.mark.parametrize("kind", ["text", "folder", "other table"])
+def test_a_cache_file_that_is_no_thumbnail_cache_is_one_line(tmp_path, capsys, kind):
+    """A damaged cache file (or a folder, or another program's database in its place) is named in
+    one line, exit 2, not a traceback from SQLite."""
+    files = write_fixture(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    target = cache / thumbs.CACHE_FILE
+    if kind == "text":
+        target.write_bytes(b"not a database\n" * 100)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        with closing(sqlite3.connect(target)) as conn, conn:
+            conn.execute("CREATE TABLE thumbnails (id INTEGER)")
+    assert main(cases_command(files, tmp_path / "c.html") + ["--cache-dir", str(cache)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not a usable thumbnail cache" in err and "Traceback" not in err
+    assert not (tmp_path / "c.html").exists()
 
 
 def _with_scores(path: Path, values: dict[str, float]) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -60,21 +61,28 @@ def write_page(data: Mapping[str, Any], out: str | Path, title: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def run_cases(
-    run: RunTables,
-    dataset: Path,
-    split: str,
-    judge: Path | None,
-    image_root: str | None,
-    thumbnail_size: int,
-    processes: int,
-    cache_dir: Path | None,
-    compare: Sequence[RunTables],
-    out: str,
-    title: str,
-) -> tuple[dict[str, Any], int]:
+@dataclass(frozen=True)
+class CasesOptions:
+    """Everything one cases page is built from (the `srrg cases` options, docs/cases.md), as one
+    value: the stage builds it from the command line and run_cases reads it."""
+
+    run: RunTables
+    dataset: Path
+    out: Path
+    title: str
+    split: str = "test"
+    judge: Path | None = None
+    image_root: str | None = None
+    thumbnail_size: int = 64
+    processes: int = 1
+    cache_dir: Path | None = None
+    compare: tuple[RunTables, ...] = ()
+
+
+def run_cases(options: CasesOptions) -> tuple[dict[str, Any], int]:
     """The cases stage: the run's page data (case_list) with the comparison runs, written as one
-    page to out; returns the data and the page's size in bytes."""
-    data = case_list(run, dataset, split, judge, image_root, thumbnail_size, processes, cache_dir)
-    data["compare"] = [comparison(other) for other in compare]
-    return data, write_page(data, out, title)
+    page to options.out; returns the data and the page's size in bytes."""
+    o = options
+    data = case_list(o.run, o.dataset, o.split, o.judge, o.image_root, o.thumbnail_size, o.processes, o.cache_dir)
+    data["compare"] = [comparison(other) for other in o.compare]
+    return data, write_page(data, o.out, o.title)

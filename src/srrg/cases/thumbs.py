@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -23,14 +24,17 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from srrg import phantom
-from srrg.io import write_text
+from srrg.errors import UserError
 from srrg.phantom import render
 from srrg.report import StructuredReport
 
 QUALITY = 60
 # what data_uri writes, and all a cached thumbnail may be: embedded into <img src>, anything else
 # (a quote, markup, another scheme) would be page content from a file outside the page's inputs
-_DATA_URI = re.compile(rb"data:image/jpeg;base64,[A-Za-z0-9+/]+={0,2}")
+_DATA_URI = re.compile(r"data:image/jpeg;base64,[A-Za-z0-9+/]+={0,2}")
+CACHE_FILE = "thumbnails.sqlite"
+_SCHEMA = "CREATE TABLE IF NOT EXISTS thumbnails (key TEXT PRIMARY KEY, uri TEXT NOT NULL)"
+_CHUNK = 500  # stays under SQLite's bound-parameter limit
 
 
 def data_uri(image: Image.Image) -> str:
@@ -100,14 +104,45 @@ def cache_key(job: tuple[str, str, StructuredReport | None, str | None, int]) ->
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 
-def cached_uri(path: Path) -> str | None:
-    """A cached thumbnail's data URI, or None when the file is not one data_uri wrote (damaged,
-    edited, not ASCII): the picture is then drawn again and the file replaced."""
-    try:
-        raw = path.read_bytes().strip()
-    except OSError:
-        return None
-    return raw.decode("ascii") if _DATA_URI.fullmatch(raw) else None
+class ThumbnailCache:
+    """cache key -> data URI in `<folder>/thumbnails.sqlite`: one file and one transaction per page,
+    since creating a small file per thumbnail costs as much as drawing it (docs/cases.md). WAL
+    journaling and a busy timeout, as srrg's other caches, so parallel Snakemake jobs share it."""
+
+    def __init__(self, folder: str | Path, busy_timeout_s: float = 60.0) -> None:
+        self.path = Path(folder) / CACHE_FILE
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(self.path, timeout=busy_timeout_s)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            with self.conn:
+                self.conn.execute(_SCHEMA)
+                self.conn.execute("SELECT key, uri FROM thumbnails LIMIT 0")  # not another program's table
+        except (OSError, sqlite3.DatabaseError) as err:
+            raise UserError(
+                f"--cache-dir {folder}: {self.path} is not a usable thumbnail cache ({err}); delete it "
+                "(its thumbnails are then drawn again) or pass another folder"
+            ) from None
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The cached data URIs of the keys that have one. A value that is not one data_uri wrote
+        (an edited or damaged row: markup, another scheme, bytes) is a miss, drawn again and replaced,
+        so nothing in the cache file becomes page content."""
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), _CHUNK):
+            part = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(part))
+            for key, uri in self.conn.execute(f"SELECT key, uri FROM thumbnails WHERE key IN ({marks})", part):
+                if isinstance(uri, str) and _DATA_URI.fullmatch(uri):
+                    found[key] = uri
+        return found
+
+    def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        with self.conn:
+            self.conn.executemany("INSERT OR REPLACE INTO thumbnails VALUES (?, ?)", items)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _draw(jobs: list[Any], processes: int) -> list[tuple[str | None, str]]:
@@ -132,17 +167,17 @@ def thumbnails(
     jobs = [(mode, s, r, p, size) for s, r, p in zip(study_ids, reports, paths, strict=True)]
     if cache_dir is None:
         return _draw(jobs, processes)
-    files = [Path(cache_dir) / key[:2] / f"{key}.txt" for key in map(cache_key, jobs)]
-    out: list[tuple[str | None, str] | None] = [None] * len(jobs)
-    todo = []
-    for i, file in enumerate(files):
-        uri = cached_uri(file) if file.is_file() else None
-        if uri is not None:
-            out[i] = (uri, mode)
-        else:
-            todo.append(i)
-    for i, drawn in zip(todo, _draw([jobs[i] for i in todo], processes)):
-        out[i] = drawn
-        if drawn[0] is not None:  # failures are notes, never cached: a fixed file shows up next time
-            write_text(files[i], drawn[0])
+    keys = [cache_key(job) for job in jobs]
+    cache = ThumbnailCache(cache_dir)
+    try:
+        cached = cache.get_many(keys)
+        out = [(cached[k], mode) if k in cached else None for k in keys]
+        todo = [i for i, k in enumerate(keys) if k not in cached]
+        drawn = _draw([jobs[i] for i in todo], processes)
+        for i, picture in zip(todo, drawn):
+            out[i] = picture
+        # failures are notes, never cached: a fixed file shows up next time
+        cache.put_many([(keys[i], uri) for i, (uri, _) in zip(todo, drawn) if uri is not None])
+    finally:
+        cache.close()
     return out  # type: ignore[return-value]  # every slot is filled above

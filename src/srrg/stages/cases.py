@@ -60,23 +60,24 @@ def run(args: argparse.Namespace) -> None:
         raise UserError(f"--processes {args.processes}: expected at least 1")
 
     from srrg.cases.build import RunTables
-    from srrg.cases.page import run_cases
+    from srrg.cases.page import CasesOptions, run_cases
 
     start = time.perf_counter()
     name = args.name or Path(args.predictions).resolve().parent.name
-    data, size = run_cases(
-        RunTables(name, Path(args.predictions), Path(args.scores)),
-        Path(args.dataset),
-        args.split,
-        Path(args.judge) if args.judge else None,
-        args.image_root,
-        args.thumbnail_size,
-        args.processes,
-        Path(args.cache_dir) if args.cache_dir else None,
-        [RunTables(n, Path(p), Path(s)) for n, p, s in args.compare],
-        args.out,
-        args.title or f"Cases of {name}",
+    options = CasesOptions(
+        run=RunTables(name, Path(args.predictions), Path(args.scores)),
+        dataset=Path(args.dataset),
+        out=Path(args.out),
+        title=args.title or f"Cases of {name}",
+        split=args.split,
+        judge=Path(args.judge) if args.judge else None,
+        image_root=args.image_root,
+        thumbnail_size=args.thumbnail_size,
+        processes=args.processes,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        compare=tuple(RunTables(n, Path(p), Path(s)) for n, p, s in args.compare),
     )
+    data, size = run_cases(options)
     print(
         f"srrg cases: {len(data['studies'])} studies of {name} ({data['images']} images, "
         f"{len(data['compare'])} comparison runs) -> {args.out}, {size / 1e6:.2f} MB, "
