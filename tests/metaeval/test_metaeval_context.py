@@ -8,8 +8,11 @@ import json
 
 import polars as pl
 import pytest
+from judge_responses import stub_llm_config
+from openai_stub import OpenAIStub, Reply, last_user_message
 from paths import FIXTURES, SHARED_DATA
 
+from srrg.cli import main as srrg_main
 from srrg.errors import UserError
 from srrg.llm.base import LLMResponse
 from srrg.metaeval.prepare import run_metaeval_prepare
@@ -129,3 +132,26 @@ def test_a_candidate_context_that_is_not_an_object_is_refused(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(UserError, match="context must be an object"):
         read_cases(path)
+
+
+@pytest.mark.skipif(not RADJUDGE.is_file(), reason="../shared/data/radjudge is absent")
+def test_metaeval_rank_runs_crimson_on_every_radjudge_case_against_the_stub(tmp_path, monkeypatch):
+    monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
+
+    def responder(body):
+        prompt = last_user_message(body)
+        return Reply(crimson_answer("benign_expected" if "Age: 82" in prompt else "actionable_not_urgent"))
+
+    out = tmp_path / "rank"
+    with OpenAIStub(responder=responder) as stub:
+        config = {"crimson": {"llm": stub_llm_config(stub.base_url, str(tmp_path / "cache"))}}
+        args = ["metaeval-rank", "--cases", str(RADJUDGE), "--metrics", "crimson", "--out", str(out)]
+        assert srrg_main([*args, "--config", json.dumps(config)]) in (0, None)
+        n_requests = len(stub.requests)
+    rows = pl.read_csv(out / "rank_cases.csv")
+    assert rows.height == 30 and set(rows["metric"]) == {"crimson"} and rows["key"][0] == "crimson"
+    assert n_requests == sum(len(c.candidates) for c in read_cases(RADJUDGE))
+    # every candidate gets the same answer except the 82-year-old's: of the age/indication cases only 2a holds
+    passed = dict(zip(rows["case_id"], rows["passed"]))
+    assert passed["2a"] and not passed["2b"] and not passed["2c"]
+    assert json.loads((out / "info.json").read_text())["n_cases_with_context"] == 5
