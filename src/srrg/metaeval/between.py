@@ -14,8 +14,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from srrg.compare import randomization_p
-from srrg.metaeval.correlation import coefficient, coefficient_value, paired_test, resampling_status
+from srrg.compare import randomization_p, swap_masks
+from srrg.metaeval.correlation import (
+    DIRECT_KENDALL_MAX,
+    coefficient,
+    coefficient_value,
+    paired_test,
+    resampling_status,
+)
 from srrg.metaeval.multiple import adjust
 
 # the statistic the "better than" matrix and the permutation test rank metrics by
@@ -45,15 +51,78 @@ def permutation_p(
 ) -> float:
     """Two-sided paired permutation test of corr(a, human) - corr(b, human) on complete pairs: in
     every round the two metrics' (comparable) scores swap, case by case when clusters are given
-    (the pairs of one case swap together), pair by pair otherwise; srrg.compare.randomization_p
-    counts the rounds (exact over all 2^u swap patterns when that is at most n_rounds)."""
+    (the pairs of one case swap together), pair by pair otherwise, with the rounds of
+    srrg.compare.randomization_p (exact over all 2^u swap patterns when that is at most n_rounds).
+    Kendall tau-b (up to DIRECT_KENDALL_MAX pairs) and Pearson are computed for all rounds at once
+    (round_coefficients: the same numbers as one round at a time); other methods round by round."""
     xa, xb = comparable(a, method), comparable(b, method)
     units = None if clusters is None else np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
+    if method not in ("kendall", "pearson") or (method == "kendall" and len(human) > DIRECT_KENDALL_MAX):
 
-    def stat(v: np.ndarray) -> float:
-        return coefficient_value(method, v[:, 0], human)
+        def stat(v: np.ndarray) -> float:
+            return coefficient_value(method, v[:, 0], human)
 
-    return randomization_p(xa[:, None], xb[:, None], stat, n_rounds, seed, units)
+        return randomization_p(xa[:, None], xb[:, None], stat, n_rounds, seed, units)
+    observed = abs(coefficient_value(method, xb, human) - coefficient_value(method, xa, human))
+    if math.isnan(observed):
+        return math.nan
+    masks, exact = swap_masks(len(xa) if units is None else int(units.max()) + 1, n_rounds, seed)
+    m = masks if units is None else masks[:, units]
+    first, second = round_coefficients(method, xa, xb, human, m)
+    with np.errstate(invalid="ignore"):
+        count = int((np.abs(first - second) >= observed - 1e-12).sum())  # NaN rounds never count
+    return count / len(masks) if exact else (count + 1) / (len(masks) + 1)  # as randomization_p
+
+
+def round_coefficients(
+    method: str, xa: np.ndarray, xb: np.ndarray, y: np.ndarray, m: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """coefficient_value(method, where(m_r, xa, xb), y) and the same of where(m_r, xb, xa) for every
+    round r (row of the bool matrix m), bit for bit, NaN where a side is constant. Kendall: with
+    S(x) the pair-sign matrix, the swapped series' signs come from four fixed matrices (both rows
+    from a, both from b, one from each), so concordance and untied-pair counts of all rounds are
+    quadratic forms in m, exact integer sums (one matrix product per form)."""
+    if len(y) < 3 or np.all(y == y[0]):
+        nan = np.full(len(m), math.nan)
+        return nan, nan
+    if method == "pearson":
+        return _pearson_rows(np.where(m, xa, xb), y), _pearson_rows(np.where(m, xb, xa), y)
+    if method != "kendall":
+        raise ValueError(f"round_coefficients serves kendall and pearson, not {method!r}")
+    sy = np.sign(y[:, None] - y[None, :])
+    same_a, same_b = np.sign(xa[:, None] - xa[None, :]), np.sign(xb[:, None] - xb[None, :])
+    cross = np.sign(xb[:, None] - xa[None, :])  # row i from b, row j from a
+    mf = m.astype(float)
+    uf = 1.0 - mf
+
+    def forms(k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """m'Km, u'Ku, u'Km and m'Ku of every round (u = 1 - m)."""
+        mk = mf @ k
+        uk = k.sum(axis=0) - mk  # u'K = 1'K - m'K, exact for integer matrices
+        return (mk * mf).sum(axis=1), (uk * uf).sum(axis=1), (uk * mf).sum(axis=1), (mk * uf).sum(axis=1)
+
+    # x1 = where(m, xa, xb): pairs with both rows from a (m, m), both from b (u, u), i from b and
+    # j from a (u, m: `cross`), i from a and j from b (m, u: minus cross transposed, whose forms
+    # equal those of (u, m)); x2 = where(m, xb, xa) swaps the roles of m and u
+    aa, aa_u, _, _ = forms(same_a * sy)
+    bb_m, bb, _, _ = forms(same_b * sy)
+    _, _, c_um, c_mu = forms(cross * sy)
+    ta, ta_u, _, _ = forms(same_a * same_a)
+    tb_m, tb, _, _ = forms(same_b * same_b)
+    _, _, t_um, t_mu = forms(cross * cross)
+    untied_y = (sy * sy).sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        first = (aa + bb + 2 * c_um) / np.sqrt((ta + tb + 2 * t_um) * untied_y)
+        second = (aa_u + bb_m + 2 * c_mu) / np.sqrt((ta_u + tb_m + 2 * t_mu) * untied_y)
+    return first, second
+
+
+def _pearson_rows(v: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """coefficient_value("pearson", row, y) of every row of v (the same operations, row-wise)."""
+    dx, dy = v - v.mean(axis=1, keepdims=True), y - y.mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.clip((dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum()), -1.0, 1.0)
+    return np.where(np.all(v == v[:, :1], axis=1), math.nan, r)
 
 
 def williams(r_a: float, r_b: float, r_ab: float, n: int) -> tuple[float, float]:
