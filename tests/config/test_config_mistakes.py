@@ -271,3 +271,17 @@ def test_a_real_dry_run_stops_with_one_line_naming_the_key(workflow_copy, overri
     proc = snakemake(workflow_copy, "-n", "--configfile", str(write_config(workflow_copy, override)), check=False)
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if message in line]
     assert proc.returncode != 0 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_the_pre_check_of_the_embedded_default_loads_neither_spacy_nor_torch():
+    """Building every section must not make `snakemake -n` pay for spaCy or torch (seconds each)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from srrg.config_tree import check_workflow_config;"
+        " from srrg.text.decode import read_mapping_file; check_workflow_config(read_mapping_file('config.yaml'));"
+        " print(sorted(m for m in ('spacy', 'torch', 'scipy') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.strip() == "[]"
