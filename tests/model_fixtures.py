@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from srrg.report import Finding, StructuredReport, render_sentences
+
+if TYPE_CHECKING:  # torch is imported only by the tests that build a network
+    from srrg.model.config import ModelConfig
+    from srrg.model.network import ReportGenerator
 
 # the tiny model of the workflow tests (a Swin of two stages and a tiny LLM: seconds per step on CPU)
 TINY_MODEL = {
@@ -74,3 +78,40 @@ def tiny_train_config(**trainer: Any) -> dict[str, Any]:
         "data": {"batch_size": 2},
         "trainer": {"max_steps": 2, "accelerator": "cpu", "devices": 1, "checkpoint_every_n_steps": 1, **trainer},
     }
+
+
+def tiny_model_config(arch: str = "llm", baseline: dict[str, Any] | None = None, **model: Any) -> ModelConfig:
+    """The model config of the generation tests: TINY_MODEL's 32 px Swin and tiny Llama, and a
+    2-layer hidden-32 Transformer baseline (`baseline` adds to its settings); `model` sets any
+    other ModelConfig field (target, max_target_tokens, ...)."""
+    from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
+
+    enc = TINY_MODEL["encoder"]
+    return ModelConfig(
+        arch=arch,
+        encoder=EncoderConfig(image_size=enc["image_size"], kwargs=enc["kwargs"]),
+        llm=FrozenLLMConfig(name="tiny"),
+        baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, **(baseline or {})),
+        **{"target": "json", **model},
+    )
+
+
+def tiny_generator(
+    arch: str = "llm",
+    seed: int = 0,
+    vocab: list[str] | None = None,
+    char_tokenizer: bool = False,
+    baseline: dict[str, Any] | None = None,
+    **model: Any,
+) -> ReportGenerator:
+    """A random network of tiny_model_config in eval mode, its weights drawn from `seed`;
+    char_tokenizer: the tiny LLM's character tokenizer for the baseline too (instead of its own)."""
+    import torch
+
+    from srrg.model.llm import load_tokenizer
+    from srrg.model.network import ReportGenerator
+
+    torch.manual_seed(seed)
+    cfg = tiny_model_config(arch, baseline, **model)
+    tokenizer = load_tokenizer(cfg.llm) if char_tokenizer else None
+    return ReportGenerator(cfg, tokenizer=tokenizer, vocab=vocab).eval()

@@ -15,31 +15,20 @@ import itertools
 
 import pytest
 import torch
+from model_fixtures import tiny_generator
 
-from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
-from srrg.model.llm import load_tokenizer
+from srrg.model.config import InferConfig
 from srrg.model.network import ReportGenerator
 
 torch.set_num_threads(1)
 ALLOWED = "abc"
 L = 3
 SHARPEN = 40.0  # random init gives near-uniform logits; spread them so rankings are far from ties
-ENCODER = EncoderConfig(
-    image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
-)
 
 
 def restricted_model(arch: str) -> tuple[ReportGenerator, list[int]]:
-    torch.manual_seed(3)
-    cfg = ModelConfig(
-        arch=arch,
-        target="json",
-        encoder=ENCODER,
-        llm=FrozenLLMConfig(name="tiny"),
-        baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0),
-        max_target_tokens=16,
-    )
-    net = ReportGenerator(cfg, tokenizer=load_tokenizer(cfg.llm)).eval()  # both archs: the tiny character vocabulary
+    # both archs: the tiny character vocabulary
+    net = tiny_generator(arch, seed=3, char_tokenizer=True, max_target_tokens=16)
     ids = [net.tokenizer.convert_tokens_to_ids(c) for c in ALLOWED]
     lm = net.llm if net.llm is not None else net.decoder
     bias = torch.full((lm.config.vocab_size,), -1e9)

@@ -8,9 +8,10 @@ import jsonschema
 import pytest
 import torch
 import xgrammar as xgr
+from model_fixtures import tiny_generator
 
 from srrg import vocab
-from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
+from srrg.model.config import FrozenLLMConfig, InferConfig
 from srrg.model.constrained import closing_string, compile_report_grammar, report_schema
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
@@ -18,24 +19,12 @@ from srrg.model.words import build_vocab
 from srrg.report import SCHEMA_PATH, VALID, parse_report
 
 torch.set_num_threads(1)
-ENCODER = EncoderConfig(
-    image_size=32, kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}
-)
 REPORT_SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 EMPTY = '{"positive": [], "negative": []}'
 
 
 def tiny_net(arch: str = "llm", vocab_words: list[str] | None = None) -> ReportGenerator:
-    torch.manual_seed(0)
-    cfg = ModelConfig(
-        arch=arch,
-        target="json",
-        encoder=ENCODER,
-        llm=FrozenLLMConfig(name="tiny"),
-        baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, min_word_count=1),
-        max_target_tokens=160,
-    )
-    return ReportGenerator(cfg, vocab=vocab_words).eval()
+    return tiny_generator(arch, vocab=vocab_words, baseline={"min_word_count": 1}, max_target_tokens=160)
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +91,7 @@ def test_constrained_off_is_plain_beam_search(llm: ReportGenerator) -> None:
 
 def test_sentences_targets_are_never_constrained() -> None:
     """The grammar is for json targets only: a Sentence-Direct model decodes as before."""
-    torch.manual_seed(0)
-    cfg = ModelConfig(arch="llm", target="sentences", encoder=ENCODER, llm=FrozenLLMConfig(name="tiny"))
-    net = ReportGenerator(cfg).eval()
+    net = tiny_generator("llm", target="sentences")
     images = torch.randn(1, 3, 32, 32)
     on = net.generate(images, InferConfig(num_beams=2, max_new_tokens=12))
     off = net.generate(images, InferConfig(num_beams=2, max_new_tokens=12, constrained=False))
@@ -180,16 +167,7 @@ def test_baseline_word_vocabulary_is_left_unconstrained() -> None:
     images = torch.randn(2, 3, 32, 32)
     on = words.generate(images, InferConfig(num_beams=3, max_new_tokens=20))
     assert on == words.generate(images, InferConfig(num_beams=3, max_new_tokens=20, constrained=False))
-    torch.manual_seed(0)
-    cfg = ModelConfig(
-        arch="baseline",
-        target="json",
-        encoder=ENCODER,
-        llm=FrozenLLMConfig(name="tiny"),
-        baseline=BaselineConfig(d_model=32, layers=2, heads=2, dropout=0.0, vocab="llm"),
-        max_target_tokens=64,
-    )
-    chars = ReportGenerator(cfg).eval()
+    chars = tiny_generator("baseline", baseline={"vocab": "llm"}, max_target_tokens=64)
     assert chars.constrainable
     for (text,) in chars.generate(images, InferConfig(num_beams=3, max_new_tokens=64)):
         assert_schema_report(text)
