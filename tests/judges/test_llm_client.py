@@ -217,3 +217,20 @@ def test_cache_is_safe_under_concurrent_process_writers(tmp_path):
     assert cache.get_many(["k2-39", "shared", "missing"]).keys() == {"k2-39", "shared"}
     with pytest.raises(ValueError):
         cache.put("e", "b", "m", "t", "1", LLMResponse(status="error", error="boom"))
+
+
+def test_prefix_reuse_adds_up_the_servers_prefix_lines():
+    """llama-cpp-python's verbose log has one line per prompt that reused a prefix, none for one that
+    reused nothing, so the share is taken of all prompt tokens of the requests (their usage)."""
+    from llama_server import PrefixReuse, prefix_reuse
+
+    log = (
+        "INFO: POST /v1/chat/completions 200\n"  # the first prompt: nothing reused, no line
+        "Llama.generate: 253 prefix-match hit, remaining 358 prompt tokens to eval\n"
+        "llama_perf_context_print: prompt eval time = 5608.59 ms / 358 tokens\n"
+        "Llama.generate: 254 prefix-match hit, remaining 352 prompt tokens to eval\n"
+    )
+    reuse = prefix_reuse(log)
+    assert reuse == PrefixReuse(hits=2, reused=507, evaluated=710)
+    assert reuse.share(552 + 611 + 606) == 507 / 1769 and PrefixReuse().share(0) == 0.0
+    assert reuse - PrefixReuse(1, 253, 358) == PrefixReuse(1, 254, 352)
