@@ -10,9 +10,11 @@ are read from the columns of the same name (default findings + impression).
 from __future__ import annotations
 
 import json
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -20,43 +22,62 @@ from srrg.errors import UserError
 from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
 from srrg.io import read_table, write_parquet
 from srrg.progress import tracked
-from srrg.text.sections import Section
+
+T, R = TypeVar("T"), TypeVar("R")
 
 
 def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True) -> pl.DataFrame:
-    """The input table plus structured / provenance / extract_status, row for row."""
+    """The input table plus structured / provenance / extract_status, row for row. Chunks of
+    `batch_size x 4` rows are extracted in turn (in config.n_process workers, at most two chunks
+    each in flight) and each chunk's strings become Arrow columns as it comes back, so neither the
+    sections of the whole table nor its results as Python strings are ever held at once."""
     missing = [c for c in config.sections if c not in df.columns]
     if missing:
         raise UserError(f"input has no column(s) {missing} named by extract.sections; its columns are {df.columns}")
     if df.height == 0:
         raise UserError("the input table has no rows: nothing to extract")
-    rows = df.select(list(config.sections)).iter_rows(named=True)
-    reports = [column_sections(row, config.sections) for row in rows]
     size = max(1, config.batch_size * 4)
-    chunks = [reports[start : start + size] for start in range(0, len(reports), size)]
+    starts = range(0, df.height, size)
+    chunks = (df.slice(start, size).select(list(config.sections)).rows() for start in starts)
     work = partial(_stored, config)
-    out: list[tuple[str, str, str]] = []
-    if config.n_process > 1 and len(chunks) > 1:
+    if config.n_process > 1 and len(starts) > 1:
         get_extractor(config)  # built once here: forked workers inherit it instead of building their own
         with ProcessPoolExecutor(max_workers=config.n_process) as pool:
-            parts = tracked(pool.map(work, chunks), "extract", "chunk", total=len(chunks), disable=not progress)
-            out = [row for part in parts for row in part]
+            done = _in_order(pool, work, chunks, window=2 * config.n_process)
+            parts = [_columns(p) for p in tracked(done, "extract", "chunk", total=len(starts), disable=not progress)]
     else:
-        for chunk in tracked(chunks, "extract", "chunk", disable=not progress):
-            out.extend(work(chunk))
-    structured, provenance, status = zip(*out)
-    return df.with_columns(
-        pl.Series("structured", structured, dtype=pl.Utf8),
-        pl.Series("provenance", provenance, dtype=pl.Utf8),
-        pl.Series("extract_status", status, dtype=pl.Utf8),
+        parts = [
+            _columns(work(c)) for c in tracked(chunks, "extract", "chunk", total=len(starts), disable=not progress)
+        ]
+    return df.with_columns(pl.concat(parts, rechunk=True).get_columns())
+
+
+def _in_order(pool: Executor, fn: Callable[[T], R], items: Iterable[T], window: int) -> Iterator[R]:
+    """fn of every item, in order, with at most `window` items submitted and not yet taken."""
+    pending: deque[Future[R]] = deque()
+    for item in items:
+        pending.append(pool.submit(fn, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def _columns(rows: list[tuple[str, str, str]]) -> pl.DataFrame:
+    """A chunk's stored strings as the three output columns."""
+    structured, provenance, status = zip(*rows)
+    return pl.DataFrame(
+        {"structured": structured, "provenance": provenance, "extract_status": status},
+        schema={"structured": pl.Utf8, "provenance": pl.Utf8, "extract_status": pl.Utf8},
     )
 
 
-def _stored(config: ExtractConfig, reports: list[list[Section]]) -> list[tuple[str, str, str]]:
-    """(structured, provenance, status) of a chunk as stored: workers send back strings, which
-    pickle faster and hold less memory than the Extraction objects. One process per chunk: the
-    chunks are what the config.n_process workers share out."""
-    done = run_reports(reports, config, n_process=1)
+def _stored(config: ExtractConfig, rows: list[tuple[Any, ...]]) -> list[tuple[str, str, str]]:
+    """(structured, provenance, status) of a chunk of section-column rows as stored: workers send
+    back strings, which pickle faster and hold less memory than the Extraction objects. One process
+    per chunk: the chunks are what the config.n_process workers share out."""
+    wanted = config.sections
+    done = run_reports([column_sections(dict(zip(wanted, row)), wanted) for row in rows], config, n_process=1)
     return [(r.report.to_json(), json.dumps(r.provenance, ensure_ascii=False), r.status) for r in done]
 
 
