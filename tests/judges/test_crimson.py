@@ -305,6 +305,24 @@ E2E = {
     "cand-perfect": (answer(refs=[("R1", URGENT)], preds=[("P1", URGENT)], matched=[("R1", "P1")]), 1.0),
     "cand-miss": (OK_ANSWER, OK_SCORE),
     "cand-false": (answer(preds=[("P1", URGENT)], false=["P1"]), -0.5),
+    "cand-attribute": (
+        answer(
+            refs=[("R1", URGENT)],
+            preds=[("P1", URGENT)],
+            matched=[("R1", "P1")],
+            attributes=[("R1", "P1", "significant", ["location"])],
+        ),
+        round(1 / 1.5, 4),
+    ),
+    "cand-benign": (
+        answer(
+            refs=[("R1", ACTIONABLE), ("R2", BENIGN)],
+            preds=[("P1", ACTIONABLE)],
+            matched=[("R1", "P1")],
+            missing=["R2"],
+        ),
+        1.0,
+    ),
 }
 
 
@@ -312,7 +330,7 @@ def test_srrg_score_crimson_against_the_stub_gives_the_published_scores(tmp_path
     monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
     refs, hyps = tmp_path / "refs.jsonl", tmp_path / "hyps.jsonl"
     # study s0 has patient context (age, sex, indication), s1 only an age, s2 none
-    contexts = [{"age": 82, "sex": "M", "indication": "Routine preoperative evaluation"}, {"age": "25"}, {}]
+    contexts = [{"age": 82, "sex": "M", "indication": "Routine preoperative evaluation"}, {"age": "25"}, {}, {}, {}]
     refs.write_text(
         "".join(
             json.dumps({"study_id": f"s{i}", "report": f"reference {i}.", **c}) + "\n" for i, c in enumerate(contexts)
@@ -346,19 +364,17 @@ def test_srrg_score_crimson_against_the_stub_gives_the_published_scores(tmp_path
         bodies = sorted(stub.requests, key=lambda b: last_user_message(b).split("Predicted Findings (Candidate):\n")[1])
     per = pl.read_parquet(out / "per_report.parquet")
     assert per["crimson"].to_list() == [E2E[h][1] for h in E2E]
-    assert per["crimson_status"].to_list() == ["ok"] * 3
-    assert per["crimson_false_findings"].to_list() == [0, 1, 1] and per["crimson_missing_findings"].to_list() == [
-        0,
-        1,
-        0,
-    ]
+    assert per["crimson_status"].to_list() == ["ok"] * 5
+    assert per["crimson_false_findings"].to_list() == [0, 1, 1, 0, 0]
+    assert per["crimson_missing_findings"].to_list() == [0, 1, 0, 0, 1]
+    assert per["crimson_attribute_errors"].to_list() == [0, 0, 0, 1, 0] and per["crimson_location_errors"][3] == 1
     summary = pl.read_csv(out / "summary.csv")
-    assert summary["crimson"][0] == pytest.approx(sum(v for _, v in E2E.values()) / 3)
+    assert summary["crimson"][0] == pytest.approx(sum(v for _, v in E2E.values()) / 5)
     assert summary["crimson_failures"][0] == 0
     assert {b["max_tokens"] for b in bodies} == {4096} and all(
         b["response_format"] == {"type": "json_object"} for b in bodies
     )
-    assert [b["messages"][0]["role"] for b in bodies] == ["system"] * 3
+    assert [b["messages"][0]["role"] for b in bodies] == ["system"] * 5
     users = {
         last_user_message(b).split("Predicted Findings (Candidate):\n")[1].split()[0]: last_user_message(b)
         for b in bodies
