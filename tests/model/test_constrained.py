@@ -12,7 +12,7 @@ from model_fixtures import tiny_generator
 
 from srrg import vocab
 from srrg.model.config import FrozenLLMConfig, InferConfig
-from srrg.model.constrained import closing_string, compile_report_grammar, report_schema
+from srrg.model.constrained import ReportConstraint, closing_string, compile_report_grammar, report_schema
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 from srrg.model.words import build_vocab
@@ -129,6 +129,38 @@ def test_grammar_refuses_what_the_format_never_writes(llm: ReportGenerator) -> N
     m = matcher(llm, good)
     assert m.is_completed()
     assert parse_report(good)[1] == VALID
+
+
+def test_a_batch_is_masked_as_each_of_its_rows_alone(llm: ReportGenerator) -> None:
+    """ReportConstraint reads every row's best tokens from one topk and sets the kept tokens in one
+    assignment: each row of a batch must get exactly what the same row gets in a batch of its own
+    (rows mixed up, or a kept token set in the wrong row, fails), through a run of steps with two
+    live reports, a refused prefix and a duplicate."""
+    tok = llm.tokenizer
+    texts = [
+        '{"positive": [{"name": "atelectasis", "probability": 2',
+        '{"positive": [], "negative": ["pneumothorax", "edema"]}',
+        'x{"positive": [], "negative": []}',  # refused at its first token: masked from then on
+        '{"positive": [{"name": "atelectasis", "probability": 2',
+    ]
+    steps = 24
+    rows = [tok(t, add_special_tokens=False)["input_ids"][:steps] for t in texts]
+    assert min(len(r) for r in rows) == steps
+    prompt = torch.full((len(rows), 3), tok.eos_token_id, dtype=torch.long)
+    ids = torch.cat([prompt, torch.tensor(rows)], dim=1)
+    grammar = llm.report_grammar()
+    batched = ReportConstraint(grammar, tok, budget=64, width=6)
+    alone = [ReportConstraint(grammar, tok, budget=64, width=6) for _ in rows]
+    gen = torch.Generator().manual_seed(4)
+    for step in range(steps + 1):
+        scores = torch.randn(len(rows), len(tok), generator=gen)
+        got = batched(ids[:, : 3 + step], scores)
+        for i, single in enumerate(alone):
+            assert torch.equal(got[i : i + 1], single(ids[i : i + 1, : 3 + step], scores[i : i + 1])), (step, i)
+        kept = torch.isfinite(got).sum(dim=1).tolist()
+        assert kept[0] >= 1 and kept[1] >= 1 and kept[0] == kept[3]  # the live reports keep tokens
+        assert kept[2] == (0 if step >= 1 else kept[0])  # the refused prefix keeps none
+        assert max(kept) <= 6 + 1  # at most the width, and the closing string's first token
 
 
 def test_the_budget_ends_every_report_and_a_budget_below_the_empty_report_cuts_it(llm: ReportGenerator) -> None:

@@ -208,16 +208,20 @@ class ReportConstraint(LogitsProcessor):
                 live.append(i)
         out = scores.clone()
         xgr.apply_token_bitmask_inplace(out, mask.to(out.device))
-        keep = torch.zeros_like(out, dtype=torch.bool)
+        # every row's best tokens from one topk, read as Python lists: a tensor operation per row
+        # and per token cost as much as the grammar's work at small models (docs/model.md)
+        values, best = (t.tolist() for t in torch.topk(out, min(self.width, out.shape[-1]), dim=-1))
+        rows, tokens = [], []
         for i in live:
             state = states[prefixes[i]]
             closing = self._closing(prefixes[i], state)
-            if closing is not None and closing[0]:
-                keep[i, closing[0][0]] = True
-            elif closing is not None:
-                keep[i, self.tok.eos_token_id] = True
-            best = torch.topk(out[i], min(self.width, out.shape[-1])).indices.tolist()
-            for token in best:
-                if out[i, token] > -float("inf") and self._fits(prefixes[i], state, token, left):
-                    keep[i, token] = True
+            if closing is not None:
+                rows.append(i)
+                tokens.append(closing[0][0] if closing[0] else self.tok.eos_token_id)
+            for value, token in zip(values[i], best[i]):
+                if value > -float("inf") and self._fits(prefixes[i], state, token, left):
+                    rows.append(i)
+                    tokens.append(token)
+        keep = torch.zeros_like(out, dtype=torch.bool)
+        keep[rows, tokens] = True
         return out.masked_fill(~keep, -float("inf"))
