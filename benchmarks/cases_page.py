@@ -5,10 +5,10 @@ with probability, level and location, 0-3 negatives), predictions that drop, add
 them (5 % unparseable), S-Score and ROUGE-L per report from the real `srrg score` code, a second run
 for the comparison column, phantom images. Timed: building the page's data (alignment, phantom
 thumbnails) and writing the page, in-process, with a cold and a warm thumbnail cache, each with the
-1-minute load average (the machine is shared). With a
-`chromium` binary on PATH also the page's own time from navigation to its first view (parse the
-data, sort by S-Score, build the first 50 cases; the page records it), and the wall time of
-headless Chromium printing the DOM next to the same for an empty page (the browser's start-up).
+1-minute load average (the machine is shared). With a `chromium` binary on PATH also the page's own
+time from navigation to its first view (parse the data, sort by S-Score, build the first 50 cases;
+the page records it), and the wall time of headless Chromium printing the DOM next to the same for
+an empty page (the browser's start-up).
 
     .venv/bin/python benchmarks/cases_page.py [--studies 200 5000] [--processes 1 2] [--thumbnail-size 64]
 """
