@@ -303,3 +303,15 @@ def test_sections_in_worker_processes_equal_one_process(monkeypatch):
     pairs = mimic_cxr.sections_of(texts, 2)
     assert pairs == mimic_cxr.sections_of(texts, 1)
     assert pairs[0] == (None, None) and pairs[1] == ("Lungs 1 clear.", "No acute 1.")
+
+
+def test_sections_split_while_reading_equal_one_process(monkeypatch):
+    texts = [f"FINDINGS: Lungs {i}\n clear.\nIMPRESSION:  No acute {i}.".encode() for i in range(9)]
+    texts[4] = b"no headers at all"
+    reports = [(f"1{i}", f"5{i}", raw) for i, raw in enumerate(texts)]
+    monkeypatch.setattr(mimic_cxr, "_CHUNK", 2)  # the first chunk here, 4 more over 2 workers
+    for n_process in (1, 2):
+        got = list(mimic_cxr.split_while_reading(iter(reports), n_process))
+        assert [(s, t, x) for s, t, x, _ in got] == [(s, t, raw.decode()) for s, t, raw in reports]
+        assert [pair for *_, pair in got] == mimic_cxr.sections_of([raw.decode() for raw in texts], 1)
+    assert got[1][3] == ("Lungs 1 clear.", "No acute 1.") and got[4][3] == (None, None)

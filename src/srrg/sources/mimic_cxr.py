@@ -13,8 +13,12 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -66,6 +70,7 @@ class MimicStudy:
     dicom_ids: tuple[str, ...]
     views: tuple[str | None, ...]
     text: str | None
+    sections: tuple[str | None, str | None] | None = None  # (findings, impression) when read_studies split them
 
 
 def findings_impression(text: str) -> tuple[str | None, str | None]:
@@ -87,12 +92,51 @@ def sections_of(texts: list[str | None], n_process: int) -> list[tuple[str | Non
     split in that many worker processes; the pairs come back in the texts' order."""
     if n_process <= 1 or len(texts) < 2 * _CHUNK:
         return [findings_impression(t) if t is not None else (None, None) for t in texts]
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
     with ProcessPoolExecutor(n_process, mp_context=get_context("spawn")) as pool:  # no fork of polars' threads
         return [pair for part in pool.map(sections_of, chunks, [1] * len(chunks)) for pair in part]
+
+
+def split_while_reading(
+    reports: Iterable[tuple[str, str, bytes]], n_process: int
+) -> Iterator[tuple[str, str, str, tuple[str | None, str | None]]]:
+    """(subject, study, text, (findings, impression)) of every report, in order. With n_process > 1,
+    once a first chunk of _CHUNK reports is read (and split here while they start) n_process worker
+    processes split each further chunk while the next ones are read: unzipping or reading the files
+    overlaps the splitting. A collection smaller than a chunk starts no worker."""
+    chunk: list[tuple[str, str, str]] = []
+    pending: deque[tuple[list[tuple[str, str, str]], Future[list[tuple[str | None, str | None]]]]] = deque()
+    with ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        for subject, study, raw in reports:
+            chunk.append((subject, study, decode_report(raw)))
+            if len(chunk) < _CHUNK or n_process <= 1:
+                continue
+            if pool is None:
+                pending.append((chunk, _done(sections_of([t for _, _, t in chunk], 1))))  # the first: here
+                pool = stack.enter_context(ProcessPoolExecutor(n_process, mp_context=get_context("spawn")))
+            else:
+                pending.append((chunk, pool.submit(sections_of, [t for _, _, t in chunk], 1)))
+            chunk = []
+            while pending and pending[0][1].done():
+                yield from _paired(*pending.popleft())
+        if chunk:
+            pending.append((chunk, _done(sections_of([t for _, _, t in chunk], 1))))
+        while pending:
+            yield from _paired(*pending.popleft())
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
+
+
+def _paired(
+    chunk: list[tuple[str, str, str]], future: Future[list[tuple[str | None, str | None]]]
+) -> Iterator[tuple[str, str, str, tuple[str | None, str | None]]]:
+    for (subject, study, text), pair in zip(chunk, future.result()):
+        yield subject, study, text, pair
 
 
 def decode_report(raw: bytes) -> str:
@@ -189,8 +233,9 @@ def view_rank(view: str | None) -> int:
     return VIEW_ORDER.get((view or "").upper(), len(VIEW_ORDER) + 1)
 
 
-def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
-    """Every study named by the reports, the split CSV or the metadata CSV, sorted by study id."""
+def read_studies(cfg: MimicConfig, progress: bool = True, n_process: int | None = None) -> list[MimicStudy]:
+    """Every study named by the reports, the split CSV or the metadata CSV, sorted by study id; with
+    n_process, each report is also split into its sections as it is read (split_while_reading)."""
     if not (cfg.reports or cfg.split_csv or cfg.metadata_csv):
         raise UserError("ingest.mimic_cxr needs at least one of reports, split_csv, metadata_csv")
     images = pl.DataFrame(schema={"dicom_id": pl.Utf8, "study_id": pl.Utf8, "subject_id": pl.Utf8})
@@ -212,12 +257,18 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
         dicoms.setdefault(study, []).append(dicom)
 
     texts: dict[str, str] = {}
+    sections: dict[str, tuple[str | None, str | None]] = {}
     if cfg.reports:
-        for subject, study, raw in tracked(
-            iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress
-        ):
-            texts[study] = decode_report(raw)
-            subject_of.setdefault(study, subject)
+        reports = tracked(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress)
+        if n_process is None:
+            for subject, study, raw in reports:
+                texts[study] = decode_report(raw)
+                subject_of.setdefault(study, subject)
+        else:
+            for subject, study, text, pair in split_while_reading(reports, n_process):
+                texts[study] = text
+                sections[study] = pair
+                subject_of.setdefault(study, subject)
 
     studies = []
     for study in sorted(subject_of, key=lambda s: (len(s), s)):
@@ -230,6 +281,7 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
                 dicom_ids=tuple(ids),
                 views=tuple(view_of.get(d) for d in ids),
                 text=texts.get(study),
+                sections=None if n_process is None else sections.get(study, (None, None)),
             )
         )
     return studies
@@ -237,11 +289,11 @@ def read_studies(cfg: MimicConfig, progress: bool = True) -> list[MimicStudy]:
 
 def study_rows(cfg: MimicConfig, n_process: int, progress: bool = True) -> list[dict[str, Any]]:
     """Ingest's rows for MIMIC-CXR; image paths are absolute under image_root, else relative to the
-    JPG tree; the sections are split in n_process processes (sections_of)."""
+    JPG tree; the sections are split while the reports are read, in n_process processes."""
     root = Path(cfg.image_root) if cfg.image_root else None
     rows = []
-    studies = read_studies(cfg, progress=progress)
-    for s, (findings, impression) in zip(studies, sections_of([s.text for s in studies], n_process)):
+    for s in read_studies(cfg, progress=progress, n_process=n_process):
+        findings, impression = s.sections or (None, None)
         rel = [image_relpath(s.subject_id, s.study_id, d) for d in s.dicom_ids]
         paths = [str(root / r) for r in rel] if root else rel
         missing = sum(not Path(p).is_file() for p in paths) if root else 0
