@@ -242,11 +242,13 @@ def _tree_rss() -> int:
 
 @dataclass
 class Step:
-    """One rule: its jobs' wall time (first start to last end), largest process and concurrent sum."""
+    """One rule: its jobs' wall time (first start to last end), CPU time (user + system, with their
+    worker processes), largest process and concurrent sum."""
 
     name: str
     jobs: int = 0
     wall: float = 0.0
+    cpu: float = 0.0
     max_rss: int = 0
     tree_rss: int = 0
     logs: list[str] = field(default_factory=list)
@@ -280,6 +282,7 @@ def run_jobs(name: str, commands: list[list[str]], cores: int, log_dir: Path) ->
             proc, log = running.pop(pid)
             proc.returncode = os.waitstatus_to_exitcode(status)
             step.max_rss = max(step.max_rss, usage.ru_maxrss * 1024)
+            step.cpu += usage.ru_utime + usage.ru_stime  # wait4: the job and the children it waited for
             step.logs.append(log.read_text(errors="replace").strip().splitlines()[-1] if log.stat().st_size else "")
             if proc.returncode != 0:
                 raise SystemExit(
@@ -419,12 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name, (distinct, present) in distinct_shares(work / "results" / "ingest" / "studies.parquet").items():
             print(f"  {name}: {distinct} distinct of {present} ({100 * distinct / max(present, 1):.1f} %)")
-        print(f"  {'rule':18s} {'jobs':>4s} {'wall s':>8s} {'max RSS MB':>11s} {'sum RSS MB':>11s}")
+        print(f"  {'rule':18s} {'jobs':>4s} {'wall s':>8s} {'CPU s':>8s} {'max RSS MB':>11s} {'sum RSS MB':>11s}")
         for s in steps:
-            print(f"  {s.name:18s} {s.jobs:4d} {s.wall:8.1f} {s.max_rss / 1e6:11.0f} {s.tree_rss / 1e6:11.0f}")
+            print(
+                f"  {s.name:18s} {s.jobs:4d} {s.wall:8.1f} {s.cpu:8.1f} "
+                f"{s.max_rss / 1e6:11.0f} {s.tree_rss / 1e6:11.0f}"
+            )
         total = sum(s.wall for s in steps)
         print(
-            f"  {'total':18s} {sum(s.jobs for s in steps):4d} {total:8.1f} "
+            f"  {'total':18s} {sum(s.jobs for s in steps):4d} {total:8.1f} {sum(s.cpu for s in steps):8.1f} "
             f"{max(s.max_rss for s in steps) / 1e6:11.0f} {max(s.tree_rss for s in steps) / 1e6:11.0f}"
         )
         print("rows (every one must equal the studies built):")
