@@ -9,7 +9,7 @@ llama-cpp-python's server reads) and each candidate's patient context. Prints th
 table, the answer statuses, the wall time and the machine load. A 135M model is no judge: the pass
 count shows that the path runs, not what CRIMSON measures; for the real judge see docs/judges.md.
 
-    .venv/bin/python benchmarks/crimson_radjudge.py [--limit 0] [--max-tokens 512] [--guidelines]
+    .venv/bin/python benchmarks/crimson_radjudge.py [--limit 0] [--max-tokens 512] [--guidelines] [--cache-dir D]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=512, help="answer limit of every request")
     parser.add_argument("--guidelines", action="store_true", help="send the guidelines (a longer prompt)")
     parser.add_argument("--out", default="", help="keep metaeval-rank's outputs here (default: a temporary folder)")
+    parser.add_argument("--cache-dir", default="", help="the LLM answer cache (default: a temporary folder)")
     args = parser.parse_args()
     reason = llama_server.missing()
     if reason:
@@ -63,7 +64,7 @@ def main() -> int:
                 "model": server.model,
                 "base_url": server.base_url,
                 "timeout_s": 900.0,
-                "cache_dir": str(Path(tmp) / "cache"),
+                "cache_dir": args.cache_dir or str(Path(tmp) / "cache"),
                 "structured": True,
                 "schema_format": "json_object",
                 "concurrency": 1,
