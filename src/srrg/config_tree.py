@@ -424,7 +424,7 @@ def run_config_schema(path: Path, check: bool) -> str:
 
     text = render(config_schema())
     if check:
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
             raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
         return f"{path}: up to date"
     write_text(path, text)

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import polars as pl
 
 from srrg.errors import UserError
+from srrg.text.decode import read_utf8
 
 FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".txt": "txt"}
 _UMASK_LOCK = threading.Lock()
@@ -87,8 +88,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 def read_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pl.DataFrame:
     """A Parquet file read at exactly the path given: polars would otherwise expand `[1]`, `?` and
-    `*` in it as a pattern and read other files (docs/inputs.md, "Paths are literal")."""
-    return pl.read_parquet(path, glob=False, **kwargs)
+    `*` in it as a pattern and read other files (docs/inputs.md, "Paths are literal"). A file that
+    is no Parquet (empty, cut off, another format, a folder) is a UserError naming it."""
+    try:
+        return pl.read_parquet(path, glob=False, **kwargs)
+    except FileNotFoundError:
+        raise
+    except (pl.exceptions.ComputeError, OSError) as err:
+        _unreadable(Path(path), "parquet", err)
 
 
 def scan_parquet(path: str | os.PathLike[str], **kwargs: Any) -> pl.LazyFrame:
@@ -188,21 +195,9 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def _decode(p: Path) -> str:
-    """UTF-8 text (a leading byte-order mark is dropped); other encodings are refused with the line."""
-    raw = p.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise UserError(
-            f"{p}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); save the file as UTF-8"
-        ) from None
-
-
 def _txt_lines(p: Path) -> list[str]:
     """One report per line; a final newline does not start another report, blank lines are reports."""
-    text = _decode(p)
+    text = read_utf8(p)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -238,7 +233,7 @@ def _loads(text: str, p: Path, where: str) -> Any:
 
 def _json_records(p: Path, fmt: str) -> list[tuple[str, Any]]:
     """(where, record) pairs of a JSONL file (one per non-blank line) or a JSON array file."""
-    text = _decode(p)
+    text = read_utf8(p)
     if fmt == "json":
         try:
             data = _loads(text, p, "the file")
@@ -371,6 +366,8 @@ def _read_frame(p: Path, fmt: str) -> pl.DataFrame:
     """Parquet as stored; CSV with every column as text (ids and reports are never type-guessed)."""
     try:
         return read_parquet(p) if fmt == "parquet" else read_csv(p, infer_schema=False)
+    except UserError:
+        raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as err:
         _unreadable(p, fmt, err)
 
@@ -378,7 +375,7 @@ def _read_frame(p: Path, fmt: str) -> pl.DataFrame:
 def _unreadable(p: Path, fmt: str, err: BaseException) -> NoReturn:
     """The UserError for a file the reader refused; for text formats, a line that is not UTF-8 is named."""
     if fmt in ("csv", "jsonl"):
-        _decode(p)
+        read_utf8(p)
     raise UserError(f"{p}: not a readable {fmt} table ({_first_line(err)})") from None
 
 

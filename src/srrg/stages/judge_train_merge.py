@@ -18,10 +18,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
     from srrg.config import stage_config
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.train import run_judge_train_merge
+    from srrg.text.decode import read_mapping_file
 
     _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
+    read_mapping_file(Path(args.adapter) / "adapter_config.json")  # peft's own reader of it raises a traceback
     print(f"merged -> {run_judge_train_merge(args.adapter, cfg, args.out)}")

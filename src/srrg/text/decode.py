@@ -67,9 +67,21 @@ def load_json(text: str, source: str = "<json>") -> Any:
         raise UserError(f"{source}: nested deeper than the JSON reader allows") from None
 
 
+def read_utf8(path: str | Path) -> str:
+    """UTF-8 text (a leading byte-order mark is dropped); other encodings are refused with the line."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise UserError(
+            f"{path}: line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x}); save the file as UTF-8"
+        ) from None
+
+
 def read_mapping_file(path: str | Path) -> dict[str, Any]:
     """A .json/.yaml file that must hold a mapping (an empty file is an empty mapping)."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_utf8(path)
     data = load_json(text, str(path)) if str(path).endswith(".json") else load_yaml(text, str(path))
     return _mapping(data or {}, str(path))
 
