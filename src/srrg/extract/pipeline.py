@@ -21,6 +21,9 @@ from itertools import compress, pairwise
 from pathlib import Path
 from typing import Any
 
+from srrg.spacy_import import spacy  # first: spaCy imported without torch (docs/extraction.md, "Speed")
+
+# isort: split
 from spacy.attrs import IDX, LENGTH, LOWER, SENT_START
 from spacy.language import Language
 from spacy.matcher import PhraseMatcher
@@ -43,7 +46,6 @@ from srrg.extract.mentions import (
 )
 from srrg.gc_policy import relaxed_gc
 from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
-from srrg.spacy_import import spacy  # first: spaCy imported without torch
 from srrg.text.sections import PREAMBLE, Section, select_sections, split_sections
 
 OK, EMPTY_TEXT, TRUNCATED, LONG_SENTENCE, ERROR = "ok", "empty_text", "truncated", "long_sentence", "error"

@@ -49,7 +49,7 @@ def extract_table(df: pl.DataFrame, config: ExtractConfig, progress: bool = True
         parts = [
             _columns(work(c)) for c in tracked(chunks, "extract", "chunk", total=len(starts), disable=not progress)
         ]
-    return df.with_columns(pl.concat(parts, rechunk=True).get_columns())
+    return df.with_columns(pl.concat(parts, rechunk=False).get_columns())  # no copy of the whole output
 
 
 def _in_order(pool: Executor, fn: Callable[[T], R], items: Iterable[T], window: int) -> Iterator[R]:
