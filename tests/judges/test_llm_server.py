@@ -49,8 +49,8 @@ def require_server() -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_server()
-    with llama_server.LlamaServer(tmp_path_factory.mktemp("llama") / "server.log") as s:
-        yield s
+    with llama_server.LlamaServer(tmp_path_factory.mktemp("llama") / "server.log", verbose=True) as s:
+        yield s  # verbose: its log tells per prompt how many tokens it reused (prefix_reuse)
 
 
 def llm_slice(server, cache_dir, **extra):
@@ -111,6 +111,32 @@ def test_each_judge_answers_two_pairs_through_the_server(server, tmp_path, metri
     if structured and metric in ("green", "vert", "proxy_rating"):
         # schema-constrained decoding: the answer is JSON in the schema unless max_tokens cut it
         assert all(s in (OK, "truncated") for s in statuses), statuses
+
+
+def test_a_cold_judge_run_reuses_the_servers_prompt_prefix_and_a_warm_rerun_sends_nothing(server, tmp_path):
+    """The judge's instructions come before the pair and srrg sends the pairs one after another in
+    prefix order, so every prompt after the first starts with the instructions the server still
+    holds: the proxy rating's 510 characters (77 words, well over 100 tokens with the chat template)
+    before the reference.
+    The warm rerun takes every answer from srrg's cache: the server's access log counts no request."""
+    refs = [f"{r} Study {i}." for i, r in enumerate(REFS * 2)][:3]
+    hyps = [HYPS[i % 2] for i in range(3)]
+    llm = llm_slice(server, tmp_path, structured=True, concurrency=2)
+    options = {"llm": llm, "max_tokens": 256, "max_failure_fraction": 1.0}
+    client = LLMClient(LLMConfig.from_dict(llm))
+    reuse_before, answered_before = server.prefix_reuse(), server.answered()
+    cold = get_metric("proxy_rating", client=client, **options).compute(refs, hyps)
+    reuse = server.prefix_reuse() - reuse_before
+    usage = client.usage.total()
+    assert server.answered() - answered_before == usage.sent == 3
+    assert reuse.hits >= 2 and reuse.reused >= 2 * 100, reuse  # the 2nd and 3rd prompts at least
+    assert reuse.share(usage.prompt_tokens) > 0.3, (reuse, usage.prompt_tokens)
+    statuses = [s.split(":")[0] for s in cold.per_report["proxy_status"]]
+    assert statuses == [OK] * 3, statuses  # complete answers, so all of them are cached
+    warm_client = LLMClient(LLMConfig.from_dict(llm))
+    warm = get_metric("proxy_rating", client=warm_client, **options).compute(refs, hyps)
+    assert server.answered() - answered_before == 3 and warm_client.usage.total().sent == 0
+    assert warm.per_report["proxy_rating"] == cold.per_report["proxy_rating"]
 
 
 def test_an_answer_cut_by_max_tokens_is_truncated_and_not_cached(server, tmp_path):
