@@ -4,8 +4,10 @@ real reader, and every rule of the data half runs and accounts for every study."
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 
+import polars as pl
 import pytest
 from paths import BENCHMARKS
 
@@ -36,6 +38,29 @@ def test_synthetic_collection_is_read_by_the_mimic_reader(bench, tmp_path):
     assert all(len(splits) == 1 for splits in by_patient.values())  # a patient never spans two splits
     assert any(mimic_cxr.findings_impression(s.text)[0] for s in studies)
     assert bench.built_collection(tmp_path, 30) == paths and bench.built_collection(tmp_path, 31) is None
+
+
+def test_tree_layout_sections_are_mostly_distinct(bench, tmp_path):
+    paths = bench.build_collection(tmp_path, 300, layout="tree")
+    assert paths["reports"] == str(tmp_path) and (tmp_path / "files").is_dir()
+    studies = mimic_cxr.read_studies(MimicConfig(**paths), progress=False)
+    assert len(studies) == 300 and all(s.text for s in studies)
+    pairs = [mimic_cxr.findings_impression(s.text) for s in studies]
+    table = tmp_path / "studies.parquet"
+    pl.DataFrame(pairs, schema=["findings", "impression"], orient="row").write_parquet(table)
+    shares = bench.distinct_shares(table)
+    assert all(distinct >= 0.6 * present and present > 200 for distinct, present in shares.values())
+    assert bench.built_collection(tmp_path, 300, layout="tree") == paths
+    assert bench.built_collection(tmp_path, 300, layout="zip") is None
+
+
+def test_recombined_sections_keep_common_sentences(bench):
+    base, pool = ["Heart size normal.", "No effusion."], ["Lungs are clear.", "No pneumothorax."]
+    got = [bench.recombined(base, pool, random.Random(k), 0.5, 1.0) for k in range(40)]
+    sentences = {s for section in got for s in section}
+    flipped = {s.replace("left", "right") for s in sentences}
+    assert {*base, *pool} <= sentences and all(len(section) >= 3 for section in got)
+    assert all(s in {*base, *pool} or " mm " in s or " cm" in s for s in flipped)
 
 
 @pytest.mark.slow
