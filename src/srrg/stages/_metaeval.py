@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from srrg.metaeval.run import MetaevalConfig
+    from srrg.metaeval.config import MetaevalConfig
 
 ADAPTERS = (
     "radeval_expert",
@@ -55,9 +55,9 @@ def correlate_inputs(parser: argparse.ArgumentParser, *, ratings_required: bool,
 
 def correlate_settings(args: argparse.Namespace) -> MetaevalConfig:
     """The inputs of correlate_inputs checked (srrg.stages._args.check_outputs) and the
-    `metaeval.correlate` settings read through the one door (srrg.metaeval.run.MetaevalConfig)."""
+    `metaeval.correlate` settings read through the one door (srrg.metaeval.config.MetaevalConfig)."""
     from srrg.config import stage_config
-    from srrg.metaeval.run import MetaevalConfig
+    from srrg.metaeval.config import MetaevalConfig
     from srrg.stages import _args
 
     _args.check_outputs(
