@@ -20,8 +20,6 @@ import pytest
 
 from srrg.cli import command_name, main, stage_names
 
-pytestmark = pytest.mark.slow  # ~300 in-process runs, some import torch or spaCy once
-
 
 def _parquet(frame: pl.DataFrame) -> bytes:
     buf = io.BytesIO()
@@ -207,6 +205,7 @@ def _log_to_this_tests_stderr() -> None:
                 handler.stream = sys.stderr  # setStream would flush the closed one
 
 
+@pytest.mark.slow  # 380 in-process runs (about a minute), some import torch or spaCy once
 @pytest.mark.parametrize(("command", "option", "kind"), CASES, ids=lambda v: v)
 def test_a_hostile_input_is_one_line_naming_it(tmp_path, capsys, command, option, kind):
     spec = COMMANDS[command][1][option]
