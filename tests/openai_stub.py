@@ -25,10 +25,14 @@ from typing import Any
 
 @dataclass
 class Reply:
+    """cached_tokens: usage.prompt_tokens_details.cached_tokens, as OpenAI, vLLM and llama-server report
+    the prompt tokens they served from their prompt cache (None: left out, as llama-cpp-python's server)."""
+
     text: str
     prompt_tokens: int = 10
     completion_tokens: int = 5
     finish_reason: str = "stop"
+    cached_tokens: int | None = None
 
 
 @dataclass
@@ -97,6 +101,7 @@ def echo(body: dict[str, Any]) -> Reply:
 
 
 def completion_body(reply: Reply, model: str) -> dict[str, Any]:
+    details = {} if reply.cached_tokens is None else {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -109,6 +114,7 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            **details,
         },
     }
 

@@ -194,3 +194,20 @@ def test_concurrency_follows_the_slots_a_llama_server_reports(tmp_path, slots, w
         assert peak[0] <= workers and (slots is None or peak[0] == 2)
         warm = LLMClient(config(stub.base_url, tmp_path, concurrency=8))
         assert all(r.cached for r in warm.complete(requests)) and stub.gets == ["/props"] and len(stub.requests) == 10
+
+
+def test_prompt_tokens_the_server_reused_are_counted_where_it_reports_them(tmp_path):
+    """OpenAI, vLLM and llama-server report usage.prompt_tokens_details.cached_tokens; a server that
+    leaves it out (llama-cpp-python's) counts 0 reused, never a guess."""
+
+    def reply(body):
+        phrase = last_user_message(body)
+        return Reply(phrase, prompt_tokens=40, cached_tokens=32 if phrase == "apex" else None)
+
+    with OpenAIStub(responder=reply) as stub:
+        client = LLMClient(config(stub.base_url, tmp_path))
+        apex, base = client.complete([ECHO.render("x", phrase="apex"), ECHO.render("x", phrase="base")])
+    assert (apex.reused_prompt_tokens, base.reused_prompt_tokens) == (32, 0)
+    usage = client.usage.of("x")
+    assert (usage.prompt_tokens, usage.reused_prompt_tokens) == (80, 32)
+    assert client.usage.to_dict()["total"]["reused_prompt_tokens"] == 32

@@ -63,7 +63,9 @@ class Decoding:
 class LLMResponse:
     """status ok: `text` is the complete answer; status truncated: `text` was cut off by the
     max_tokens limit (finish_reason "length", or a local model that used every new token without a
-    stop token); status error: `error` says why. Only complete, non-empty answers are cached."""
+    stop token); status error: `error` says why. Only complete, non-empty answers are cached.
+    reused_prompt_tokens: prompt tokens the server says it took from its own prompt cache (0 when
+    it does not say; docs/judges.md "Throughput")."""
 
     text: str = ""
     status: str = OK
@@ -72,6 +74,7 @@ class LLMResponse:
     completion_tokens: int = 0
     cached: bool = False
     attempts: int = 0
+    reused_prompt_tokens: int = 0
 
     @property
     def ok(self) -> bool:

@@ -159,7 +159,9 @@ class LLMClient:
             u.truncated += 1
         elif not response.ok:
             u.errors += 1
-        self.usage.record_tokens(request.purpose, response.prompt_tokens, response.completion_tokens)
+        self.usage.record_tokens(
+            request.purpose, response.prompt_tokens, response.completion_tokens, response.reused_prompt_tokens
+        )
 
 
 def _shared(response: LLMResponse) -> LLMResponse:

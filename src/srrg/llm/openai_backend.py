@@ -93,6 +93,14 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
+def reused_tokens(usage: Any) -> int:
+    """Prompt tokens served from the server's prompt cache: usage.prompt_tokens_details.cached_tokens
+    (OpenAI, vLLM, llama.cpp's llama-server); 0 where the server does not report it."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    value = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
+    return value if type(value) is int and value > 0 else 0
+
+
 def read_completion(completion: Any) -> tuple[str, int, int, bool]:
     """(text, prompt tokens, completion tokens, cut off by max_tokens) of a chat completion, or
     MalformedResponse."""
@@ -211,6 +219,7 @@ class OpenAIBackend:
                     prompt_tokens=pt,
                     completion_tokens=ct,
                     attempts=attempt + 1,
+                    reused_prompt_tokens=reused_tokens(getattr(completion, "usage", None)),
                 )
             except (
                 openai.OpenAIError,

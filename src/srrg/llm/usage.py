@@ -13,7 +13,8 @@ from typing import Any
 @dataclass
 class Usage:
     """Counters for one purpose (stage). `sent` counts distinct requests handed to a backend;
-    `attempts` counts HTTP calls including retries; `truncated` counts answers cut off by max_tokens."""
+    `attempts` counts HTTP calls including retries; `truncated` counts answers cut off by max_tokens;
+    `reused_prompt_tokens`: of prompt_tokens, those the server says came from its prompt cache."""
 
     requests: int = 0
     cache_hits: int = 0
@@ -24,6 +25,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    reused_prompt_tokens: int = 0
 
 
 class UsageLedger:
@@ -37,8 +39,9 @@ class UsageLedger:
     def of(self, purpose: str) -> Usage:
         return self.by_purpose.setdefault(purpose, Usage())
 
-    def record_tokens(self, purpose: str, prompt_tokens: int, completion_tokens: int) -> None:
+    def record_tokens(self, purpose: str, prompt_tokens: int, completion_tokens: int, reused: int = 0) -> None:
         u = self.of(purpose)
+        u.reused_prompt_tokens += reused
         u.prompt_tokens += prompt_tokens
         u.completion_tokens += completion_tokens
         u.cost_usd += (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
