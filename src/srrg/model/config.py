@@ -271,7 +271,7 @@ class InferConfig:
         default=512,
         metadata=doc("At least train.model.max_target_tokens, so long JSON reports are not cut.", minimum=1),
     )
-    batch_size: int = field(default=4, metadata=doc("Studies per batch.", minimum=1))
+    batch_size: int = field(default=16, metadata=doc("Studies per batch.", minimum=1))
     split: str = field(default="test", metadata=doc("Dataset split to predict.", enum=list(SPLITS)))
     max_studies: int | None = field(
         default=None, metadata=doc("First N studies of the split by study id; null = all.", minimum=1)
