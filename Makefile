@@ -18,7 +18,7 @@ demo: setup
 # pytest exits 5 when PYTEST_ARGS select no test: said in one line, and still a failure
 test: setup
 	bash scripts/setup_test.sh
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python -m pytest -n $(CORES) --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python -m pytest -n $(CORES) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "make test: no test selected (PYTEST_ARGS='$(PYTEST_ARGS)')" >&2; fi; exit $$rc
 
 lint: setup

@@ -39,14 +39,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """On an xdist worker, every test id gets its "@group" suffix, which `--dist loadgroup` schedules
     by. pytest-xdist 3.8 would add it for an xdist_group marker but writes the id attribute of
     pytest < 9.2 (`_nodeid`); pytest 9.2 keeps a parsed NodeId in `_id`, so the suffix is set here
-    for both."""
+    for both. The groups holding a slow-marked test come first (`make test` keeps this order with
+    --no-loadscope-reorder), so the long ones start at once and the quick ones fill the gaps
+    instead of one long group running alone at the end."""
     if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
         return
-    for item in items:
-        grouped = f"{item.nodeid}@{xdist_group(item)}"
+    grouped = [(xdist_group(item), item) for item in items]
+    slow = {group for group, item in grouped if item.get_closest_marker("slow") is not None}
+    grouped.sort(key=lambda pair: pair[0] not in slow)  # stable: file order within each part
+    items[:] = [item for _, item in grouped]
+    for group, item in grouped:
+        grouped_id = f"{item.nodeid}@{group}"
         if hasattr(item, "_id"):
             from _pytest.nodeid import NodeId
 
-            item._id = NodeId.parse(grouped)
+            item._id = NodeId.parse(grouped_id)
         else:
-            item._nodeid = grouped
+            item._nodeid = grouped_id
