@@ -4,12 +4,12 @@ Prints reports per second of (a) spaCy's blank English tokenizer alone, (b) the 
 extractor on each report's findings + impression columns (what `srrg extract` runs per chunk) and
 (c) the free-text path: `extract_many` on the same reports written as one text with FINDINGS: and
 IMPRESSION: headers (section splitting included), each as the best of --repeat runs after a
-warm-up, each run starting with an empty text cache (docs/extraction.md, "Speed"). Both
+warm-up, each run starting with an empty text and sentence cache (docs/extraction.md, "Speed"). Both
 wall-clock and process-CPU rates are printed: on a shared machine the CPU rate is what one
 dedicated core would do (bar: >= 2,000 reports/s for (b) and (c)).
 
 With --hash it prints instead a SHA-256 of everything both paths return for every report
-(structured report, provenance, status), computed with an empty text cache, and checks that a
+(structured report, provenance, status), computed with an empty text and sentence cache, and checks that a
 second pass served from the cache returns the same: a speed change is output-neutral when the
 hashes are the same before and after it.
 
@@ -66,7 +66,7 @@ def output_hash(extractions: Sequence[Extraction]) -> str:
 
 def print_hashes(reports: list, free: list[str]) -> None:
     """The output hash of both paths under both convention sets, cold, and whether a second pass
-    served from the text cache hashes the same."""
+    served from the caches hashes the same."""
     for config in (ExtractConfig(), OTHER_CONVENTIONS):
         name = "default config" if config == ExtractConfig() else "other conventions"
         extractor = get_extractor(config)
@@ -103,7 +103,7 @@ def main() -> None:
     extract_many(free[:200])
     list(tokenizer.pipe(texts))
     tok_wall, tok_cpu = best_rate(lambda: list(tokenizer.pipe(texts)), n, args.repeat)
-    # every timed run starts with an empty text cache: a cold pass over the collection, as in a real run
+    # every timed run starts with an empty text and sentence cache: a cold pass over the collection, as in a real run
     ext_wall, ext_cpu = best_rate(lambda: extractor.run(reports), n, args.repeat, extractor.clear_cache)
     free_wall, free_cpu = best_rate(lambda: extract_many(free), n, args.repeat, extractor.clear_cache)
     words = sum(len(t.split()) for t in texts)
