@@ -83,9 +83,11 @@ def sentences_of(structured: str | None) -> str:
 
 
 def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """The dataset_columns of a table with rows, ordered by study id."""
+    """The dataset_columns of a table with rows, ordered by study id (columns checked first, so a
+    table without `split` is the one line naming it)."""
+    columns = dataset_columns(df.columns)
     check_splits(df["split"])
-    out = df.select(dataset_columns(df.columns))
+    out = df.select(columns)
     return out[natural_order(out["study_id"])]
 
 

@@ -176,19 +176,8 @@ def _argv(command: str, hostile_option: str, hostile: Path, root: Path, out: Pat
 
 # settings given as a file: an empty one is no mistake (every key takes its default)
 SETTINGS = frozenset({"--config", "--options", "--upstream-config"})
-# tracebacks in modules this test's owner may not change, reported to their owners (issue 39)
-KNOWN = {
-    ("dataset", "--in", "other columns"): "srrg.dataset.to_dataset_frame reads `split` before check_columns (H4)",
-    **{
-        ("eval-extraction", "--gold-file", kind): "srrg.extract.openi14.read_gold opens the CSV as UTF-8 text "
-        "without srrg.text.decode.read_utf8 (H4)"
-        for kind in ("garbage", "non-UTF-8")
-    },
-}
 CASES = [
-    pytest.param(command, option, kind, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[command, option, kind])])
-    if (command, option, kind) in KNOWN
-    else (command, option, kind)
+    (command, option, kind)
     for command, (_, inputs) in COMMANDS.items()
     for option, spec in inputs.items()
     for kind in (FOLDER_KINDS if spec[0] == "folder" else FILE_KINDS)

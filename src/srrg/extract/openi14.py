@@ -12,6 +12,7 @@ precision/recall/F1 for both, and error examples with the sentence that caused t
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from srrg.extract.evaluation import (
     in_half,
     run_iu,
 )
+from srrg.text.decode import read_utf8
 
 ID_COLUMN = "filename"
 MAP_FILE = "nih14_map.yaml"
@@ -82,7 +84,7 @@ def read_gold(path: str | Path, mapping: LabelMap | None = None) -> dict[str, fr
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: gold file not found (NIH 14-label CSV with a {ID_COLUMN} column)")
-    with path.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_utf8(path), newline="") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in (ID_COLUMN, *mapping.labels) if c not in (reader.fieldnames or ())]
         if missing:
