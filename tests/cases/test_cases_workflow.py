@@ -6,12 +6,16 @@ the pages. The judge stage scores BLEU only here: LLM judges take minutes on CPU
 from __future__ import annotations
 
 import json
+import sqlite3
 import zipfile
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from model_fixtures import TINY_MODEL
 from workflow_helpers import copy_workflow, planned_jobs, snakemake, write_config
+
+from srrg.cases import thumbs
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +64,9 @@ def test_the_page_holds_the_scored_studies_with_the_other_run_as_comparison(run)
     assert all(s["img"].startswith("data:image/jpeg;base64,") for s in page["studies"])
     assert all(row[2] in (0, 1, 2, 3) for s in page["studies"] for row in s["f"])
     assert (workdir / "logs" / "cases" / "base_json.log").read_text().startswith("srrg cases: 4 studies of base_json")
-    assert list((workdir / ".cache" / "srrg" / "cases" / "thumbnails").rglob("*.txt"))  # drawn once, kept
+    cache = workdir / ".cache" / "srrg" / "cases" / "thumbnails" / thumbs.CACHE_FILE
+    with closing(sqlite3.connect(cache)) as conn:  # drawn once, kept
+        assert conn.execute("SELECT COUNT(*) FROM thumbnails").fetchone()[0] >= 4
 
 
 def test_report_carries_the_page_and_a_complete_run_has_nothing_to_do(run):
