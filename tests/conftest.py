@@ -31,7 +31,15 @@ def xdist_group(item: pytest.Item) -> str:
     tests of every file share the one localhost cluster and queue there one at a time."""
     if item.get_closest_marker("slurm") is not None:
         return "slurm"
-    return item.path.relative_to(item.config.rootpath).as_posix()
+    group = item.path.relative_to(item.config.rootpath).as_posix()
+    # a module-scoped fixture with params is built once per param: each param's tests are a group
+    # of their own (test_workflow_data.py: the MIMIC-CXR and the IU X-ray runs, minutes each)
+    callspec = getattr(item, "callspec", None)
+    defs = item._fixtureinfo.name2fixturedefs if callspec is not None else {}
+    for name in sorted(callspec.params if callspec is not None else ()):
+        if name in defs and defs[name][-1].scope == "module":
+            group += f":{name}#{callspec.indices[name]}"  # no "]": xdist takes an id ending in "]" for ungrouped
+    return group
 
 
 @pytest.hookimpl(tryfirst=True)
