@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 import time
 from functools import partial
 
@@ -71,11 +72,10 @@ def test_client_errors_are_not_retried(stub, tmp_path):
     assert len(stub.requests) == 1
 
 
-def test_batch_keeps_order_dedupes_and_bounds_concurrency(tmp_path):
-    active, peak = [0], [0]
-    import threading
-
-    lock = threading.Lock()
+def slow_responder(answer):
+    """A responder that takes 50 ms per request and records the most requests it held at once
+    (`peak[0]`), so a test can bound the client's concurrency."""
+    lock, active, peak = threading.Lock(), [0], [0]
 
     def slow(body):
         with lock:
@@ -84,8 +84,13 @@ def test_batch_keeps_order_dedupes_and_bounds_concurrency(tmp_path):
         time.sleep(0.05)
         with lock:
             active[0] -= 1
-        return Reply(last_user_message(body).upper())
+        return Reply(answer(body))
 
+    return slow, peak
+
+
+def test_batch_keeps_order_dedupes_and_bounds_concurrency(tmp_path):
+    slow, peak = slow_responder(lambda body: last_user_message(body).upper())
     with OpenAIStub(responder=slow) as stub:
         phrases = [f"phrase {i % 12}" for i in range(30)]
         client = LLMClient(config(stub.base_url, tmp_path, concurrency=3))
@@ -173,19 +178,7 @@ def test_concurrency_follows_the_slots_a_llama_server_reports(tmp_path, slots, w
     """A server reporting 1 slot (llama-server's /props) gets 2 requests at a time, not 8; one that
     reports nothing (a 404, as llama-cpp-python's server) gets llm.concurrency; a warm rerun asks
     nothing, not even /props."""
-    import threading
-
-    lock, active, peak = threading.Lock(), [0], [0]
-
-    def slow(body):
-        with lock:
-            active[0] += 1
-            peak[0] = max(peak[0], active[0])
-        time.sleep(0.05)
-        with lock:
-            active[0] -= 1
-        return Reply("answer")
-
+    slow, peak = slow_responder(lambda body: "answer")
     with OpenAIStub(responder=slow, slots=slots) as stub:
         requests = [ECHO.render("x", phrase=f"phrase {i}") for i in range(10)]
         client = LLMClient(config(stub.base_url, tmp_path, concurrency=8))
