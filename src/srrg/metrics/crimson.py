@@ -419,23 +419,12 @@ def score_responses(responses: Sequence[str | Reply | None], structured: bool = 
 @register
 class Crimson(PairJudge):
     """CRIMSON through the project's LLM client; options: CrimsonConfig fields or a shared `client`.
-    The only judge that reads a pair's patient context (compute_with_context)."""
+    The only judge that reads a pair's patient context (context_requests)."""
 
     name = NAME
     keys = KEYS
     config_class = CrimsonConfig
     status_keys = ("crimson_status",)
-    _contexts: list[Mapping[str, str]] | None = None  # set for one compute_with_context call
-
-    def compute_with_context(
-        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]]
-    ) -> MetricResult:
-        """PairJudge.compute with each pair's context in its request."""
-        self._contexts = list(contexts)
-        try:
-            return self.compute(refs, hyps)
-        finally:
-            self._contexts = None
 
     def guidelines(self) -> bool:
         """cfg.guidelines, or (null) on unless the judge model is the official fine-tuned one."""
@@ -446,7 +435,11 @@ class Crimson(PairJudge):
         return not FINE_TUNED.search(str(model or ""))
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:
-        contexts = self._contexts if self._contexts is not None else [{}] * len(refs)
+        return self.context_requests(refs, hyps, [{}] * len(refs), structured)
+
+    def context_requests(
+        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]], structured: bool
+    ) -> list[LLMRequest]:
         return crimson_requests(refs, hyps, contexts, self.cfg, self.guidelines(), structured)
 
     def signature(self, key: str) -> str:

@@ -578,10 +578,22 @@ class PairJudge(Metric):
         """The options' signature plus the hash of the judge's prompt templates (judge_signature)."""
         return judge_signature(self.name, self.cfg, lambda structured: self.requests([""], [""], structured))
 
+    def context_requests(
+        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]], structured: bool
+    ) -> list[LLMRequest]:
+        """The requests of pairs with their patient context; a judge that reads context (CRIMSON)
+        overrides this, every other one ignores the context."""
+        return self.requests(refs, hyps, structured)
+
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        return self.compute_with_context(refs, hyps, [{}] * len(refs))
+
+    def compute_with_context(
+        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]]
+    ) -> MetricResult:
         client = client_for(self.client, self.cfg)
         structured = structured_mode(client, self.text_model)
-        replies = ask(client, self.requests(refs, hyps, structured))
+        replies = ask(client, self.context_requests(refs, hyps, contexts, structured))
         result = self.score(replies, structured)
         statuses = [worst([result.per_report[k][i] for k in self.status_keys]) for i in range(len(replies))]
         check_failures(self.name, statuses, replies, client, self.cfg, result)
