@@ -120,3 +120,26 @@ def test_checks_fail_before_any_temp_file_is_removed(tmp_path):
     with pytest.raises(UserError):
         check_outputs({"--in": str(source)}, files={"--out": str(source)})
     assert temp.exists()
+
+
+def test_a_shard_job_removes_only_its_own_stale_temp_files(tmp_path):
+    """Bug: every shard job cleaned the whole split folder, so with two shard jobs running at once
+    (`snakemake data --cores 2`) one deleted the other's temporary shard while it was being written,
+    and that job failed with "no such file or directory"."""
+    from argparse import Namespace
+
+    from srrg.stages._dataset import check_paths
+
+    source = _parquet(tmp_path / "normalized.parquet")
+    train = tmp_path / "ds" / "train"
+    own = train / ".part-00000.parquet.ab12cd34.tmp"
+    own_checksum = train / ".part-00000.parquet.sha256.ab12cd34.tmp"
+    live = train / ".part-00001.parquet.zz99yy00.tmp"  # the shard job running beside it
+    for p in (own, own_checksum, live):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("half")
+    args = Namespace(inp=str(source), out_dir=str(tmp_path / "ds"))
+    check_paths(args, shard=("train", 0))
+    assert not own.exists() and not own_checksum.exists() and live.exists()
+    check_paths(args)  # the whole-dataset command owns the folder: every stale temp goes
+    assert not live.exists()

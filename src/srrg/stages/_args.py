@@ -66,6 +66,7 @@ def check_outputs(
     files: dict[str, str | None] | None = None,
     folders: dict[str, str | None] | None = None,
     trees: dict[str, str | None] | None = None,
+    clean: bool = True,
 ) -> None:
     """Option -> path of a stage's inputs and outputs (None: not given), checked before any work
     (docs/cli.md, "Outputs never replace inputs"). Refused, each a UserError naming both options:
@@ -77,7 +78,9 @@ def check_outputs(
     system's node), or a folder output on anything but a folder. Inputs in sub-folders of an
     ordinary output folder are other stages' files (the workflow's judge/<run>/subset/). Paths are
     compared resolved (symbolic links and `..` followed), so another spelling of the same file is
-    caught too. Once all pass, the temporary files a killed run left in the outputs are removed."""
+    caught too. Once all pass, the temporary files a killed run left in the outputs are removed,
+    unless `clean` is False: a folder that jobs running at once write into (the shard jobs' split
+    folders) holds their live temporary files too, so such a job removes only its own."""
     import os
     import stat
 
@@ -120,5 +123,5 @@ def check_outputs(
             raise UserError(f"{option} {path}: is a device, pipe or socket, not a file to write; give a file path")
         if kind != "file" and mode is not None and not stat.S_ISDIR(mode):
             raise UserError(f"{option} {path}: is a file, expected a folder to write into")
-    for _, path, kind in outs:
+    for _, path, kind in outs if clean else ():
         remove_stale_temps(real(path), folder=kind != "file", deep=kind == "tree")

@@ -22,6 +22,6 @@ def run(args: argparse.Namespace) -> None:
 
     from srrg.dataset import run_dataset_shard
 
-    _dataset.check_paths(args)
+    _dataset.check_paths(args, shard=(args.split, args.index))
     cfg = _dataset.dataset_config(args)
     print(run_dataset_shard(args.inp, args.out_dir, args.split, args.index, cfg), file=sys.stderr)
