@@ -21,7 +21,11 @@ STEPS = 120  # about 5 s of training: the signal, sent after step 3, always land
 
 
 def _config(ckpt: Path) -> str:
-    raw = tiny_train_config(max_steps=STEPS, log_every_n_steps=1, checkpoint_every_n_steps=1000)
+    # validation only at the end: a SIGTERM during validation falls back to the last periodic
+    # checkpoint (docs/model.md), so the signal must land in a training step
+    raw = tiny_train_config(
+        max_steps=STEPS, log_every_n_steps=1, checkpoint_every_n_steps=1000, val_check_interval=STEPS
+    )
     raw["checkpoint_dir"] = str(ckpt)
     return json.dumps(raw)
 
