@@ -154,7 +154,7 @@ def class_roots() -> list[tuple[tuple[str, ...], type, Any]]:
     """(config path, class, how the stage builds it) of every settings class the stages build."""
     from srrg.judge_train.config import JudgeTrainConfig
     from srrg.llm.config import LLMConfig
-    from srrg.metaeval.run import MetaevalConfig
+    from srrg.metaeval.config import MetaevalConfig
 
     roots: list[tuple[tuple[str, ...], type, Any]] = [
         ((name,), section_class(name), None) for name in SECTIONS if name not in {"normalize", "llm"}

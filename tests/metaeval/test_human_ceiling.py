@@ -19,9 +19,10 @@ from scipy import stats
 from srrg.cli import main as srrg_main
 from srrg.metaeval.between import better_than, metric_tests, permutation_p, williams
 from srrg.metaeval.ceiling import CEILING, ONE_RATER, ceiling, leave_one_out
+from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.correlation import cluster_bootstrap_indices, coefficient_value, paired_test
 from srrg.metaeval.multiple import adjust
-from srrg.metaeval.run import MetaevalConfig, run_metaeval, write_result
+from srrg.metaeval.run import run_metaeval, write_result
 from srrg.metaeval.tie_accuracy import accuracy_curve, calibrated, tie_calibrated_accuracy
 
 RADPREF = FIXTURES / "rating_layouts" / "radpref"

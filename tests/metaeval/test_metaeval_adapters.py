@@ -14,7 +14,8 @@ from paths import FIXTURES, SHARED_DATA
 from srrg.cli import main as srrg_main
 from srrg.errors import UserError
 from srrg.metaeval.adapters import human_category_counts, human_scores, load_dataset
-from srrg.metaeval.run import MetaevalConfig, run_metaeval
+from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.run import run_metaeval
 
 LAYOUTS = FIXTURES / "rating_layouts"
 SHARED_RADPREF = SHARED_DATA / "rating_layouts" / "radpref"

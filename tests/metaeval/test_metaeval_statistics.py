@@ -86,7 +86,7 @@ def test_ci_status_names_every_reason_for_a_missing_ci():
 
 
 def test_min_cases_of_the_metaeval_config():
-    from srrg.metaeval.run import MetaevalConfig
+    from srrg.metaeval.config import MetaevalConfig
 
     assert MetaevalConfig().min_cases == 10 and MetaevalConfig(min_cases=2).min_cases == 2
     with pytest.raises(UserError, match=r"^metaeval.correlate.min_cases must be >= 2"):

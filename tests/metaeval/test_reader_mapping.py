@@ -19,8 +19,9 @@ from paths import FIXTURES
 from srrg.compare import _p_text, randomization_floor
 from srrg.errors import UserError
 from srrg.metaeval.adapters import human_category_counts, human_scores, load_dataset, radeval_counts
+from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.correlation import bootstrap_p, bootstrap_p_floor
-from srrg.metaeval.run import MetaevalConfig, run_metaeval
+from srrg.metaeval.run import run_metaeval
 from srrg.metaeval.systems import ranking_agreement, system_means
 
 LAYOUTS = FIXTURES / "rating_layouts"

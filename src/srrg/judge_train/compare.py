@@ -12,7 +12,8 @@ import polars as pl
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import read_parquet, read_table, write_parquet
-from srrg.metaeval.run import HEADLINE, ID, MetaevalConfig, MetaevalResult, run_metaeval, write_result
+from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.run import HEADLINE, ID, MetaevalResult, run_metaeval, write_result
 
 
 def side_by_side(
@@ -43,7 +44,7 @@ def compare(
     suffix: str = "_ft",
 ) -> tuple[pl.DataFrame, MetaevalResult]:
     """Joined scores and the correlation of every headline column with the human ratings (options:
-    srrg.metaeval.run.MetaevalConfig fields; `metrics` is filled in here)."""
+    srrg.metaeval.config.MetaevalConfig fields; `metrics` is filled in here)."""
     joined, metrics = side_by_side(finetuned, zero_shot, suffix)
     if not metrics:
         raise UserError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")

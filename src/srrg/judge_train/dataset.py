@@ -23,7 +23,8 @@ from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.judge_train.config import JudgeTrainConfig
 from srrg.metaeval.adapters import RatingsDataset, load_dataset
-from srrg.metaeval.run import ID, MetaevalConfig, resolve_human
+from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.run import ID, resolve_human
 from srrg.metrics.judge_common import JudgeConfig, pair_requests
 from srrg.report import normalize_text
 from srrg.splits import SPLITS

@@ -1,6 +1,6 @@
 """The `metaeval.correlate` settings, in a module of their own: the workflow builds them when it is
 parsed (srrg.config_tree.check_sections), before any job, without importing the statistics
-(srrg.metaeval.run, which re-exports the class)."""
+(srrg.metaeval.run); every caller imports the class from here."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.run import MetaevalConfig, MetaevalResult, run_metaeval_correlate
+from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.run import MetaevalResult, run_metaeval_correlate
 
 # the two error targets of GEMA Tables 1-2 (srrg.metaeval.adapters.TARGETS) and their column labels
 TARGETS = (("errors_significant", "Significant"), ("errors_insignificant", "Insignificant"))
