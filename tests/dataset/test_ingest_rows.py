@@ -296,12 +296,10 @@ def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):
         assert any(r.getMessage().startswith("mimic reports: ") for r in caplog.records)
 
 
-def test_sections_in_worker_processes_equal_one_process(monkeypatch):
+def test_sections_of_a_missing_report_are_none():
     texts = [f"FINDINGS: Lungs {i}\n clear.\nIMPRESSION:  No acute {i}." if i % 3 else None for i in range(9)]
     texts[4] = "no headers at all"
-    monkeypatch.setattr(mimic_cxr, "_CHUNK", 2)  # 5 chunks over 2 workers
-    pairs = mimic_cxr.sections_of(texts, 2)
-    assert pairs == mimic_cxr.sections_of(texts, 1)
+    pairs = mimic_cxr.sections_of(texts)
     assert pairs[0] == (None, None) and pairs[1] == ("Lungs 1 clear.", "No acute 1.")
 
 
@@ -313,5 +311,5 @@ def test_sections_split_while_reading_equal_one_process(monkeypatch):
     for n_process in (1, 2):
         got = list(mimic_cxr.split_while_reading(iter(reports), n_process))
         assert [(s, t, x) for s, t, x, _ in got] == [(s, t, raw.decode()) for s, t, raw in reports]
-        assert [pair for *_, pair in got] == mimic_cxr.sections_of([raw.decode() for raw in texts], 1)
+        assert [pair for *_, pair in got] == mimic_cxr.sections_of([raw.decode() for raw in texts])
     assert got[1][3] == ("Lungs 1 clear.", "No acute 1.") and got[4][3] == (None, None)

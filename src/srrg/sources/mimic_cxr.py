@@ -34,7 +34,7 @@ from srrg.text.sections import split_sections
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
 _REPORT_NAME = re.compile(r"(?:^|/)p\d{2}/p(\d+)/s(\d+)\.txt$")
 _WS = re.compile(r"\s+")
-_CHUNK = 5000  # texts per task of sections_of's workers
+_CHUNK = 5000  # texts per task of split_while_reading's workers
 
 # frontal views first: a model that reads one image should read the frontal one
 VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERAL": 4, "LL": 5}
@@ -86,15 +86,10 @@ def findings_impression(text: str) -> tuple[str | None, str | None]:
     return (" ".join(found["findings"]) or None), (" ".join(found["impression"]) or None)
 
 
-def sections_of(texts: list[str | None], n_process: int) -> list[tuple[str | None, str | None]]:
-    """findings_impression of every text in order ((None, None) for a missing report). Section
-    splitting is the largest part of ingest's CPU time, so with n_process > 1 chunks of texts are
-    split in that many worker processes; the pairs come back in the texts' order."""
-    if n_process <= 1 or len(texts) < 2 * _CHUNK:
-        return [findings_impression(t) if t is not None else (None, None) for t in texts]
-    chunks = [texts[i : i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
-    with ProcessPoolExecutor(n_process, mp_context=get_context("spawn")) as pool:  # no fork of polars' threads
-        return [pair for part in pool.map(sections_of, chunks, [1] * len(chunks)) for pair in part]
+def sections_of(texts: list[str | None]) -> list[tuple[str | None, str | None]]:
+    """findings_impression of every text in order ((None, None) for a missing report); the work of
+    one chunk of split_while_reading, here or in a worker process."""
+    return [findings_impression(t) if t is not None else (None, None) for t in texts]
 
 
 def split_while_reading(
@@ -113,15 +108,15 @@ def split_while_reading(
             if len(chunk) < _CHUNK or n_process <= 1:
                 continue
             if pool is None:
-                pending.append((chunk, _done(sections_of([t for _, _, t in chunk], 1))))  # the first: here
+                pending.append((chunk, _done(sections_of([t for _, _, t in chunk]))))  # the first: here
                 pool = stack.enter_context(ProcessPoolExecutor(n_process, mp_context=get_context("spawn")))
             else:
-                pending.append((chunk, pool.submit(sections_of, [t for _, _, t in chunk], 1)))
+                pending.append((chunk, pool.submit(sections_of, [t for _, _, t in chunk])))
             chunk = []
             while pending and pending[0][1].done():
                 yield from _paired(*pending.popleft())
         if chunk:
-            pending.append((chunk, _done(sections_of([t for _, _, t in chunk], 1))))
+            pending.append((chunk, _done(sections_of([t for _, _, t in chunk]))))
         while pending:
             yield from _paired(*pending.popleft())
 
