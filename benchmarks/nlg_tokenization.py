@@ -15,8 +15,8 @@ import random
 
 from srrg.extract import extract_many
 from srrg.metrics import evaluate
-from srrg.metrics.nlg import TOKENIZATIONS
 from srrg.report import StructuredReport, from_obj, render_sentences
+from srrg.settings.metrics import TOKENIZATIONS
 from srrg.sources.iu_xray import read_iu_xray
 
 METRICS = ["bleu", "rouge_l", "cider"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from srrg.metaeval import radjudge
-from srrg.metrics.sscore_text import SScoreTextConfig
+from srrg.settings.metrics import SScoreTextConfig
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "radjudge" / "ranking_tests.json"
 KEYS = {"s_score_text": "s_score_text", "ce": "ce_f1"}  # ce: the per-report F1 (docs/metrics.md)

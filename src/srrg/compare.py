@@ -24,7 +24,8 @@ from srrg.errors import UserError
 from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, bootstrap_p_floor, percentile_ci
 from srrg.metaeval.multiple import CORRECTIONS, adjust
 from srrg.metrics.base import score_all
-from srrg.metrics.nlg import BLEU_STATS, NLGConfig, bleu_statistics, corpus_bleu
+from srrg.metrics.nlg import BLEU_STATS, bleu_statistics, corpus_bleu
+from srrg.settings.metrics import NLGConfig
 
 Stat = Callable[[np.ndarray], float]
 MEAN = "mean of per-report values"

@@ -277,25 +277,22 @@ def dataclass_schema(cls: type, skip: frozenset[str] = frozenset(), with_default
     return out
 
 
-def _metric_classes() -> dict[str, Any]:
-    """Registered metric name -> its class (each metric module is imported)."""
-    from srrg.metrics.base import METRIC_MODULES
-
-    return {name: _metric_classes_of(module)[name] for name, module in sorted(METRIC_MODULES.items())}
-
-
 def _metric_options() -> dict[str, Any]:
-    props = {}
-    for name, metric in _metric_classes().items():
-        cfg = getattr(metric, "config_class", None)
-        props[name] = dataclass_schema(cfg, with_defaults=False) if cfg else {"type": "object"}
+    """Each registered metric's options: the schema of its class in METRIC_OPTIONS (any object
+    for a metric without options; the pre-check refuses options there)."""
+    from srrg.settings.metrics import METRIC_OPTIONS
+
+    props = {
+        name: dataclass_schema(cls, with_defaults=False) if cls else {"type": "object"}
+        for name, cls in sorted(METRIC_OPTIONS.items())
+    }
     return {"type": "object", "additionalProperties": False, "properties": props}
 
 
 def _metric_names() -> dict[str, Any]:
-    from srrg.metrics.base import METRIC_MODULES
+    from srrg.settings.metrics import METRIC_OPTIONS
 
-    return {"type": "array", "items": {"enum": sorted(METRIC_MODULES)}}
+    return {"type": "array", "items": {"enum": sorted(METRIC_OPTIONS)}}
 
 
 def adapter_options_schema(adapter: str) -> dict[str, Any]:
@@ -503,6 +500,8 @@ def build_section(cfg: Mapping[str, Any], name: str) -> Any:
 
 def _check_normalize(cfg: Mapping[str, Any]) -> Any:
     """The normalize section as its stage gets it (the llm section only with method llm)."""
+    """One metric's options built as the metric builds them (srrg.metrics.base.Metric), from its
+    class in METRIC_OPTIONS; options for a metric that takes none are refused."""
     from srrg.llm.guard import check_usable
     from srrg.normalize.config import NormalizeConfig
 
@@ -554,21 +553,10 @@ def _check_run(cfg: Mapping[str, Any], name: str) -> None:
 
 def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
     from srrg.config import from_dict
-    from srrg.metrics.base import METRIC_MODULES
+    from srrg.settings.metrics import METRIC_OPTIONS
 
-    module = METRIC_MODULES[metric]
-    cls = _metric_classes_of(module).get(metric)  # s_score_text, ce: loads spaCy, only when options are given
-    config_class = getattr(cls, "config_class", None)
+    config_class = METRIC_OPTIONS[metric]
     if config_class is not None:
         from_dict(config_class, options, f"{metric} options")
-
-
-def _metric_classes_of(module: str) -> dict[str, Any]:
-    from srrg.metrics.base import Metric
-
-    members = vars(importlib.import_module(module)).values()
-    return {
-        c.name: c
-        for c in members
-        if isinstance(c, type) and issubclass(c, Metric) and isinstance(getattr(c, "name", None), str)
-    }
+    elif options:
+        raise ValueError(f"metric {metric!r} takes no options, got {', '.join(sorted(options))}")

@@ -26,8 +26,9 @@ import pytest
 
 import srrg
 from srrg.config import validate
-from srrg.config_tree import SECTIONS, _metric_classes, section_class, section_class_of
+from srrg.config_tree import SECTIONS, section_class, section_class_of
 from srrg.model.config import RunSpec
+from srrg.settings.metrics import METRIC_OPTIONS
 from srrg.text.decode import read_mapping_file
 
 SRC = Path(srrg.__file__).resolve().parent
@@ -40,7 +41,7 @@ def _config_classes() -> set[type]:
     roots = [section_class(name) for name in SECTIONS]
     roots += [RunSpec, section_class_of("srrg.metaeval.run", "MetaevalConfig")]
     roots += [section_class_of("srrg.judge_train.config", "JudgeTrainConfig")]
-    roots += [c.config_class for c in _metric_classes().values() if getattr(c, "config_class", None)]
+    roots += [c for c in METRIC_OPTIONS.values() if c is not None]
     seen: set[type] = set()
     todo = list(roots)
     while todo:

@@ -249,7 +249,10 @@ THROUGH_SNAKEMAKE = [
         {"metaeval": {"datasets": {"rp": {"adapter": "radpref", "path": "ratings", "options": {"raterz": ["a"]}}}}},
         "unknown key metaeval.datasets.rp.options.raterz",
     ),
-    ({"score": {"options": {"ce": {"smoothing": -1.0}}}}, "score.options.ce: ce option smoothing must be >= 0"),
+    (
+        {"score": {"options": {"ce": {"smoothing": -1.0}}}},
+        "score.options.ce.smoothing: -1.0 is less than the minimum of 0",
+    ),
     ({"score": {"options": {"s_score_text": {"w_prob": 0.5}}}}, "score.options.s_score_text: S-Score weights"),
 ]
 

@@ -9,9 +9,11 @@ import pytest
 
 from srrg.config import from_dict
 from srrg.errors import UserError
-from srrg.metrics.few_shot import FewShotConfig, draw_shots
+from srrg.metrics.few_shot import draw_shots
 from srrg.metrics.judge_common import load_prompt
-from srrg.metrics.vert import Vert, VertConfig, vert_requests
+from srrg.metrics.vert import Vert, vert_requests
+from srrg.settings.fields import build
+from srrg.settings.metrics import FewShotConfig, VertConfig
 
 SPLITS = ["train", "train", "test", "train", "validate", "train", "train"]
 STATUS = ["ok", "ok", "ok", "no_target", "ok", "ok", "ok"]
@@ -117,5 +119,7 @@ def test_bad_few_shot_settings_are_one_line_errors(tmp_path, options, message):
 
 
 def test_few_shot_config_rejects_negative_k():
-    with pytest.raises(ValueError, match="few_shot.k must be >= 0"):
+    with pytest.raises(ValueError, match="^k must be >= 0"):
         FewShotConfig(k=-1)
+    with pytest.raises(ValueError, match=r"^judge\.options\.vert\.few_shot\.k must be >= 0"):
+        build(VertConfig, {"few_shot": {"k": -1}}, "judge.options.vert")

@@ -8,7 +8,6 @@ import math
 import pytest
 
 from srrg.metrics.gema import (
-    GemaConfig,
     gema_requests,
     objective_scores,
     parse_entities,
@@ -17,6 +16,7 @@ from srrg.metrics.gema import (
     subjective_score,
 )
 from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
+from srrg.settings.metrics import GemaConfig
 
 W = GemaConfig().dimension_weights
 A = GemaConfig().aspect_weights

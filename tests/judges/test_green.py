@@ -7,8 +7,9 @@ import math
 import pytest
 from judge_responses import FIVE_PAIRS, green_answer
 
-from srrg.metrics.green import Green, GreenConfig, green_requests, score_responses
+from srrg.metrics.green import Green, green_requests, score_responses
 from srrg.metrics.judge_common import NO_RESPONSE, OK, PARTIAL, UNPARSEABLE, load_prompt, parse_error_report
+from srrg.settings.metrics import GreenConfig
 
 
 def test_published_prompt_is_reproduced():
@@ -114,7 +115,7 @@ def test_section_runs_to_the_first_blank_line():
 
 
 def test_metric_rejects_unknown_options():
-    with pytest.raises(ValueError, match=r"unknown key\(s\) temperature in GreenConfig options"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) temperature in green options"):
         Green(temperature=3)
 
 

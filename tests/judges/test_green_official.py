@@ -10,8 +10,9 @@ import math
 import pytest
 from paths import REPO
 
-from srrg.metrics.green import GreenConfig, score_responses
+from srrg.metrics.green import score_responses
 from srrg.metrics.judge_common import clean_response, parse_error_report
+from srrg.settings.metrics import GreenConfig
 
 DOCS = REPO / "docs" / "judges.md"
 Z = (0, 0, 0, 0, 0, 0)

@@ -73,10 +73,7 @@ def test_vert_pair_fails_when_its_direct_score_fails():
 
 
 def test_judge_max_tokens_defaults_fit_real_answers():
-    from srrg.metrics.gema import GemaConfig
-    from srrg.metrics.green import GreenConfig
-    from srrg.metrics.proxy_rating import ProxyRatingConfig
-    from srrg.metrics.vert import VertConfig
+    from srrg.settings.metrics import GemaConfig, GreenConfig, ProxyRatingConfig, VertConfig
 
     assert GreenConfig().max_tokens >= 1024 and VertConfig().max_tokens >= 1024
     assert GemaConfig().max_tokens >= 1024 and ProxyRatingConfig().max_tokens >= 256

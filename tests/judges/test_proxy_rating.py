@@ -7,7 +7,8 @@ import math
 import pytest
 
 from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
-from srrg.metrics.proxy_rating import ProxyRatingConfig, proxy_requests, score_responses
+from srrg.metrics.proxy_rating import proxy_requests, score_responses
+from srrg.settings.metrics import ProxyRatingConfig
 
 
 def test_two_dimensions_scaled_to_unit_interval():

@@ -8,7 +8,8 @@ import pytest
 from judge_responses import green_answer
 
 from srrg.metrics.judge_common import UNPARSEABLE, parse_direct_score, parse_error_report, unified_score
-from srrg.metrics.vert import VertConfig, formula_scores, score_responses, vert_requests
+from srrg.metrics.vert import formula_scores, score_responses, vert_requests
+from srrg.settings.metrics import VertConfig
 
 
 def test_unified_formula_hand_computed():

@@ -9,14 +9,15 @@ import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import evaluate, nlg
+from srrg.settings.metrics import NLGConfig, RougeConfig
 
 
 @pytest.mark.parametrize("max_tokens", [0, -3, True, 2.5, "10"])
 def test_rouge_token_cap_must_be_a_positive_integer(max_tokens):
-    with pytest.raises(UserError, match="max_tokens"):
-        nlg.RougeConfig(max_tokens=max_tokens)
-    assert nlg.RougeConfig(max_tokens=1).max_tokens == 1
-    assert nlg.RougeConfig().max_tokens == 1000 and nlg.NLGConfig().tokenization == "r2gen"
+    with pytest.raises(ValueError, match="max_tokens"):
+        RougeConfig(max_tokens=max_tokens)
+    assert RougeConfig(max_tokens=1).max_tokens == 1
+    assert RougeConfig().max_tokens == 1000 and NLGConfig().tokenization == "r2gen"
 
 
 def test_capped():
@@ -62,7 +63,7 @@ def test_r2gen_collapses_repeats_and_removes_numbering():
 def test_prepare_keeps_refs_and_hyps_apart():
     gts, res = nlg.prepare(["The Heart.", "lungs"], ["heart", "LUNGS clear"], "none")
     assert gts == {0: ["The Heart."], 1: ["lungs"]} and res == {0: ["heart"], 1: ["LUNGS clear"]}
-    gts, res = nlg.prepare(["The Heart."], ["heart"], nlg.NLGConfig().tokenization)  # r2gen by default
+    gts, res = nlg.prepare(["The Heart."], ["heart"], NLGConfig().tokenization)  # r2gen by default
     assert gts == {0: ["the heart ."]} and res == {0: ["heart ."]}
 
 

@@ -8,8 +8,9 @@ import math
 import pytest
 
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import SScoreConfig, location_bleu, location_score, prob_score, score_pair, set_f1
+from srrg.metrics.sscore import location_bleu, location_score, prob_score, score_pair, set_f1
 from srrg.report import Finding, StructuredReport
+from srrg.settings.metrics import SScoreConfig
 
 
 def rep(positive=(), negative=()) -> StructuredReport:

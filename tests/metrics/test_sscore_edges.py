@@ -12,8 +12,9 @@ import pytest
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import SScoreConfig, location_bleu, score_pair, score_reports, structured_references
+from srrg.metrics.sscore import location_bleu, score_pair, score_reports, structured_references
 from srrg.report import Finding, StructuredReport
+from srrg.settings.metrics import SScoreConfig
 
 
 def rep(positive=(), negative=()) -> StructuredReport:
@@ -32,12 +33,12 @@ def test_non_negative_weights_summing_to_one_are_accepted(weights):
 
 @pytest.mark.parametrize("weights", [(-0.5, 1.0, 0.5), (0.5, 0.5, 0.1), (0.3, 0.3, 0.3), (1.0, 1e-6, 0.0)])
 def test_negative_weights_or_a_sum_other_than_one_are_refused(weights):
-    with pytest.raises(UserError, match=r"w_prob, w_level, w_loc must be non-negative and sum to 1"):
+    with pytest.raises(ValueError, match=r"^w_prob must be >= 0|^S-Score weights w_prob, w_level, w_loc must sum to 1"):
         SScoreConfig(*weights)
 
 
 def test_d_over_option_is_checked_and_read_from_options():
-    with pytest.raises(UserError, match="d_over must be 'union' or 'reference'"):
+    with pytest.raises(ValueError, match="^d_over must be one of union, reference, got 'hypothesis'"):
         SScoreConfig(d_over="hypothesis")
     assert from_dict(SScoreConfig, None) == SScoreConfig()
     assert from_dict(SScoreConfig, {"d_over": "reference"}).d_over == "reference"

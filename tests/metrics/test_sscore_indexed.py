@@ -12,8 +12,9 @@ import random
 import pytest
 
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import KEYS, SScoreConfig, attribute_scores, clear_caches, score_indexed, score_pair
+from srrg.metrics.sscore import KEYS, attribute_scores, clear_caches, score_indexed, score_pair
 from srrg.report import Finding, StructuredReport, index_report, parse_report
+from srrg.settings.metrics import SScoreConfig
 
 NAMES = ["pleural effusion", "cardiomegaly", "edema", "nodule", "atelectasis", "consolidation", "pneumothorax"]
 LEVELS = ["mild", "small", "moderate", "large", None]

@@ -11,11 +11,10 @@ import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import evaluate
-from srrg.metrics.sscore import SScoreConfig, score_pair
+from srrg.metrics.sscore import score_pair
 from srrg.metrics.sscore_text import (
     INCIDENTAL,
     URGENT,
-    SScoreTextConfig,
     finding_agreement,
     fold_general,
     level_agreement,
@@ -27,6 +26,7 @@ from srrg.metrics.sscore_text import (
     size_mm,
 )
 from srrg.report import Finding, StructuredReport
+from srrg.settings.metrics import SScoreConfig, SScoreTextConfig
 
 DEFAULT = SScoreTextConfig()
 

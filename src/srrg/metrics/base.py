@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from srrg.config import from_dict
+from srrg.config import ConfigError, from_dict
 from srrg.errors import UserError
 from srrg.report import REPAIRED, UNPARSEABLE, VALID
+from srrg.settings.metrics import METRIC_OPTIONS
 
 # metric name -> module that registers it
 METRIC_MODULES: dict[str, str] = {
@@ -64,19 +65,33 @@ class MetricResult:
 class Metric(ABC):
     """A metric scores aligned lists of reference and hypothesis reports.
 
-    `config_class` is the frozen dataclass of the metric's options (the one place of their
-    defaults; the config tree composes these classes), None for a metric without options."""
+    `config_class` is the settings class of the metric's options (the one place of their
+    defaults), None for a metric without options: it is METRIC_OPTIONS[name]
+    (srrg.settings.metrics), set for each class that names a metric, never written in the class."""
 
     name: ClassVar[str]
     keys: ClassVar[tuple[str, ...]]
     config_class: ClassVar[type | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("name")
+        if isinstance(name, str):
+            if name not in METRIC_OPTIONS:
+                raise TypeError(f"metric {name!r} has no entry in srrg.settings.metrics.METRIC_OPTIONS")
+            cls.config_class = METRIC_OPTIONS[name]
 
     def __init__(self, **options: Any) -> None:
         if self.config_class is None:
             if options:
                 raise UserError(f"metric {self.name!r} takes no options, got {', '.join(sorted(options))}")
             return
-        self.cfg = from_dict(self.config_class, options, f"{self.name} options")
+        try:
+            self.cfg = from_dict(self.config_class, options, f"{self.name} options")
+        except UserError:
+            raise
+        except ValueError as err:  # a value the options class refuses: one line naming the metric
+            raise ConfigError(f"{self.name} options: {err}") from None
 
     @abstractmethod
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:

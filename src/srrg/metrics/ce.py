@@ -14,14 +14,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from srrg.errors import UserError
-from srrg.extract import ExtractConfig
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, register
 from srrg.metrics.chexpert import NO_FINDING, ChexpertMap, chexpert_map
-from srrg.metrics.sscore_text import FREE_TEXT, SIGNIFICANCE, hypothesis_kinds, structure, weight
+from srrg.metrics.sscore_text import FREE_TEXT, hypothesis_kinds, structure, weight
 from srrg.report import UNPARSEABLE, StructuredReport
 
 NAME = "ce"
@@ -108,28 +106,6 @@ def report_f1(
     return (2 * tp + smoothing) / denominator if denominator else 1.0
 
 
-@dataclass(frozen=True)
-class CEConfig:
-    """definite_only: only probability 3 findings are positive (default: 3 or 2); smoothing: the
-    alpha of the per-report F1 `ce_f1` (0: plain F1; > 0: more false or missed labels score lower
-    even when none agrees); significance: "weighted" (in `ce_f1` an observation weighs as its most
-    significant finding, as in s_score_text) or "uniform"; extract: the extractor's settings for
-    free-text reports."""
-
-    definite_only: bool = False
-    smoothing: float = 1.0
-    significance: str = "weighted"
-    extract: ExtractConfig = field(default_factory=ExtractConfig)
-
-    def __post_init__(self) -> None:
-        if self.smoothing < 0:
-            raise UserError(f"ce option smoothing must be >= 0, got {self.smoothing}")
-        if self.significance not in SIGNIFICANCE:
-            raise UserError(
-                f"ce option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}"
-            )
-
-
 def _status(ref: str, hyp: str) -> str:
     """ok, or the sides whose text could not be read, e.g. "hyp:unparseable"."""
     bad = [f"{side}:{s}" for side, s in (("ref", ref), ("hyp", hyp)) if s not in {"ok", "valid", "repaired"}]
@@ -147,7 +123,6 @@ class CE(Metric):
         f"{NAME}_tp", f"{NAME}_fp", f"{NAME}_fn", f"{NAME}_f1",
         f"{NAME}_ref_labels", f"{NAME}_hyp_labels", f"{NAME}_status",
     )  # fmt: skip
-    config_class = CEConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         mapping = chexpert_map()

@@ -23,11 +23,9 @@ from typing import Any
 from srrg.llm.base import LLMRequest, PromptTemplate, schema_text
 from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
-    DEFAULT_MODALITY,
     NO_RESPONSE,
     OK,
     UNPARSEABLE,
-    JudgeConfig,
     PairJudge,
     Reply,
     as_reply,
@@ -40,6 +38,7 @@ from srrg.metrics.judge_common import (
     truncate_words,
 )
 from srrg.report import decode_json
+from srrg.settings.metrics import CrimsonConfig
 
 NAME = "crimson"
 # weight of a finding by its clinical significance, and of an attribute error by its severity
@@ -109,27 +108,6 @@ KEYS = (
 )
 _PART = re.compile(r"^==> (\w+) <==\n", re.MULTILINE)
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class CrimsonConfig(JudgeConfig):
-    """guidelines: send the prompt's significance examples, attribute-severity and context guidelines
-    (null: on, except for the official fine-tuned model, trained without them, as the official code
-    decides); context: put the pair's patient context into the prompt when it has one.
-    max_words 0: the official code sends each report whole. max_tokens 4096: an answer lists every
-    abnormal finding of both reports with its level, and each attribute error with an explanation."""
-
-    max_words: int = 0
-    max_tokens: int = 4096
-    guidelines: bool | None = None
-    context: bool = True
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.modality != DEFAULT_MODALITY:
-            raise ValueError(
-                f"crimson's published prompt judges chest X-ray findings; modality {self.modality!r} does not apply"
-            )
 
 
 @cache
@@ -423,7 +401,6 @@ class Crimson(PairJudge):
 
     name = NAME
     keys = KEYS
-    config_class = CrimsonConfig
     status_keys = ("crimson_status",)
 
     def guidelines(self) -> bool:

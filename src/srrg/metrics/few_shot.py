@@ -21,26 +21,10 @@ from srrg.errors import UserError
 from srrg.io import read_table
 from srrg.metrics.judge_common import parse_direct_score
 from srrg.report import normalize_text
+from srrg.settings.metrics import FewShotConfig
 
 COLUMNS = ("pair_id", "reference", "candidate", "target", "split", "status")
 EXAMPLES_FILE = "examples.parquet"
-
-
-@dataclass(frozen=True)
-class FewShotConfig:
-    """k: shots per prompt (0 = zero-shot, the default); seed: which k of the training rows;
-    source: examples.parquet of judge-train-prepare, or its folder; split: the part drawn from."""
-
-    k: int = 0
-    seed: int = 0
-    source: str | None = None
-    split: str = "train"
-
-    def __post_init__(self) -> None:
-        if self.k < 0:
-            raise ValueError(f"few_shot.k must be >= 0, got {self.k}")
-        if self.k and not self.source:
-            raise ValueError("few_shot.k > 0 needs few_shot.source (examples.parquet of srrg judge-train-prepare)")
 
 
 @dataclass(frozen=True)

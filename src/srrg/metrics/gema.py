@@ -22,18 +22,15 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from srrg.config import from_dict
 from srrg.llm.base import schema_text
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     MAX_ITEMS,
     OK,
     UNPARSEABLE,
-    JudgeConfig,
     Reply,
     as_reply,
     ask,
@@ -52,17 +49,16 @@ from srrg.metrics.judge_common import (
     worst,
 )
 from srrg.report import normalize_text
+from srrg.settings.metrics import GEMA_ASPECTS, GEMA_DIMENSIONS, GemaConfig
 from srrg.vocab import severity_map, synonym_map
 
 NAME = "gema"
-DIMENSIONS = ("disease", "location", "severity", "uncertainty")
-ASPECTS = ("fluency", "grammar", "terminology")
 KEYS = (
     "gema",
     "gema_obj",
     "gema_sub",
-    *(f"gema_{d}" for d in DIMENSIONS),
-    *(f"gema_{a}_errors" for a in ASPECTS),
+    *(f"gema_{d}" for d in GEMA_DIMENSIONS),
+    *(f"gema_{a}_errors" for a in GEMA_ASPECTS),
     "gema_status",
     "gema_explanation",
     "gema_ref_entities",
@@ -89,43 +85,8 @@ _ENTITY = object_schema(
 ENTITY_SCHEMA = object_schema("gema_entities", {"entities": {"type": "array", "maxItems": MAX_ITEMS, "items": _ENTITY}})
 SUBJECTIVE_SCHEMA = object_schema(
     "gema_subjective",
-    {**{f"{a}_errors": {"type": "integer", "minimum": 0} for a in ASPECTS}, "explanation": {"type": "string"}},
+    {**{f"{a}_errors": {"type": "integer", "minimum": 0} for a in GEMA_ASPECTS}, "explanation": {"type": "string"}},
 )
-
-
-@dataclass(frozen=True)
-class GemaConfig(JudgeConfig):
-    """dimension_weights: disease/location/severity/uncertainty weights of S_obj (sum 1);
-    aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj;
-    objective: paper (per-dimension precision/recall, the paper's) or shared_findings (attributes
-    compared on shared findings only, srrg's earlier reading; docs/judges.md)."""
-
-    max_tokens: int = 1024  # the entity agent lists every finding of a long report as JSON
-    dimension_weights: Mapping[str, float] = field(default_factory=lambda: {d: 0.25 for d in DIMENSIONS})
-    aspect_weights: Mapping[str, float] = field(default_factory=lambda: {a: 1 / 3 for a in ASPECTS})
-    alpha: float = 0.8
-    penalty_per_error: float = 0.05
-    objective: str = "paper"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for label, weights, names in (
-            ("dimension", self.dimension_weights, DIMENSIONS),
-            ("aspect", self.aspect_weights, ASPECTS),
-        ):
-            if (
-                set(weights) != set(names)
-                or min(weights.values()) < 0
-                or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
-            ):
-                raise ValueError(
-                    f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, "
-                    f"got {dict(weights)}"
-                )
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"gema alpha must be in [0, 1], got {self.alpha}")
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"gema objective must be one of {sorted(OBJECTIVES)}, got {self.objective!r}")
 
 
 def _optional(value: Any) -> str | None:
@@ -194,7 +155,7 @@ def match_entities(ref: Sequence[Entity], hyp: Sequence[Entity]) -> list[tuple[E
     rarer side has; among entities of one disease the pairs that agree on most attributes are
     taken first (ties in report order), so a found nodule pairs with the nodule in its place."""
     candidates = sorted(
-        (-sum(r[k] == h[k] for k in range(1, len(DIMENSIONS))), i, j)
+        (-sum(r[k] == h[k] for k in range(1, len(GEMA_DIMENSIONS))), i, j)
         for i, r in enumerate(ref)
         for j, h in enumerate(hyp)
         if r[0] == h[0]
@@ -221,7 +182,7 @@ def paper_scores(ref: Sequence[Entity], hyp: Sequence[Entity]) -> dict[str, floa
     entities, recall that of the reference's, the score their harmonic mean. A repeated finding
     matches as often as it occurs, and an omitted finding lowers every dimension's recall."""
     per = {}
-    for i, d in enumerate(DIMENSIONS):
+    for i, d in enumerate(GEMA_DIMENSIONS):
 
         def found(entity: Entity, other: Sequence[Entity], i: int = i) -> bool:
             return any(o[0] == entity[0] and o[i] == entity[i] for o in other)
@@ -238,7 +199,7 @@ def shared_findings_scores(ref: Sequence[Entity], hyp: Sequence[Entity]) -> dict
     the share of those pairs that agree (0 without a pair), so an omission costs only in disease."""
     pairs = match_entities(ref, hyp)
     per = {"disease": 2 * len(pairs) / (len(ref) + len(hyp))}
-    for i, d in enumerate(DIMENSIONS[1:], start=1):
+    for i, d in enumerate(GEMA_DIMENSIONS[1:], start=1):
         per[d] = sum(r[i] == h[i] for r, h in pairs) / len(pairs) if pairs else 0.0
     return per
 
@@ -252,12 +213,12 @@ def objective_scores(
     """Per-dimension scores of the chosen reading (OBJECTIVES) and obj, their weighted sum. Two
     reports without entities agree (1 everywhere); exactly one without entities scores 0."""
     if not ref and not hyp:
-        per = {d: 1.0 for d in DIMENSIONS}
+        per = {d: 1.0 for d in GEMA_DIMENSIONS}
     elif not ref or not hyp:
-        per = {d: 0.0 for d in DIMENSIONS}
+        per = {d: 0.0 for d in GEMA_DIMENSIONS}
     else:
         per = OBJECTIVES[objective](ref, hyp)
-    per["obj"] = sum(weights[d] * per[d] for d in DIMENSIONS)
+    per["obj"] = sum(weights[d] * per[d] for d in GEMA_DIMENSIONS)
     return per
 
 
@@ -270,7 +231,7 @@ def parse_subjective(answer: str | Reply | None, structured: bool = False) -> tu
     if obj is None:
         return None, "", UNPARSEABLE
     counts: dict[str, int] = {}
-    for aspect in ASPECTS:
+    for aspect in GEMA_ASPECTS:
         value = obj.get(f"{aspect}_errors", obj.get(aspect))
         if isinstance(value, bool):
             return None, "", UNPARSEABLE
@@ -290,12 +251,12 @@ def subjective_score(counts: Mapping[str, int], weights: Mapping[str, float], pe
     """Σ w_a · max(0, 1 - penalty · errors_a), rounded to the nearest multiple of 0.2; an exact
     midpoint rounds up (0.9 -> 1.0, 0.3 -> 0.4) whatever the float noise of the weighted sum
     (Python's round() would round half to even and let 1e-16 errors pick the side)."""
-    raw = sum(weights[a] * max(0.0, 1.0 - penalty * counts[a]) for a in ASPECTS)
+    raw = sum(weights[a] * max(0.0, 1.0 - penalty * counts[a]) for a in GEMA_ASPECTS)
     return round(math.floor(raw * 5 + 0.5 + 1e-9) / 5, 1)
 
 
 def _entities_json(entities: Sequence[Entity]) -> str:
-    return json.dumps([dict(zip(DIMENSIONS, e)) for e in entities], ensure_ascii=False)
+    return json.dumps([dict(zip(GEMA_DIMENSIONS, e)) for e in entities], ensure_ascii=False)
 
 
 def _objective_note(ref: Sequence[Entity], hyp: Sequence[Entity]) -> str:
@@ -335,16 +296,16 @@ def score_answers(
         per["gema"].append(cfg.alpha * s_obj + (1 - cfg.alpha) * sub)
         per["gema_obj"].append(s_obj)
         per["gema_sub"].append(sub)
-        for d in DIMENSIONS:
+        for d in GEMA_DIMENSIONS:
             per[f"gema_{d}"].append(obj[d] if obj else math.nan)
-        for a in ASPECTS:
+        for a in GEMA_ASPECTS:
             per[f"gema_{a}_errors"].append(float(counts[a]) if counts else math.nan)
         per["gema_status"].append(status)
         note = _objective_note(ref, hyp) if obj else ""
         per["gema_explanation"].append(" | ".join(p for p in (note, explanation) if p))
         per["gema_ref_entities"].append(_entities_json(ref))
         per["gema_hyp_entities"].append(_entities_json(hyp))
-    summary = {k: nanmean(per[k]) for k in ("gema", "gema_obj", "gema_sub", *(f"gema_{d}" for d in DIMENSIONS))}
+    summary = {k: nanmean(per[k]) for k in ("gema", "gema_obj", "gema_sub", *(f"gema_{d}" for d in GEMA_DIMENSIONS))}
     summary.update(failure_counts(NAME, [s.split(":")[0] for s in per["gema_status"]]))
     return MetricResult(per, summary)
 
@@ -373,10 +334,9 @@ class Gema(Metric):
 
     name = NAME
     keys = KEYS
-    config_class = GemaConfig  # its fields are the option keys the config schema allows
 
     def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = from_dict(GemaConfig, options, "GemaConfig options")
+        super().__init__(**options)
         self.client = client
 
     def signature(self, key: str) -> str:

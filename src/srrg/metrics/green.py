@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from srrg.llm.base import LLMRequest
@@ -24,7 +23,6 @@ from srrg.metrics.judge_common import (
     CATEGORIES,
     PARTIAL,
     ErrorReport,
-    JudgeConfig,
     PairJudge,
     Reply,
     as_reply,
@@ -40,6 +38,7 @@ from srrg.metrics.judge_common import (
     unified_score,
 )
 from srrg.metrics.vert import FORMULAS
+from srrg.settings.metrics import GreenConfig
 
 NAME = "green"
 # GREEN-F1 is VERT's unified family at its F1 weights (a, bS, bI) = (2, 1, 0) (docs/judges.md)
@@ -60,16 +59,6 @@ KEYS = (
     "green_matched_findings",
     "green_explanation",
 )
-
-
-@dataclass(frozen=True)
-class GreenConfig(JudgeConfig):
-    """number_words: also read counts written as words ("two."); False is the official parser.
-    max_tokens 1024: official GREEN answers run to about 340-440 tokens (the official code allows
-    2048 tokens, prompt included)."""
-
-    max_tokens: int = 1024
-    number_words: bool = True
 
 
 def green_value(report: ErrorReport) -> float:
@@ -162,7 +151,6 @@ class Green(PairJudge):
 
     name = NAME
     keys = KEYS
-    config_class = GreenConfig
     status_keys = ("green_status",)
     text_model = OFFICIAL_MODEL
 

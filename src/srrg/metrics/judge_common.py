@@ -31,11 +31,11 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
-from srrg.config import from_dict
 from srrg.errors import StageFailed
 from srrg.llm.base import LLMRequest, PromptTemplate, schema_text
 from srrg.metrics.base import Metric, MetricResult
 from srrg.report import decode_json
+from srrg.settings.metrics import DEFAULT_MODALITY, JudgeConfig
 
 CATEGORIES = ("a", "b", "c", "d", "e", "f")
 CATEGORY_NAMES = {
@@ -58,7 +58,6 @@ CATEGORY_FIELDS = (
 SIGNIFICANT = "Clinically Significant Errors"
 INSIGNIFICANT = "Clinically Insignificant Errors"
 MATCHED = "Matched Findings"
-DEFAULT_MODALITY = "chest X-ray"
 MODALITY_PHRASE = f"{DEFAULT_MODALITY} report"  # where our prompts name the modality
 # options whose whole effect is the prompt text: the signature's prompt hash covers them
 PROMPT_OPTIONS = frozenset({"modality", "few_shot"})
@@ -397,34 +396,6 @@ def population_std(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in kept) / len(kept))
 
 
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Options every judge metric takes.
-
-    llm: the `llm` config slice (srrg.llm.LLMConfig) naming backend, model, cache and concurrency;
-    max_words: each report is cut to this many words before prompting (GREEN uses 300; 0 keeps all);
-    max_tokens: answer length limit of every request; each judge sets a default that fits its real
-    answers, and an answer that reaches it is `truncated`, never scored;
-    max_failure_fraction: a run with a larger share of failed answers (no answer, cut off,
-    unparseable) raises JudgeFailed; so does a run where no request got any answer;
-    modality: the imaging modality our prompts name ("chest X-ray" keeps the packaged text).
-    """
-
-    llm: Mapping[str, Any] = field(default_factory=dict)
-    max_words: int = 300
-    max_tokens: int = 1024
-    max_failure_fraction: float = 0.1
-    modality: str = DEFAULT_MODALITY
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.modality, str) or not self.modality.strip() or set("{}\n") & set(self.modality):
-            raise ValueError(f"modality must be a short name such as 'CT' or 'brain MRI', got {self.modality!r}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-        if not 0.0 <= self.max_failure_fraction <= 1.0:
-            raise ValueError(f"max_failure_fraction must be in [0, 1], got {self.max_failure_fraction}")
-
-
 class JudgeFailed(StageFailed):
     """The judge could not answer well enough for its scores to be trusted. `result` holds the
     per-report values and statuses computed so far, for the caller to write before exiting."""
@@ -558,12 +529,11 @@ class PairJudge(Metric):
     class and status columns, build the requests and parse the replies. `client` (any object with
     complete(requests)) lets several metrics share one client."""
 
-    config_class: ClassVar[type[JudgeConfig]]
     status_keys: ClassVar[tuple[str, ...]]
     text_model: ClassVar[re.Pattern[str] | None] = None  # models that answer text even where schemas work
 
     def __init__(self, client: Any = None, **options: Any) -> None:
-        self.cfg = from_dict(self.config_class, options, f"{self.config_class.__name__} options")
+        super().__init__(**options)
         self.client = client
 
     @abstractmethod

@@ -21,16 +21,14 @@ import math
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from srrg.errors import StageFailed, UserError
 from srrg.metrics.base import Metric, MetricResult, register
 from srrg.report import text_for_nlg
-
-TOKENIZATIONS = ("r2gen", "ptb", "none")
+from srrg.settings.metrics import TOKENIZATIONS
 
 # R2Gen cleaning (docs/metrics.md): list numbering it removes, in its order of replacement
 _R2GEN_NUMBERING = (
@@ -54,30 +52,6 @@ PTB_PUNCTUATION = frozenset(
     {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"}
 )
 _PTB_CLASS = "edu.stanford.nlp.process.PTBTokenizer"
-
-
-@dataclass(frozen=True)
-class NLGConfig:
-    """Options of every NLG metric; the default matches the R2Gen-family tables (docs/metrics.md)."""
-
-    tokenization: str = "r2gen"
-
-    def __post_init__(self) -> None:
-        if self.tokenization not in TOKENIZATIONS:
-            raise UserError(f"NLG option tokenization: {self.tokenization!r} is not one of {', '.join(TOKENIZATIONS)}")
-
-
-@dataclass(frozen=True)
-class RougeConfig(NLGConfig):
-    """ROUGE-L also caps the tokens per side (issue 16 case 8: its LCS is quadratic, 16.8 s for two
-    6,000-token reports); longer pairs are scored on their first `max_tokens` tokens, status `truncated`."""
-
-    max_tokens: int = 1000
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise UserError(f"rouge_l option max_tokens: {self.max_tokens!r} must be a positive integer")
 
 
 def _squeeze(text: str, pair: str, times: int) -> str:
@@ -197,7 +171,6 @@ def corpus_bleu(totals: Sequence[float]) -> list[float]:
 class NLGMetric(Metric):
     """A pycocoevalcap scorer behind the tokenization option."""
 
-    config_class: ClassVar[type] = NLGConfig
     cfg: Any
 
 
@@ -255,7 +228,6 @@ def capped(text: str, max_tokens: int) -> tuple[str, bool]:
 class RougeL(NLGMetric):
     name = "rouge_l"
     keys = ("rouge_l", "rouge_l_status")
-    config_class = RougeConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         from pycocoevalcap.rouge.rouge import Rouge

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from srrg.llm.base import LLMRequest
@@ -17,7 +16,6 @@ from srrg.metrics.base import MetricResult, nanmean, register
 from srrg.metrics.judge_common import (
     OK,
     UNPARSEABLE,
-    JudgeConfig,
     PairJudge,
     Reply,
     as_reply,
@@ -27,24 +25,11 @@ from srrg.metrics.judge_common import (
     pair_requests,
     strict_object,
 )
+from srrg.settings.metrics import ProxyRatingConfig
 
 NAME = "proxy_rating"
 DIMENSIONS = ("disease_prediction", "detailed_descriptions")
 KEYS = ("proxy_rating", "proxy_disease_prediction", "proxy_detailed_descriptions", "proxy_status", "proxy_explanation")
-
-
-@dataclass(frozen=True)
-class ProxyRatingConfig(JudgeConfig):
-    """scale_max: each dimension is an integer 0..scale_max. max_tokens 512: the answer is a small
-    JSON object with a one- or two-sentence explanation."""
-
-    max_tokens: int = 512
-    scale_max: int = 10
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.scale_max < 1:
-            raise ValueError(f"proxy_rating scale_max must be >= 1, got {self.scale_max}")
 
 
 def rating_schema(scale_max: int) -> dict[str, Any]:
@@ -110,7 +95,6 @@ class ProxyRating(PairJudge):
 
     name = NAME
     keys = KEYS
-    config_class = ProxyRatingConfig
     status_keys = ("proxy_status",)
 
     def requests(self, refs: Sequence[str], hyps: Sequence[str], structured: bool = False) -> list[LLMRequest]:

@@ -198,18 +198,10 @@ def inverse(value: float) -> float:
     return 1 / value if value and not math.isnan(value) else math.nan
 
 
-@dataclass(frozen=True)
-class RadEvalConfig:
-    """cache_dir: folder of the per-report cache of the model-backed metrics (srrg.metrics.radeval_cache);
-    null = no cache. Where values are cached does not change them: it is not in the signature."""
-
-    cache_dir: str | None = ".cache/srrg/radeval"
-
-
 class RadEvalMetric(Metric):
     """A RadEval metric whose `_compute_raw` returns {radeval key: {aggregate, per_sample}}: per
     report, srrg's keys and `<name>_status`; summary, the corpus values and `<name>_failures`.
-    A metric with config_class RadEvalConfig caches per report: each pair's value depends on that
+    A metric whose options are RadEvalConfig caches per report: each pair's value depends on that
     pair alone, and every corpus value is the mean of the per-report values."""
 
     radeval_name: ClassVar[str]
@@ -301,7 +293,6 @@ class RadEvalRouge(RadEvalMetric):
 class BertScore(RadEvalMetric):
     """BERTScore F1 of RadEval's default: distilbert-base-uncased, layer 5, baseline-rescaled, no idf."""
 
-    config_class = RadEvalConfig
     name = "bertscore"
     radeval_name = "bertscore"
     columns = (Column("bertscore", "bertscore"),)
@@ -345,7 +336,6 @@ class RadCliQ(RadEvalMetric):
 class RaTEScore(RadEvalMetric):
     """RaTEScore (entity-level, RaTE-NER + BioLORD synonym embeddings); corpus = mean over reports."""
 
-    config_class = RadEvalConfig
     name = "ratescore"
     radeval_name = "ratescore"
     columns = (Column("ratescore", "ratescore"),)
@@ -374,7 +364,6 @@ class GreenModel(RadEvalMetric):
     srrg's own `green` judge with llm.model set to that name is the other path, docs/judges.md).
     A report RadEval could not score is NaN with status no_score; the summary is the mean of the rest."""
 
-    config_class = RadEvalConfig
     name = "green_model"
     radeval_name = "green"
     columns = (Column("green", "green_model"),)
@@ -388,7 +377,6 @@ class RadGraph(RadEvalMetric):
     (entities and relation existence) and complete (entities and relations with their labels); per
     report RadEval's per-sample rewards, corpus = their mean (RadEval's aggregate)."""
 
-    config_class = RadEvalConfig
     name = "radgraph"
     radeval_name = "radgraph"
     columns = tuple(Column(f"radgraph_{level}", f"radgraph_{level}") for level in ("simple", "partial", "complete"))
@@ -435,7 +423,6 @@ class CheXbert(Metric):
     sets and a status."""
 
     name = "chexbert"
-    config_class = RadEvalConfig
     keys = (
         "chexbert_tp_14",
         "chexbert_fp_14",

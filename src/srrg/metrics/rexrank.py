@@ -22,12 +22,13 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from srrg.errors import UserError
 from srrg.metrics import radeval as rv
 from srrg.metrics.base import Metric, MetricResult, get_metric, nanmean, register
 from srrg.metrics.signature import compose, insert_part
+from srrg.settings.metrics import METRIC_OPTIONS, RadEvalConfig, RexrankConfig
 
 UNAVAILABLE = "unavailable"
 # smoothing of fast_bleu's default (NLTK method 1): a zero n-gram match count becomes epsilon
@@ -186,13 +187,6 @@ def note(line: str) -> None:
     print(f"rexrank: {line}", file=sys.stderr)
 
 
-@dataclass(frozen=True)
-class RexrankConfig:
-    """cache_dir: the per-report cache of the parts that keep one (RaTEScore, GREEN); null = off."""
-
-    cache_dir: str | None = rv.RadEvalConfig.cache_dir
-
-
 @register
 class Rexrank(Metric):
     """Every ReXrank column (COLUMNS) with its part's signature. A part that cannot load (RadEval,
@@ -200,7 +194,6 @@ class Rexrank(Metric):
     `unavailable`, `status:unavailable` in their signatures, and one line on stderr."""
 
     name = "rexrank"
-    config_class: ClassVar[type] = RexrankConfig
     keys = (
         "rexrank_bleu",
         *RexrankRadCliQ.keys,
@@ -218,8 +211,9 @@ class Rexrank(Metric):
 
     def part(self, name: str) -> Metric:
         """The part `name`, given this metric's cache folder when it keeps a per-report cache."""
-        metric = get_metric(name)
-        return get_metric(name, cache_dir=self.cfg.cache_dir) if metric.config_class is rv.RadEvalConfig else metric
+        if METRIC_OPTIONS[name] is RadEvalConfig:
+            return get_metric(name, cache_dir=self.cfg.cache_dir)
+        return get_metric(name)
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         merged = MetricResult({}, {})

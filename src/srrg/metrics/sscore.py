@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 from operator import lshift, or_
@@ -21,6 +20,7 @@ from srrg.errors import UserError
 from srrg.gc_policy import relaxed_gc
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.report import UNPARSEABLE, Finding, ReportIndex, StructuredReport, index_report, parse_indexed
+from srrg.settings.metrics import SScoreConfig
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -28,24 +28,6 @@ _EPSILON = 0.1  # Chen & Cherry smoothing method 1, as in NLTK's SmoothingFuncti
 LOCATION_CACHE_MAX_CHARS = 512  # longer location pairs are scored uncached: they cannot grow memory (docs/inputs.md)
 PHRASE_MAX_CHARS = 256  # location phrases whose tokens and windows are kept (at most PHRASE_CACHE_SIZE)
 PHRASE_CACHE_SIZE = 1 << 14
-
-
-@dataclass(frozen=True)
-class SScoreConfig:
-    """Weights of the three attribute sub-scores in d (must sum to 1) and the set D averages over:
-    "union" (R_pos ∪ H_pos, the paper's definition) or "reference" (R_pos only)."""
-
-    w_prob: float = 1 / 3
-    w_level: float = 1 / 3
-    w_loc: float = 1 / 3
-    d_over: str = "union"
-
-    def __post_init__(self) -> None:
-        weights = (self.w_prob, self.w_level, self.w_loc)
-        if min(weights) < 0 or not math.isclose(sum(weights), 1.0, abs_tol=1e-9):
-            raise UserError(f"S-Score weights w_prob, w_level, w_loc must be non-negative and sum to 1, got {weights}")
-        if self.d_over not in {"union", "reference"}:
-            raise UserError(f"S-Score option d_over must be 'union' or 'reference', got {self.d_over!r}")
 
 
 def set_f1(ref: set[str] | frozenset[str], hyp: set[str] | frozenset[str]) -> float:
@@ -274,7 +256,6 @@ class SScore(Metric):
 
     name = "s_score"
     keys = (*KEYS, "s_score_hyp_status")
-    config_class = SScoreConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         with relaxed_gc():  # parsing and scoring allocate many small acyclic objects

@@ -18,21 +18,19 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from srrg.config import doc
-from srrg.errors import UserError
 from srrg.extract import ExtractConfig, extract_detailed
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.metrics.chexpert import OBSERVATION_PARENT, chexpert_map
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
-from srrg.metrics.sscore import LOCATION_CACHE_MAX_CHARS, SScoreConfig, location_score, prob_score, set_f1
+from srrg.metrics.sscore import LOCATION_CACHE_MAX_CHARS, location_score, prob_score, set_f1
 from srrg.normalize import rules_normalize
 from srrg.normalize.rules import tokens
 from srrg.normalize.vocabulary import FILLER
 from srrg.report import Finding, StructuredReport, looks_structured, parse_report
+from srrg.settings.metrics import SScoreTextConfig
 
 NAME = "s_score_text"
 FREE_TEXT = "free_text"
@@ -60,126 +58,7 @@ INCIDENTAL = frozenset({
     "granuloma", "calcification", "scoliosis", "kyphosis", "tortuous aorta", "degenerative changes", "atherosclerosis",
     "osteopenia", "pectus excavatum", "pectus carinatum", "scarring", "pleural plaque", "eventration",
 })  # fmt: skip
-SIGNIFICANCE = ("weighted", "uniform")
-NEGATIVES = ("ignore", "f1")
-LEVELS = ("ordinal", "exact")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-@dataclass(frozen=True)
-class SScoreTextConfig:
-    """Options of the free-text S-Score (docs/metrics.md, "Free-text S-Score"); `s_rrg()` gives the
-    settings under which it equals the structured S-Score of the extracted reports."""
-
-    negatives: str = field(
-        default="ignore",
-        metadata=doc(
-            "ignore: a stated negative neither earns nor costs (P = P_pos); f1: the S-Score's P = (P_pos + P_neg) / 2.",
-            enum=list(NEGATIVES),
-        ),
-    )
-    smoothing: float = field(
-        default=1.0,
-        metadata=doc(
-            "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): "
-            "more false or missed findings score lower even when none matches; 0: the set F1.",
-            minimum=0,
-        ),
-    )
-    related_credit: float = field(
-        default=0.5,
-        metadata=doc(
-            "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
-            "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.",
-            minimum=0,
-            maximum=1,
-        ),
-    )
-    significance: str = field(
-        default="weighted",
-        metadata=doc(
-            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); "
-            "uniform: all weigh 1.",
-            enum=list(SIGNIFICANCE),
-        ),
-    )
-    fold_general: bool = field(
-        default=True,
-        metadata=doc(
-            "A finding whose CheXpert observation is an ancestor of another finding's in the same report "
-            "is folded into it ('opacity, likely atelectasis' is atelectasis), before matching."
-        ),
-    )
-    normalize_locations: bool = field(
-        default=True,
-        metadata=doc(
-            "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw "
-            "phrases."
-        ),
-    )
-    levels: str = field(
-        default="ordinal",
-        metadata=doc(
-            "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
-            enum=list(LEVELS),
-        ),
-    )
-    omitted_detail: float = field(
-        default=0.5,
-        metadata=doc(
-            "Credit of a level, location or size that only the reference states (S-Score: 0).", minimum=0, maximum=1
-        ),
-    )
-    extra_detail: float = field(
-        default=1.0,
-        metadata=doc(
-            "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1
-        ),
-    )
-    w_size: float = field(
-        default=0.25,
-        metadata=doc(
-            "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.",
-            minimum=0,
-            maximum=1,
-        ),
-    )
-    w_prob: float = field(default=1 / 3, metadata=doc("S-Score weight of s_prob in d."))
-    w_level: float = field(default=1 / 3, metadata=doc("S-Score weight of s_level in d."))
-    w_loc: float = field(default=1 / 3, metadata=doc("S-Score weight of s_loc in d."))
-    d_over: str = field(
-        default="union",
-        metadata=doc("S-Score: D averages over the union or the reference's names.", enum=["union", "reference"]),
-    )
-    extract: ExtractConfig = field(
-        default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text.")
-    )
-
-    def __post_init__(self) -> None:
-        if self.negatives not in NEGATIVES:
-            raise UserError(
-                f"s_score_text option negatives must be one of {', '.join(NEGATIVES)}, got {self.negatives!r}"
-            )
-        if self.significance not in SIGNIFICANCE:
-            raise UserError(
-                f"s_score_text option significance must be one of {', '.join(SIGNIFICANCE)}, got {self.significance!r}"
-            )
-        if self.levels not in LEVELS:
-            raise UserError(f"s_score_text option levels must be one of {', '.join(LEVELS)}, got {self.levels!r}")
-        if self.smoothing < 0:
-            raise UserError(f"s_score_text option smoothing must be >= 0, got {self.smoothing}")
-        for key in ("related_credit", "omitted_detail", "extra_detail", "w_size"):
-            if not 0.0 <= getattr(self, key) <= 1.0:
-                raise UserError(f"s_score_text option {key} must be in [0, 1], got {getattr(self, key)}")
-        SScoreConfig(self.w_prob, self.w_level, self.w_loc, self.d_over)  # raises on bad weights or d_over
-
-    @classmethod
-    def s_rrg(cls, **options: Any) -> SScoreTextConfig:
-        """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
-        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "significance": "uniform",
-                  "fold_general": False, "normalize_locations": False, "levels": "exact",
-                  "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
-        return cls(**{**parity, **options})
 
 
 def smoothed_f1(tp: float, fp: float, fn: float, alpha: float) -> float:
@@ -418,7 +297,6 @@ class SScoreText(Metric):
 
     name = NAME
     keys = KEYS
-    config_class = SScoreTextConfig
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         return score_texts(refs, hyps, self.cfg)

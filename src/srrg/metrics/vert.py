@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
-from srrg.metrics.few_shot import FewShotConfig, refuse_overlap, shots_block, shots_for
+from srrg.metrics.few_shot import refuse_overlap, shots_block, shots_for
 from srrg.metrics.judge_common import (
     CATEGORIES,
     FAILED,
     OK,
     UNPARSEABLE,
     ErrorReport,
-    JudgeConfig,
     PairJudge,
     Reply,
     as_reply,
@@ -43,6 +41,7 @@ from srrg.metrics.judge_common import (
     unified_score,
 )
 from srrg.metrics.signature import value_text
+from srrg.settings.metrics import VertConfig
 
 NAME = "vert"
 # formula name -> (a, b_sig, b_insig)
@@ -50,30 +49,12 @@ FORMULAS = {"green_formula": (1.0, 1.0, 0.0), "f1_formula": (2.0, 1.0, 0.0), "we
 SIG_KEYS = tuple(f"vert_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"vert_insig_{c}" for c in CATEGORIES)
 KEYS = ("vert", *FORMULAS, *SIG_KEYS, *INSIG_KEYS, "vert_matched", "vert_status", "vert_score_status")
-VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # variant -> prompt
+VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # VertVariant -> prompt
 # prompt that states a scoring rule -> the column computing that rule from the counts (their weights
 # must agree: tests/judges/test_prompt_formulas.py reads the rule out of the prompt text)
 STATED_FORMULAS = {"vert_formula": "weighted_formula"}
 SCHEMA = error_report_schema(NAME, score=True)
 PAIR_START = "Reference report:\n{reference}"  # where the pair being scored begins in every VERT prompt
-
-
-@dataclass(frozen=True)
-class VertConfig(JudgeConfig):
-    """variant: direct | formula | rubric (the prompt; all three share the answer format);
-    number_words: also read counts written as words; few_shot: k expert-scored training pairs shown
-    before each pair (srrg.metrics.few_shot). max_tokens 1024: the answer repeats GREEN's
-    error enumeration (about 340-440 tokens for a capable judge) and adds a score."""
-
-    variant: str = "direct"
-    max_tokens: int = 1024
-    number_words: bool = True
-    few_shot: FewShotConfig = field(default_factory=FewShotConfig)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.variant not in VARIANTS:
-            raise ValueError(f"vert variant must be one of {sorted(VARIANTS)}, got {self.variant!r}")
 
 
 def score_status(reply: Reply, score: float) -> str:
@@ -158,7 +139,6 @@ class Vert(PairJudge):
 
     name = NAME
     keys = KEYS
-    config_class = VertConfig
     # a pair fails when its direct score does: a score-only answer (a tuned VERT judge) is valid
     status_keys = ("vert_score_status",)
 

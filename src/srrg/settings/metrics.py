@@ -1,0 +1,399 @@
+"""The options of every metric (`score.options.<metric>`, `judge.options.<judge>`; docs/metrics.md,
+docs/judges.md), and METRIC_OPTIONS: the one link from a registered metric name to its options
+class (None: the metric takes no options). srrg.metrics.base.Metric gets a metric's `config_class`
+from it, and srrg.config_tree builds the per-metric schema and the pre-check from it, without
+importing any metric module."""
+
+from __future__ import annotations
+
+import math
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from srrg.extract.pipeline import ExtractConfig  # TEMP-C until srrg.settings.extract exists
+from srrg.settings.fields import Settings, SettingsError, doc
+
+# --- text metrics -------------------------------------------------------------------------------
+
+Tokenization = Literal["r2gen", "ptb", "none"]
+TOKENIZATIONS: tuple[str, ...] = typing.get_args(Tokenization)
+# s_score_text's choices (CE shares the significance weighting)
+SIGNIFICANCE = ("weighted", "uniform")
+NEGATIVES = ("ignore", "f1")
+LEVELS = ("ordinal", "exact")
+DOver = Literal["union", "reference"]
+RADEVAL_CACHE_DIR = ".cache/srrg/radeval"
+
+
+@dataclass(frozen=True)
+class NLGConfig(Settings):
+    """Options of every NLG metric; the default matches the R2Gen-family tables (docs/metrics.md)."""
+
+    tokenization: Tokenization = "r2gen"
+
+
+@dataclass(frozen=True)
+class RougeConfig(NLGConfig):
+    """ROUGE-L also caps the tokens per side (issue 16 case 8: its LCS is quadratic, 16.8 s for two
+    6,000-token reports); longer pairs are scored on their first `max_tokens` tokens, status `truncated`."""
+
+    max_tokens: int = field(
+        default=1000,
+        metadata=doc("Tokens ROUGE-L scores per side; a longer side is cut (status truncated).", minimum=1),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):  # a count slices the tokens
+            raise SettingsError("max_tokens", f"must be an integer, got {self.max_tokens!r}")
+
+
+@dataclass(frozen=True)
+class SScoreConfig(Settings):
+    """Weights of the three attribute sub-scores in d (must sum to 1) and the set D averages over:
+    "union" (R_pos ∪ H_pos, the paper's definition) or "reference" (R_pos only)."""
+
+    w_prob: float = field(default=1 / 3, metadata=doc("Weight of s_prob in d.", minimum=0))
+    w_level: float = field(default=1 / 3, metadata=doc("Weight of s_level in d.", minimum=0))
+    w_loc: float = field(default=1 / 3, metadata=doc("Weight of s_loc in d.", minimum=0))
+    d_over: DOver = "union"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        weights = (self.w_prob, self.w_level, self.w_loc)
+        if not math.isclose(sum(weights), 1.0, abs_tol=1e-9):
+            raise ValueError(f"S-Score weights w_prob, w_level, w_loc must sum to 1, got {weights}")
+
+
+@dataclass(frozen=True)
+class SScoreTextConfig(Settings):
+    """Options of the free-text S-Score (docs/metrics.md, "Free-text S-Score"); `s_rrg()` gives the
+    settings under which it equals the structured S-Score of the extracted reports."""
+
+    negatives: str = field(
+        default="ignore",
+        metadata=doc(
+            "ignore: a stated negative neither earns nor costs (P = P_pos); f1: the S-Score's P = (P_pos + P_neg) / 2.",
+            enum=list(NEGATIVES),
+        ),
+    )
+    smoothing: float = field(
+        default=1.0,
+        metadata=doc(
+            "alpha of the positive-name F1 (2 tp + a) / (2 tp + fp + fn + a): "
+            "more false or missed findings score lower even when none matches; 0: the set F1.",
+            minimum=0,
+        ),
+    )
+    related_credit: float = field(
+        default=0.5,
+        metadata=doc(
+            "Share of a match earned by two different findings of one CheXpert observation or of a parent and child "
+            "observation (nodule/mass, lung opacity/pneumonia); 0: only equal names match.",
+            minimum=0,
+            maximum=1,
+        ),
+    )
+    significance: str = field(
+        default="weighted",
+        metadata=doc(
+            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); "
+            "uniform: all weigh 1.",
+            enum=list(SIGNIFICANCE),
+        ),
+    )
+    fold_general: bool = field(
+        default=True,
+        metadata=doc(
+            "A finding whose CheXpert observation is an ancestor of another finding's in the same report "
+            "is folded into it ('opacity, likely atelectasis' is atelectasis), before matching."
+        ),
+    )
+    normalize_locations: bool = field(
+        default=True,
+        metadata=doc(
+            "Compare the anatomical words of the rules normalizer's phrases (both = bilateral) instead of the raw "
+            "phrases."
+        ),
+    )
+    levels: str = field(
+        default="ordinal",
+        metadata=doc(
+            "ordinal: one step on the severity scale halves s_level, two steps zero it; exact: equal or not.",
+            enum=list(LEVELS),
+        ),
+    )
+    omitted_detail: float = field(
+        default=0.5,
+        metadata=doc(
+            "Credit of a level, location or size that only the reference states (S-Score: 0).", minimum=0, maximum=1
+        ),
+    )
+    extra_detail: float = field(
+        default=1.0,
+        metadata=doc(
+            "Credit of a level or location that only the hypothesis states (S-Score: 0).", minimum=0, maximum=1
+        ),
+    )
+    w_size: float = field(
+        default=0.25,
+        metadata=doc(
+            "Weight of the size agreement in d when the reference states a size; 0: sizes are ignored.",
+            minimum=0,
+            maximum=1,
+        ),
+    )
+    w_prob: float = field(default=1 / 3, metadata=doc("S-Score weight of s_prob in d.", minimum=0))
+    w_level: float = field(default=1 / 3, metadata=doc("S-Score weight of s_level in d.", minimum=0))
+    w_loc: float = field(default=1 / 3, metadata=doc("S-Score weight of s_loc in d.", minimum=0))
+    d_over: str = field(
+        default="union",
+        metadata=doc("S-Score: D averages over the union or the reference's names.", enum=list(typing.get_args(DOver))),
+    )
+    extract: ExtractConfig = field(
+        default_factory=ExtractConfig, metadata=doc("The extractor's settings for free text.")
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        SScoreConfig(self.w_prob, self.w_level, self.w_loc, self.d_over)  # raises when the weights do not sum to 1
+
+    @classmethod
+    def s_rrg(cls, **options: Any) -> SScoreTextConfig:
+        """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
+        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "significance": "uniform",
+                  "fold_general": False, "normalize_locations": False, "levels": "exact",
+                  "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
+        return cls(**{**parity, **options})
+
+
+@dataclass(frozen=True)
+class CEConfig(Settings):
+    """definite_only: only probability 3 findings are positive (default: 3 or 2); smoothing: the
+    alpha of the per-report F1 `ce_f1` (0: plain F1; > 0: more false or missed labels score lower
+    even when none agrees); significance: "weighted" (in `ce_f1` an observation weighs as its most
+    significant finding, as in s_score_text) or "uniform"; extract: the extractor's settings for
+    free-text reports."""
+
+    definite_only: bool = False
+    smoothing: float = field(default=1.0, metadata=doc("alpha of the per-report F1 ce_f1; 0: plain F1.", minimum=0))
+    significance: str = field(
+        default="weighted",
+        metadata=doc(
+            "weighted: an observation weighs as its most significant finding; uniform: all weigh 1.",
+            enum=list(SIGNIFICANCE),
+        ),
+    )
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+
+
+@dataclass(frozen=True)
+class RadEvalConfig(Settings):
+    """cache_dir: folder of the per-report cache of the model-backed metrics (srrg.metrics.radeval_cache);
+    null = no cache. Where values are cached does not change them: it is not in the signature."""
+
+    cache_dir: str | None = RADEVAL_CACHE_DIR
+
+
+@dataclass(frozen=True)
+class RexrankConfig(Settings):
+    """cache_dir: the per-report cache of the parts that keep one (RaTEScore, GREEN); null = off."""
+
+    cache_dir: str | None = RADEVAL_CACHE_DIR
+
+
+# --- LLM judges (srrg.metrics.judges) -----------------------------------------------------------
+
+DEFAULT_MODALITY = "chest X-ray"
+# a short name such as "CT" or "brain MRI": something besides spaces, no braces, no line break
+MODALITY_PATTERN = r"^[^{}\n]*\S[^{}\n]*$(?!\n)"
+VertVariant = Literal["direct", "formula", "rubric"]
+VERT_VARIANTS: tuple[str, ...] = typing.get_args(VertVariant)
+GemaObjective = Literal["paper", "shared_findings"]
+GEMA_DIMENSIONS = ("disease", "location", "severity", "uncertainty")
+GEMA_ASPECTS = ("fluency", "grammar", "terminology")
+
+
+def _max_tokens(default: int) -> Any:
+    return field(
+        default=default,
+        metadata=doc(
+            "Answer length limit of every request; an answer that reaches it is truncated, never scored.", minimum=1
+        ),
+    )
+
+
+def _max_words(default: int) -> Any:
+    return field(
+        default=default, metadata=doc("Each report is cut to this many words before prompting; 0 keeps all.", minimum=0)
+    )
+
+
+@dataclass(frozen=True)
+class FewShotConfig(Settings):
+    """k: shots per prompt (0 = zero-shot, the default); seed: which k of the training rows;
+    source: examples.parquet of judge-train-prepare, or its folder; split: the part drawn from."""
+
+    k: int = field(default=0, metadata=doc("Shots per prompt; 0 = zero-shot.", minimum=0))
+    seed: int = 0
+    source: str | None = None
+    split: str = "train"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.k and not self.source:
+            raise ValueError("few_shot.k > 0 needs few_shot.source (examples.parquet of srrg judge-train-prepare)")
+
+
+@dataclass(frozen=True)
+class JudgeConfig(Settings):
+    """Options every judge metric takes.
+
+    llm: the `llm` config slice (srrg.llm.LLMConfig) naming backend, model, cache and concurrency;
+    max_words: each report is cut to this many words before prompting (GREEN uses 300; 0 keeps all);
+    max_tokens: answer length limit of every request; each judge sets a default that fits its real
+    answers, and an answer that reaches it is `truncated`, never scored;
+    max_failure_fraction: a run with a larger share of failed answers (no answer, cut off,
+    unparseable) raises JudgeFailed; so does a run where no request got any answer;
+    modality: the imaging modality our prompts name ("chest X-ray" keeps the packaged text).
+    """
+
+    llm: Mapping[str, Any] = field(default_factory=dict)
+    max_words: int = _max_words(300)
+    max_tokens: int = _max_tokens(1024)
+    max_failure_fraction: float = field(
+        default=0.1,
+        metadata=doc("A larger share of failed answers makes the run fail (JudgeFailed).", minimum=0, maximum=1),
+    )
+    modality: str = field(
+        default=DEFAULT_MODALITY,
+        metadata=doc(
+            "The imaging modality the prompts name, a short name such as 'CT' or 'brain MRI'.", pattern=MODALITY_PATTERN
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class GreenConfig(JudgeConfig):
+    """number_words: also read counts written as words ("two."); False is the official parser.
+    max_tokens 1024: official GREEN answers run to about 340-440 tokens (the official code allows
+    2048 tokens, prompt included)."""
+
+    max_tokens: int = _max_tokens(1024)
+    number_words: bool = True
+
+
+@dataclass(frozen=True)
+class VertConfig(JudgeConfig):
+    """variant: direct | formula | rubric (the prompt; all three share the answer format);
+    number_words: also read counts written as words; few_shot: k expert-scored training pairs shown
+    before each pair (srrg.metrics.judges.few_shot). max_tokens 1024: the answer repeats GREEN's
+    error enumeration (about 340-440 tokens for a capable judge) and adds a score."""
+
+    variant: VertVariant = "direct"
+    max_tokens: int = _max_tokens(1024)
+    number_words: bool = True
+    few_shot: FewShotConfig = field(default_factory=FewShotConfig)
+
+
+@dataclass(frozen=True)
+class GemaConfig(JudgeConfig):
+    """dimension_weights: disease/location/severity/uncertainty weights of S_obj (sum 1);
+    aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj;
+    objective: paper (per-dimension precision/recall, the paper's) or shared_findings (attributes
+    compared on shared findings only, srrg's earlier reading; docs/judges.md)."""
+
+    max_tokens: int = _max_tokens(1024)  # the entity agent lists every finding of a long report as JSON
+    dimension_weights: Mapping[str, float] = field(
+        default_factory=lambda: {d: 0.25 for d in GEMA_DIMENSIONS},
+        metadata=doc(
+            "Weight of each dimension in S_obj (non-negative, summing to 1).",
+            propertyNames={"enum": list(GEMA_DIMENSIONS)},
+        ),
+    )
+    aspect_weights: Mapping[str, float] = field(
+        default_factory=lambda: {a: 1 / 3 for a in GEMA_ASPECTS},
+        metadata=doc(
+            "Weight of each aspect in S_sub (non-negative, summing to 1).", propertyNames={"enum": list(GEMA_ASPECTS)}
+        ),
+    )
+    alpha: float = field(default=0.8, metadata=doc("Weight of S_obj in the score.", minimum=0, maximum=1))
+    penalty_per_error: float = 0.05
+    objective: GemaObjective = "paper"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for label, weights, names in (
+            ("dimension", self.dimension_weights, GEMA_DIMENSIONS),
+            ("aspect", self.aspect_weights, GEMA_ASPECTS),
+        ):
+            if (
+                set(weights) != set(names)
+                or min(weights.values()) < 0
+                or not math.isclose(sum(weights.values()), 1.0, abs_tol=1e-9)
+            ):
+                raise ValueError(
+                    f"gema {label}_weights need non-negative weights for {list(names)} summing to 1, "
+                    f"got {dict(weights)}"
+                )
+
+
+@dataclass(frozen=True)
+class CrimsonConfig(JudgeConfig):
+    """guidelines: send the prompt's significance examples, attribute-severity and context guidelines
+    (null: on, except for the official fine-tuned model, trained without them, as the official code
+    decides); context: put the pair's patient context into the prompt when it has one.
+    max_words 0: the official code sends each report whole. max_tokens 4096: an answer lists every
+    abnormal finding of both reports with its level, and each attribute error with an explanation."""
+
+    max_words: int = _max_words(0)
+    max_tokens: int = _max_tokens(4096)
+    modality: str = field(
+        default=DEFAULT_MODALITY,
+        metadata=doc(
+            "crimson's published prompt judges chest X-ray findings: no other modality applies.",
+            enum=[DEFAULT_MODALITY],
+        ),
+    )
+    guidelines: bool | None = None
+    context: bool = True
+
+
+@dataclass(frozen=True)
+class ProxyRatingConfig(JudgeConfig):
+    """scale_max: each dimension is an integer 0..scale_max. max_tokens 512: the answer is a small
+    JSON object with a one- or two-sentence explanation."""
+
+    max_tokens: int = _max_tokens(512)
+    scale_max: int = field(default=10, metadata=doc("Each dimension is rated 0..scale_max.", minimum=1))
+
+
+# registered metric name (srrg.metrics.base.METRIC_MODULES) -> its options class; None: no options
+METRIC_OPTIONS: dict[str, type | None] = {
+    "s_score": SScoreConfig,
+    "ce": CEConfig,
+    "bleu": NLGConfig,
+    "meteor": NLGConfig,
+    "rouge_l": RougeConfig,
+    "cider": NLGConfig,
+    "green": GreenConfig,
+    "vert": VertConfig,
+    "gema": GemaConfig,
+    "proxy_rating": ProxyRatingConfig,
+    "crimson": CrimsonConfig,
+    "s_score_text": SScoreTextConfig,
+    "chexbert": RadEvalConfig,
+    "radgraph": RadEvalConfig,
+    "bertscore": RadEvalConfig,
+    "radcliq": None,
+    "ratescore": RadEvalConfig,
+    "srrbert": None,
+    "green_model": RadEvalConfig,
+    "radeval_bleu": None,
+    "radeval_rouge": None,
+    "rexrank": RexrankConfig,
+    "rexrank_bleu": None,
+    "rexrank_radcliq": None,
+}
