@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srrg.metrics.judge_common import CATEGORIES, CATEGORY_NAMES
+from srrg.metrics.judges.common import CATEGORIES, CATEGORY_NAMES
 
 
 def green_answer(

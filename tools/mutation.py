@@ -128,7 +128,7 @@ TARGETS: dict[str, Target] = {
         ),
     ),
     "green": Target(
-        "src/srrg/metrics/green.py",
+        "src/srrg/metrics/judges/green.py",
         (
             "tests/judges/test_green.py",
             "tests/judges/test_judge_failures.py",

@@ -173,7 +173,7 @@ def test_stage_code_is_the_import_closure():
     assert not any(f.startswith(("extract/", "model/", "metrics/", "llm/")) for f in ingest)
     score = rel("score")
     # metric modules are loaded by name from the registry, the judge prompts by folder name
-    assert {"metrics/green.py", "metrics/sscore.py", "prompts/green.txt", "llm/client.py"} <= score
+    assert {"metrics/judges/green.py", "metrics/sscore.py", "prompts/green.txt", "llm/client.py"} <= score
     assert "stages/stats.py" not in score and "model/train.py" not in score
 
 

@@ -15,8 +15,8 @@ from openai_stub import OpenAIStub, Reply, last_user_message
 
 from srrg.cli import main as srrg_main
 from srrg.metrics.base import get_metric, score_all
-from srrg.metrics.crimson import SCHEMA, Crimson, crimson_requests, read_answer, score_answer, score_responses
-from srrg.metrics.judge_common import Reply as JudgeReply
+from srrg.metrics.judges.common import Reply as JudgeReply
+from srrg.metrics.judges.crimson import SCHEMA, Crimson, crimson_requests, read_answer, score_answer, score_responses
 from srrg.settings.metrics import CrimsonConfig
 
 URGENT, ACTIONABLE, MINOR, BENIGN = "urgent", "actionable_not_urgent", "not_actionable_not_urgent", "benign_expected"

@@ -9,9 +9,9 @@ import pytest
 
 from srrg.config import from_dict
 from srrg.errors import UserError
-from srrg.metrics.few_shot import draw_shots
-from srrg.metrics.judge_common import load_prompt
-from srrg.metrics.vert import Vert, vert_requests
+from srrg.metrics.judges.common import load_prompt
+from srrg.metrics.judges.few_shot import draw_shots
+from srrg.metrics.judges.vert import Vert, vert_requests
 from srrg.settings.fields import build
 from srrg.settings.metrics import FewShotConfig, VertConfig
 

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from srrg.metrics.gema import (
+from srrg.metrics.judges.common import NO_RESPONSE, OK, UNPARSEABLE
+from srrg.metrics.judges.gema import (
     gema_requests,
     objective_scores,
     parse_entities,
@@ -15,7 +16,6 @@ from srrg.metrics.gema import (
     score_answers,
     subjective_score,
 )
-from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
 from srrg.settings.metrics import GemaConfig
 
 W = GemaConfig().dimension_weights
@@ -99,7 +99,7 @@ def test_omission_costs_every_dimension():
 
 def test_objective_option_reaches_the_score_and_the_signature():
     """gema's `objective` option selects the reading in score_answers and names it in the signature."""
-    from srrg.metrics.gema import Gema
+    from srrg.metrics.judges.gema import Gema
 
     sub = '{"fluency_errors": 0, "grammar_errors": 0, "terminology_errors": 0}'
     ref, hyp = entities(*FIVE_REF), entities(FIVE_REF[0])
@@ -252,7 +252,7 @@ def test_repeated_diseases_any_match_and_the_one_to_one_option():
 
 
 def test_cut_off_entity_list_is_truncated_not_repaired():
-    from srrg.metrics.judge_common import Reply
+    from srrg.metrics.judges.common import Reply
 
     cut = Reply(
         '{"entities": [{"disease": "pleural effusion", "location": "le', "truncated", "answer cut off at max_tokens=16"

@@ -7,8 +7,8 @@ import math
 import pytest
 from judge_responses import FIVE_PAIRS, green_answer
 
-from srrg.metrics.green import Green, green_requests, score_responses
-from srrg.metrics.judge_common import NO_RESPONSE, OK, PARTIAL, UNPARSEABLE, load_prompt, parse_error_report
+from srrg.metrics.judges.common import NO_RESPONSE, OK, PARTIAL, UNPARSEABLE, load_prompt, parse_error_report
+from srrg.metrics.judges.green import Green, green_requests, score_responses
 from srrg.settings.metrics import GreenConfig
 
 

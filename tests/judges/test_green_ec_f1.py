@@ -7,8 +7,8 @@ import math
 import pytest
 from judge_responses import FIVE_PAIRS, green_answer
 
-from srrg.metrics.green import F1_WEIGHTS, score_responses
-from srrg.metrics.vert import FORMULAS
+from srrg.metrics.judges.green import F1_WEIGHTS, score_responses
+from srrg.metrics.judges.vert import FORMULAS
 
 
 def test_green_ec_is_the_significant_error_total():

@@ -10,8 +10,8 @@ import math
 import pytest
 from paths import REPO
 
-from srrg.metrics.green import score_responses
-from srrg.metrics.judge_common import clean_response, parse_error_report
+from srrg.metrics.judges.common import clean_response, parse_error_report
+from srrg.metrics.judges.green import score_responses
 from srrg.settings.metrics import GreenConfig
 
 DOCS = REPO / "docs" / "judges.md"

@@ -12,10 +12,10 @@ from judge_responses import green_answer
 from srrg.errors import StageFailed
 from srrg.llm import LLMResponse
 from srrg.metaeval.counts import category_prf
-from srrg.metrics.green import Green, score_responses
-from srrg.metrics.judge_common import JudgeFailed, Reply
-from srrg.metrics.proxy_rating import ProxyRating
-from srrg.metrics.vert import Vert
+from srrg.metrics.judges.common import JudgeFailed, Reply
+from srrg.metrics.judges.green import Green, score_responses
+from srrg.metrics.judges.proxy_rating import ProxyRating
+from srrg.metrics.judges.vert import Vert
 
 
 def ok(text):

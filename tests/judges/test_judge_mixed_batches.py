@@ -13,9 +13,9 @@ import pytest
 from judge_responses import FIVE_PAIRS, ScriptedClient, green_answer
 
 from srrg.llm import LLMResponse
-from srrg.metrics.green import Green
-from srrg.metrics.proxy_rating import ProxyRating
-from srrg.metrics.vert import Vert
+from srrg.metrics.judges.green import Green
+from srrg.metrics.judges.proxy_rating import ProxyRating
+from srrg.metrics.judges.vert import Vert
 
 
 def ok(text: str) -> LLMResponse:

@@ -8,11 +8,11 @@ import hashlib
 
 import pytest
 
-from srrg.metrics.gema import Gema, gema_requests
-from srrg.metrics.green import Green, green_requests
-from srrg.metrics.judge_common import load_prompt
-from srrg.metrics.proxy_rating import ProxyRating, proxy_requests
-from srrg.metrics.vert import Vert, vert_requests
+from srrg.metrics.judges.common import load_prompt
+from srrg.metrics.judges.gema import Gema, gema_requests
+from srrg.metrics.judges.green import Green, green_requests
+from srrg.metrics.judges.proxy_rating import ProxyRating, proxy_requests
+from srrg.metrics.judges.vert import Vert, vert_requests
 from srrg.settings.fields import build
 from srrg.settings.metrics import GemaConfig, GreenConfig, ProxyRatingConfig, VertConfig
 

@@ -15,13 +15,13 @@ from openai_stub import OpenAIStub, Reply, last_user_message
 
 from srrg.llm import LLMClient, LLMConfig
 from srrg.llm.base import Decoding, request_key
-from srrg.metrics.gema import ENTITY_SCHEMA, SUBJECTIVE_SCHEMA, Gema
-from srrg.metrics.green import SCHEMA as GREEN_SCHEMA
-from srrg.metrics.green import Green, score_responses
-from srrg.metrics.judge_common import CATEGORY_FIELDS, structured_mode
-from srrg.metrics.judge_common import Reply as JudgeReply
-from srrg.metrics.proxy_rating import ProxyRating
-from srrg.metrics.vert import Vert
+from srrg.metrics.judges.common import CATEGORY_FIELDS, structured_mode
+from srrg.metrics.judges.common import Reply as JudgeReply
+from srrg.metrics.judges.gema import ENTITY_SCHEMA, SUBJECTIVE_SCHEMA, Gema
+from srrg.metrics.judges.green import SCHEMA as GREEN_SCHEMA
+from srrg.metrics.judges.green import Green, score_responses
+from srrg.metrics.judges.proxy_rating import ProxyRating
+from srrg.metrics.judges.vert import Vert
 
 # (significant a..f, insignificant a..f, matched findings, VERT score) per candidate; GREEN by hand:
 # matched / (matched + significant) -> 2/4, 1/1, 0 (no matched finding), 3/4

@@ -31,7 +31,7 @@ from srrg.judge_train.dataset import (
     split_cases,
 )  # fmt: skip
 from srrg.metaeval.adapters import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
-from srrg.metrics.judge_common import parse_direct_score
+from srrg.metrics.judges.common import parse_direct_score
 
 DATA = TEST_DATA / "metaeval"
 
@@ -229,7 +229,7 @@ def test_fit_saves_reloadable_adapter_and_merged_judge_scores_through_vert(tiny_
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from srrg.metrics.vert import Vert
+    from srrg.metrics.judges.vert import Vert
 
     cfg = tiny_cfg(tiny_base)
     examples, _ = build_examples(synthetic(), cfg)
@@ -353,7 +353,7 @@ def test_smollm2_lora_end_to_end(tmp_path, monkeypatch):
     style vert metric with the local backend -> compare."""
     import torch
 
-    from srrg.metrics.vert import Vert
+    from srrg.metrics.judges.vert import Vert
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)

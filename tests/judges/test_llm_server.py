@@ -25,7 +25,7 @@ import pytest
 from srrg.llm import LLMClient, LLMConfig
 from srrg.llm.base import PromptTemplate
 from srrg.metrics.base import get_metric
-from srrg.metrics.judge_common import FAILED, NO_RESPONSE, OK, PARTIAL
+from srrg.metrics.judges.common import FAILED, NO_RESPONSE, OK, PARTIAL
 from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import normalize_phrases
 

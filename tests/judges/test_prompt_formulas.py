@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from srrg.metrics.judge_common import load_prompt, structured_template
-from srrg.metrics.vert import FORMULAS, STATED_FORMULAS, VARIANTS
+from srrg.metrics.judges.common import load_prompt, structured_template
+from srrg.metrics.judges.vert import FORMULAS, STATED_FORMULAS, VARIANTS
 
 RULE = re.compile(r"^score = (.+) / \((.+)\)$", re.MULTILINE)
 TERM = re.compile(r"^(?:(\d*\.?\d+) \* )?([MSI])$")

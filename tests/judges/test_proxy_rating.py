@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from srrg.metrics.judge_common import NO_RESPONSE, OK, UNPARSEABLE
-from srrg.metrics.proxy_rating import proxy_requests, score_responses
+from srrg.metrics.judges.common import NO_RESPONSE, OK, UNPARSEABLE
+from srrg.metrics.judges.proxy_rating import proxy_requests, score_responses
 from srrg.settings.metrics import ProxyRatingConfig
 
 

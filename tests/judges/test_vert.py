@@ -7,8 +7,8 @@ import math
 import pytest
 from judge_responses import green_answer
 
-from srrg.metrics.judge_common import UNPARSEABLE, parse_direct_score, parse_error_report, unified_score
-from srrg.metrics.vert import formula_scores, score_responses, vert_requests
+from srrg.metrics.judges.common import UNPARSEABLE, parse_direct_score, parse_error_report, unified_score
+from srrg.metrics.judges.vert import formula_scores, score_responses, vert_requests
 from srrg.settings.metrics import VertConfig
 
 
@@ -81,7 +81,7 @@ def test_unparseable_answer_gives_nan_everywhere_and_is_counted():
 def test_echoed_answer_template_is_a_parse_failure_not_a_zero():
     # a (small) judge that repeats the prompt's answer format: "<number>." reads as 0 and
     # "<score between 0.00 and 1.00>" as 0.00 unless the template text is recognised
-    from srrg.metrics.judge_common import load_prompt
+    from srrg.metrics.judges.common import load_prompt
 
     prompt = load_prompt("vert")
     echoed = prompt[prompt.index("[Clinically Significant Errors]:") :]
@@ -140,7 +140,7 @@ def test_unknown_variant_is_refused():
 
 
 def test_failed_answers_have_nan_counts():
-    from srrg.metrics.judge_common import Reply
+    from srrg.metrics.judges.common import Reply
 
     res = score_responses(
         [

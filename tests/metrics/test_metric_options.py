@@ -36,8 +36,8 @@ def test_a_metric_without_an_entry_is_refused_when_defined():
 
 
 def test_choices_written_once_agree_with_the_code_that_uses_them():
-    from srrg.metrics.gema import OBJECTIVES
-    from srrg.metrics.vert import VARIANTS
+    from srrg.metrics.judges.gema import OBJECTIVES
+    from srrg.metrics.judges.vert import VARIANTS
 
     assert tuple(VARIANTS) == VERT_VARIANTS
     assert set(OBJECTIVES) == set(typing.get_args(GemaObjective))

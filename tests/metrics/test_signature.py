@@ -171,7 +171,7 @@ def _parts(signature: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("metric", list(JUDGES))
 def test_a_changed_prompt_text_changes_the_judge_signature_and_only_its_prompt_part(metric, monkeypatch) -> None:
-    import srrg.metrics.judge_common as jc
+    import srrg.metrics.judges.common as jc
 
     key = JUDGES[metric]
     before = get_metric(metric).signature(key)
@@ -191,7 +191,7 @@ def test_a_changed_prompt_text_changes_the_judge_signature_and_only_its_prompt_p
 
 
 def test_prompt_hash_covers_the_templates_not_the_reports() -> None:
-    from srrg.metrics.judge_common import template
+    from srrg.metrics.judges.common import template
     from srrg.metrics.signature import prompt_hash, with_prompts
 
     t = template("x", ("reference",), "Compare {reference}.")
@@ -206,7 +206,7 @@ def test_prompt_hash_covers_the_templates_not_the_reports() -> None:
 
 
 def test_the_structured_answer_prompt_is_in_the_hash(monkeypatch) -> None:
-    import srrg.metrics.judge_common as jc
+    import srrg.metrics.judges.common as jc
 
     before = get_metric("green").signature("green")
     packaged = jc.load_prompt

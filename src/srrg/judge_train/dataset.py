@@ -25,7 +25,7 @@ from srrg.judge_train.config import JudgeTrainConfig
 from srrg.metaeval.adapters import RatingsDataset, load_dataset
 from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.run import ID, resolve_human
-from srrg.metrics.judge_common import pair_requests
+from srrg.metrics.judges.common import pair_requests
 from srrg.report import normalize_text
 from srrg.settings.metrics import JudgeConfig
 from srrg.splits import SPLITS

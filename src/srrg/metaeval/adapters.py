@@ -31,7 +31,7 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import list_files, read_csv
-from srrg.metrics.judge_common import CATEGORIES
+from srrg.metrics.judges.common import CATEGORIES
 
 RATINGS_SCHEMA = {
     "pair_id": pl.String,

@@ -44,7 +44,7 @@ from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, s
 from srrg.metaeval.preference import preference_agreement
 from srrg.metaeval.systems import agreement_markdown, ranking_agreement, system_means
 from srrg.metaeval.tie_accuracy import calibrated, tie_calibrated_accuracy
-from srrg.metrics.judge_common import CATEGORIES
+from srrg.metrics.judges.common import CATEGORIES
 
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
 # headline score columns correlated by default (per-category counts and statuses are not)

@@ -15,7 +15,7 @@ from srrg.errors import StageFailed, UserError
 from srrg.io import read_csv, read_reports, write_parquet, write_text
 from srrg.metrics.base import MetricResult, score_all
 from srrg.metrics.context import read_contexts
-from srrg.metrics.judge_common import JudgeFailed
+from srrg.metrics.judges.common import JudgeFailed
 from srrg.metrics.section import MISSING, select_all
 from srrg.metrics.signature import SIGNATURES_FILE, compose, metric_of, with_section, write_signatures
 

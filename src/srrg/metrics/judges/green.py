@@ -4,10 +4,10 @@ From the same counts: GREEN-EC (the significant error total, lower is better) an
 (2 matched / (2 matched + significant errors)), as VERT reports them (docs/judges.md).
 
 The prompt is the published one (src/srrg/prompts/green.txt) and parsing follows the official
-implementation (see judge_common; docs/judges.md lists where ours differs). Unlike the official
+implementation (see judges.common; docs/judges.md lists where ours differs). Unlike the official
 code, an answer that cannot be scored (unparseable, cut off, or none) is not silently 0: its GREEN
 and every count column are NaN, its status says why, and the summary counts it. A structured answer
-(judge_common.error_report_schema) gives the same counts, hence the same GREEN, as the text format.
+(common.error_report_schema) gives the same counts, hence the same GREEN, as the text format.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
-from srrg.metrics.judge_common import (
+from srrg.metrics.judges.common import (
     CATEGORIES,
     PARTIAL,
     ErrorReport,
@@ -37,7 +37,7 @@ from srrg.metrics.judge_common import (
     structured_template,
     unified_score,
 )
-from srrg.metrics.vert import FORMULAS
+from srrg.metrics.judges.vert import FORMULAS
 from srrg.settings.metrics import GreenConfig
 
 NAME = "green"

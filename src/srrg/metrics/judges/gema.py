@@ -27,7 +27,7 @@ from typing import Any
 
 from srrg.llm.base import schema_text
 from srrg.metrics.base import Metric, MetricResult, nanmean, register
-from srrg.metrics.judge_common import (
+from srrg.metrics.judges.common import (
     MAX_ITEMS,
     OK,
     UNPARSEABLE,

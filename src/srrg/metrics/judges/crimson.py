@@ -22,7 +22,7 @@ from typing import Any
 
 from srrg.llm.base import LLMRequest, PromptTemplate, schema_text
 from srrg.metrics.base import MetricResult, nanmean, register
-from srrg.metrics.judge_common import (
+from srrg.metrics.judges.common import (
     NO_RESPONSE,
     OK,
     UNPARSEABLE,

@@ -5,7 +5,7 @@ The prompt comes in three variants (option `variant`): direct (the judge scores 
 (the prompt states how the score follows from the counts) and rubric (the prompt gives score bands).
 From the same counts it reports the unified family a*TP / (a*TP + bS*S + bI*I): GREEN (1, 1, 0),
 F1 (2, 1, 0) and weighted (1, 2, 0.5), so one set of answers yields every variant. A structured
-answer holds the same counts and the score as JSON fields (judge_common.error_report_schema).
+answer holds the same counts and the score as JSON fields (common.error_report_schema).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
-from srrg.metrics.few_shot import refuse_overlap, shots_block, shots_for
-from srrg.metrics.judge_common import (
+from srrg.metrics.judges.common import (
     CATEGORIES,
     FAILED,
     OK,
@@ -40,6 +39,7 @@ from srrg.metrics.judge_common import (
     template,
     unified_score,
 )
+from srrg.metrics.judges.few_shot import refuse_overlap, shots_block, shots_for
 from srrg.metrics.signature import value_text
 from srrg.settings.metrics import VertConfig
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from srrg.errors import UserError
 from srrg.io import read_table
-from srrg.metrics.judge_common import parse_direct_score
+from srrg.metrics.judges.common import parse_direct_score
 from srrg.report import normalize_text
 from srrg.settings.metrics import FewShotConfig
 

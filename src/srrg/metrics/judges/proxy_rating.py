@@ -13,7 +13,7 @@ from typing import Any
 
 from srrg.llm.base import LLMRequest
 from srrg.metrics.base import MetricResult, nanmean, register
-from srrg.metrics.judge_common import (
+from srrg.metrics.judges.common import (
     OK,
     UNPARSEABLE,
     PairJudge,
