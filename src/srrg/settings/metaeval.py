@@ -1,0 +1,202 @@
+"""The `metaeval` section (docs/metaeval.md, docs/judges.md): the ratings datasets it reads, the
+metrics scored on them, the correlation settings (`metaeval.correlate`, also every correlation
+command's `--config`), VERT's grid, and the options of each ratings reader
+(srrg.metaeval.readers; `srrg metaeval-prepare --options`) in ADAPTER_OPTIONS."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from srrg.settings.compare import Correction
+from srrg.settings.fields import Settings, SettingsError, build, doc, hook
+
+# the human judgements a ratings table gives (srrg.metaeval.readers.common.TARGETS; a test checks)
+HUMAN_TARGETS = ("rating", "errors_total", "errors_significant", "errors_insignificant")
+HumanTarget = Literal["auto", "rating", "errors_total", "errors_significant", "errors_insignificant"]
+Adapter = Literal["rexval", "radpref", "rate_eval", "radevalx", "radeval_expert", "radjudge"]
+
+
+@dataclass(frozen=True)
+class MetaevalConfig(Settings):
+    """metrics: score columns to correlate (empty: the HEADLINE columns present, else every
+      numeric column);
+    human_target: rating | errors_total | errors_significant | errors_insignificant | auto
+      (auto: rating when the dataset has ratings, else errors_significant);
+    human_column: take the human score from this score column instead (LLM proxy, S-RRG Table 3);
+    lower_is_better: score columns where lower is better (negated before correlating);
+    n_boot, seed, ci_level: bootstrap settings; resample: cluster (whole cases, the cluster ids
+      of the pairs table; pairs when there is none) or pair; min_cases: fewest cases a clustered
+      bootstrap gives CIs and paired tests from (fewer: NaN with ci_status too_few_cases, and the
+      caption says why; docs/metaeval.md); paired_reference: metric every other
+      metric is tested against (None: the metric with the highest Kendall tau);
+    count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
+    ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
+    caveat: a sentence printed above every table (e.g. that the judge is a 135M model);
+    drop_unmeasured: leave out (and name in the caption) metric columns without a finite value on a
+      rated pair instead of stopping (the demo's 135M judge fails every answer); off: such a column
+      is an error."""
+
+    metrics: Sequence[str] = ()
+    human_target: HumanTarget = "auto"
+    human_column: str | None = None
+    lower_is_better: Sequence[str] = ()
+    n_boot: int = 1000
+    seed: int = 0
+    ci_level: float = 0.95
+    resample: Literal["cluster", "pair"] = "cluster"
+    min_cases: int = field(
+        default=10, metadata=doc("Fewest cases of a clustered bootstrap (docs/metaeval.md).", minimum=2)
+    )
+    paired_reference: str | None = None
+    count_judges: Sequence[str] = ("green", "vert")
+    ensembles: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    test_fraction: float = 0.5
+    ensemble_seed: int = 0
+    caveat: str = ""
+    drop_unmeasured: bool = False
+    n_permutations: int = field(
+        default=1000,
+        metadata=doc(
+            "Rounds of the paired permutation test between metrics (all 2^u case swaps when that is fewer; "
+            "docs/metaeval.md, 'Tests between metrics').",
+            minimum=0,
+        ),
+    )
+    correction: Correction = field(
+        default="holm",
+        metadata=doc(
+            "Multiple-comparison adjustment of the tests between metrics, over all metric pairs of one "
+            "statistic (holm: family-wise error rate; bh: false discovery rate), as in `srrg compare`."
+        ),
+    )
+
+
+# ---- the options of each ratings reader (srrg.metaeval.readers) ---------------------------------
+
+
+@dataclass(frozen=True)
+class RexvalOptions(Settings):
+    """The options of the ReXVal reader (srrg.metaeval.readers.rexval)."""
+
+    candidates: tuple[str, ...] | None = field(
+        default=None, metadata=doc("Candidate columns (default: every column but study_id and gt_report).")
+    )
+
+
+@dataclass(frozen=True)
+class RadprefOptions(Settings):
+    """The options of the RadPref reader (srrg.metaeval.readers.radpref)."""
+
+    raters: tuple[str, ...] | None = field(
+        default=None,
+        metadata=doc(
+            "Annotation file stems to read (default: every .json in radiologist_annotations/); each once.",
+            uniqueItems=True,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class RateEvalOptions(Settings):
+    """The options of the RaTE-Eval reader (srrg.metaeval.readers.rate_eval)."""
+
+    reference_col: str = field(default="gt_report", metadata=doc("Column of the reference report."))
+    candidate_col: str = field(default="similar_report", metadata=doc("Column of the rated candidate."))
+    score_col: str = field(default="Score", metadata=doc("Column of the radiologists' score (0-4.5)."))
+
+
+@dataclass(frozen=True)
+class RadevalxOptions(Settings):
+    """The options of the RadEvalX reader (srrg.metaeval.readers.radevalx)."""
+
+    reports: str | None = field(
+        default=None,
+        metadata=doc("The reports CSV (study_id, ground_truth, candidate_report); the path is the annotation CSV."),
+    )
+
+
+@dataclass(frozen=True)
+class RadevalExpertOptions(Settings):
+    """The RadEval expert reader (srrg.metaeval.readers.radeval_expert) takes no options."""
+
+
+@dataclass(frozen=True)
+class RankingOptions(Settings):
+    """The options of a RadJudge ranking dataset (adapter radjudge, docs/metaeval.md)."""
+
+    keys: dict[str, str] = field(
+        default_factory=dict, metadata=doc("Metric -> the statistic of it that the ranking cases check.")
+    )
+
+
+# adapter -> the options its reader (or RadJudge's ranking check) takes
+ADAPTER_OPTIONS: dict[str, type[Settings]] = {
+    "rexval": RexvalOptions,
+    "radpref": RadprefOptions,
+    "rate_eval": RateEvalOptions,
+    "radevalx": RadevalxOptions,
+    "radeval_expert": RadevalExpertOptions,
+    "radjudge": RankingOptions,
+}
+
+
+@dataclass(frozen=True)
+class RatingsSource(Settings):
+    """A ratings dataset in its published layout, or RadJudge ranking cases (adapter radjudge;
+    options: keys, metric -> statistic checked) (docs/metaeval.md)."""
+
+    adapter: Adapter
+    path: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        try:  # the options its adapter takes (ADAPTER_OPTIONS), named under this entry's key
+            build(ADAPTER_OPTIONS[self.adapter], self.options, "options")
+        except SettingsError as err:
+            raise SettingsError(err.key, err.problem) from None
+
+
+@dataclass(frozen=True)
+class VertGrid(Settings):
+    """VERT's grid (docs/judges.md, "VERT's grid"): every judge model x prompt (GREEN and each VERT
+    variant) on every rating dataset, one table per dataset. Off while models is empty."""
+
+    models: dict[str, dict[str, Any]] = field(
+        default_factory=dict,
+        metadata=doc(
+            "Judge model name (letters, digits, '_', '-', '.') -> llm settings merged over judge.llm.",
+            propertyNames={"pattern": "^[A-Za-z0-9_.-]+$"},
+        ),
+    )
+    variants: tuple[Literal["direct", "formula", "rubric"], ...] = field(
+        default=("direct", "formula", "rubric"), metadata=doc("VERT prompt variants (columns next to GREEN's).")
+    )
+
+
+@dataclass(frozen=True)
+class MetaevalSection(Settings):
+    """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
+
+    datasets: dict[str, RatingsSource] = field(
+        default_factory=dict, metadata=hook("ratings_datasets", "name -> ratings dataset")
+    )
+    metrics: tuple[str, ...] = field(
+        default=("bleu", "rouge_l", "s_score_text", "green", "vert", "gema"),
+        metadata=hook("metric_names", "Metrics scored on rating datasets."),
+    )
+    correlate: MetaevalConfig = field(default_factory=MetaevalConfig)
+    proxy: bool = field(default=True, metadata=doc("Correlate the judge subset's metrics with its proxy_rating."))
+    proxy_metrics: tuple[str, ...] = field(
+        default=("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "green", "s_score"),
+        metadata=doc(
+            "Columns of S-RRG Table 3 (metaeval_proxy), in order; those the judge stage does not score are left out."
+        ),
+    )
+    grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
+    caveat: str = (
+        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
+        "judge of radiology reports; these numbers only show that the pipeline runs."
+    )
