@@ -53,7 +53,7 @@ def synthetic_examples(n: int, words: int):
     """n rated pairs, one per case, with reports of about `words` words."""
     import polars as pl
 
-    from srrg.metaeval.adapters import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
+    from srrg.metaeval.readers.common import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
 
     sentence = "There is a small left pleural effusion with adjacent atelectasis in the left lower lobe. "
     body = " ".join([sentence] * max(1, words // len(sentence.split())))
@@ -103,9 +103,9 @@ def main() -> None:
 
     from transformers import TrainerCallback
 
-    from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.dataset import build_examples
     from srrg.judge_train.train import build_trainer
+    from srrg.settings.judge_train import JudgeTrainConfig
 
     steps = args.steps + args.warmup
     cfg = JudgeTrainConfig(

@@ -2,10 +2,12 @@
 paired-bootstrap CI, the difference to the baseline (the first system) with its CI, a paired
 bootstrap p-value and an approximate-randomization p-value (docs/metrics.md, "Comparing systems").
 
-The statistic of a metric is the mean of its per-report values (NaN skipped), except where the
-corpus value is not a mean: CE micro precision/recall/F1 are recomputed from per-report counts and
-BLEU from its per-pair n-gram statistics, so both equal the summary's numbers on the full set. The
-table names the statistic it tests.
+The statistic of a metric (srrg.metrics.corpus) is the mean of its per-report values (NaN skipped),
+except where the corpus value is not a mean: CE micro precision/recall/F1 are recomputed from
+per-report counts and BLEU from its per-pair n-gram statistics, so both equal the summary's numbers
+on the full set. The table names the statistic it tests. The resampling and the multiple-comparison
+adjustment are srrg.resampling's, shared with the meta-evaluation; the settings are
+srrg.settings.compare.CompareConfig.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,48 +23,20 @@ import numpy as np
 
 from srrg.config import from_dict
 from srrg.errors import UserError
-from srrg.metaeval.correlation import bootstrap_indices, bootstrap_p, bootstrap_p_floor, percentile_ci
-from srrg.metaeval.multiple import CORRECTIONS, adjust
 from srrg.metrics.base import score_all
-from srrg.metrics.nlg import BLEU_STATS, bleu_statistics, corpus_bleu
+from srrg.metrics.corpus import BLEU_COLUMNS, Statistic, statistics
+from srrg.metrics.nlg import bleu_statistics
+from srrg.resampling import (
+    adjust,
+    bootstrap_indices,
+    bootstrap_p,
+    bootstrap_p_floor,
+    percentile_ci,
+    randomization_floor,
+    randomization_p,
+)
+from srrg.settings.compare import CompareConfig
 from srrg.settings.metrics import NLGConfig
-
-Stat = Callable[[np.ndarray], float]
-MEAN = "mean of per-report values"
-COUNT_COLUMNS = ("ce_tp", "ce_fp", "ce_fn")
-BLEU_COLUMNS = tuple(f"bleu_stat_{s}" for s in BLEU_STATS)
-BLEU_KEYS = tuple(f"bleu_{k}" for k in range(1, 5))
-
-
-@dataclass(frozen=True)
-class CompareConfig:
-    """n_boot: bootstrap resamples of the studies; n_rounds: randomization rounds (all 2^n swaps
-    are enumerated when that is fewer); seed: both tests are reproducible; ci_level: CI coverage;
-    correction: multiple-comparison adjustment over all metrics x system pairs (holm | bh | none)."""
-
-    n_boot: int = 1000
-    n_rounds: int = 10000
-    seed: int = 0
-    ci_level: float = 0.95
-    correction: str = "holm"
-
-    def __post_init__(self) -> None:
-        if self.n_boot < 1 or self.n_rounds < 1:
-            raise UserError(f"compare: n_boot and n_rounds must be >= 1, got {self.n_boot}, {self.n_rounds}")
-        if not 0 < self.ci_level < 1:
-            raise UserError(f"compare: ci_level must lie in (0, 1), got {self.ci_level}")
-        if self.correction not in CORRECTIONS:
-            raise UserError(f"compare: correction must be one of {', '.join(CORRECTIONS)}, got {self.correction!r}")
-
-
-@dataclass(frozen=True)
-class Statistic:
-    """How one metric's corpus value follows from per-report columns."""
-
-    key: str
-    columns: tuple[str, ...]
-    fn: Stat
-    label: str
 
 
 @dataclass(frozen=True)
@@ -88,91 +62,6 @@ class Comparison:
     signature: str = ""  # what produced the numbers (srrg.metrics.signature)
     p_bootstrap_floor: float = 0.0  # the smallest p the resamples could give (2 / (B + 1))
     p_randomization_floor: float = 0.0  # 1 / (rounds + 1) when sampled, 0 when all swaps were enumerated
-
-
-def column_mean(values: np.ndarray) -> float:
-    col = values[:, 0]
-    kept = col[~np.isnan(col)]
-    return float(kept.mean()) if kept.size else math.nan
-
-
-def _micro(part: str) -> Stat:
-    """CE micro precision / recall / F1 from per-report tp, fp, fn columns (zero denominator -> 0)."""
-
-    def stat(values: np.ndarray) -> float:
-        tp, fp, fn = values.sum(axis=0)
-        num, den = {"precision": (tp, tp + fp), "recall": (tp, tp + fn), "f1": (2 * tp, 2 * tp + fp + fn)}[part]
-        return float(num / den) if den else 0.0
-
-    return stat
-
-
-def _corpus_bleu(k: int) -> Stat:
-    def stat(values: np.ndarray) -> float:
-        return float(corpus_bleu(values.sum(axis=0))[k - 1])
-
-    return stat
-
-
-def statistics(columns: Sequence[str]) -> list[Statistic]:
-    """The statistics a per-report table supports: every numeric column's mean; CE micro P/R/F1
-    when its count columns are present; corpus BLEU (replacing the mean of sentence BLEU) when the
-    BLEU statistics columns are present. Count and statistics columns are not compared themselves."""
-    hidden = set(COUNT_COLUMNS) | set(BLEU_COLUMNS)
-    corpus = set(BLEU_COLUMNS) <= set(columns)
-    stats = [
-        Statistic(c, (c,), column_mean, "mean of sentence BLEU, not corpus BLEU" if c in BLEU_KEYS else MEAN)
-        for c in columns
-        if c not in hidden and not (corpus and c in BLEU_KEYS)
-    ]
-    if corpus:
-        stats += [
-            Statistic(f"bleu_{k}", BLEU_COLUMNS, _corpus_bleu(k), "corpus BLEU, as in summary.csv") for k in range(1, 5)
-        ]
-    if set(COUNT_COLUMNS) <= set(columns):
-        stats += [
-            Statistic(f"ce_{p}_micro", COUNT_COLUMNS, _micro(p), "micro, from per-report counts")
-            for p in ("precision", "recall", "f1")
-        ]
-    return stats
-
-
-def enumerates_all(n: int, n_rounds: int) -> bool:
-    """Whether the randomization test enumerates all 2^n swap patterns (at most n_rounds of them)."""
-    return n < 63 and 2**n <= n_rounds
-
-
-def randomization_floor(n: int, n_rounds: int) -> float:
-    """The smallest p randomization_p can give: 1 / (n_rounds + 1) when rounds are sampled; 0 when
-    the test is exact (its p is then exact, whatever its size)."""
-    return 0.0 if enumerates_all(n, n_rounds) else 1 / (n_rounds + 1)
-
-
-def swap_masks(n: int, n_rounds: int, seed: int) -> tuple[np.ndarray, bool]:
-    """Which studies swap their two outputs in each round: all 2^n patterns when that is at most
-    n_rounds (an exact permutation test), else n_rounds seeded random patterns."""
-    if enumerates_all(n, n_rounds):
-        return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool), True
-    return np.random.default_rng(seed).random((n_rounds, n)) < 0.5, False
-
-
-def randomization_p(
-    a: np.ndarray, b: np.ndarray, stat: Stat, n_rounds: int, seed: int, units: np.ndarray | None = None
-) -> float:
-    """Approximate randomization (paired permutation) test of stat(b) - stat(a): per round each
-    study's two outputs swap with probability 1/2; p = share of rounds with a difference at least
-    as large in absolute value ((count + 1) / (rounds + 1) when sampled, count / 2^n when exact).
-    units: the unit number (0..u-1) of every row, whose rows swap together (the pairs of one case
-    in the meta-evaluation's tests between metrics; docs/metaeval.md); None: each row is a unit."""
-    observed = abs(stat(b) - stat(a))
-    if math.isnan(observed):
-        return math.nan
-    masks, exact = swap_masks(len(a) if units is None else int(units.max()) + 1, n_rounds, seed)
-    count = 0
-    for mask in masks:
-        m = (mask if units is None else mask[units])[:, None]
-        count += abs(stat(np.where(m, a, b)) - stat(np.where(m, b, a))) >= observed - 1e-12
-    return count / len(masks) if exact else (count + 1) / (len(masks) + 1)
 
 
 def finite_studies(a: np.ndarray, b: np.ndarray) -> int:
@@ -212,7 +101,7 @@ def compare_pair(
 
 def corrected(rows: Sequence[Comparison], method: str) -> list[Comparison]:
     """Rows with both p-values adjusted over the whole family (every metric x system pair of one
-    comparison), each kind of test on its own (srrg.metaeval.multiple); raw p-values are kept."""
+    comparison), each kind of test on its own (srrg.resampling.adjust); raw p-values are kept."""
     boot = adjust([r.p_bootstrap for r in rows], method)
     rand = adjust([r.p_randomization for r in rows], method)
     return [
@@ -426,7 +315,7 @@ def write_outputs(rows: Sequence[Comparison], unmatched: Any, out_dir: str, leve
     import polars as pl
 
     from srrg.io import write_text
-    from srrg.metaeval.systems import agreement_markdown, ranking_agreement
+    from srrg.rank_correlation import agreement_markdown, ranking_agreement
 
     out = Path(out_dir)
     write_text(out / "unmatched.csv", unmatched.write_csv())

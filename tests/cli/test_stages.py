@@ -191,7 +191,7 @@ def test_data_stages_never_import_spacy_or_torch(stage):
 
 
 def test_adapter_choices_match_the_registry():
-    from srrg.metaeval.adapters import ADAPTERS
+    from srrg.metaeval.readers.load import READERS
     from srrg.stages._metaeval import ADAPTERS as CHOICES
 
-    assert tuple(sorted(ADAPTERS)) == CHOICES
+    assert tuple(sorted(READERS)) == CHOICES

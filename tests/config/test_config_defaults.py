@@ -27,8 +27,8 @@ import pytest
 import srrg
 from srrg.config import validate
 from srrg.config_tree import SECTIONS, section_class, section_class_of
-from srrg.model.config import RunSpec
 from srrg.settings.metrics import METRIC_OPTIONS
+from srrg.settings.model import RunSpec
 from srrg.text.decode import read_mapping_file
 
 SRC = Path(srrg.__file__).resolve().parent
@@ -39,8 +39,8 @@ def _config_classes() -> set[type]:
     """Every config dataclass: the sections, what their fields nest, the classes behind the schema
     hooks (runs, metaeval.correlate, judge_train.train) and the metrics' option classes."""
     roots = [section_class(name) for name in SECTIONS]
-    roots += [RunSpec, section_class_of("srrg.metaeval.run", "MetaevalConfig")]
-    roots += [section_class_of("srrg.judge_train.config", "JudgeTrainConfig")]
+    roots += [RunSpec, section_class_of("srrg.settings.metaeval", "MetaevalConfig")]
+    roots += [section_class_of("srrg.settings.judge_train", "JudgeTrainConfig")]
     roots += [c for c in METRIC_OPTIONS.values() if c is not None]
     seen: set[type] = set()
     todo = list(roots)
@@ -55,7 +55,10 @@ def _config_classes() -> set[type]:
 
 
 def _scope(module: str) -> str:
-    """The package a config class belongs to (a top-level module is its own scope)."""
+    """The package a config class belongs to: a settings module's is the package it configures
+    (srrg.settings.model -> srrg.model); a top-level module is its own scope."""
+    if module.startswith("srrg.settings."):
+        return f"srrg.{module.split('.')[2]}"
     parent = module.rsplit(".", 1)[0]
     return module if parent == "srrg" else parent
 

@@ -152,9 +152,9 @@ def _metric_option_classes() -> dict[str, type]:
 
 def class_roots() -> list[tuple[tuple[str, ...], type, Any]]:
     """(config path, class, how the stage builds it) of every settings class the stages build."""
-    from srrg.judge_train.config import JudgeTrainConfig
-    from srrg.llm.config import LLMConfig
-    from srrg.metaeval.config import MetaevalConfig
+    from srrg.settings.judge_train import JudgeTrainConfig
+    from srrg.settings.llm import LLMConfig
+    from srrg.settings.metaeval import MetaevalConfig
 
     roots: list[tuple[tuple[str, ...], type, Any]] = [
         ((name,), section_class(name), None) for name in SECTIONS if name not in {"normalize", "llm"}
@@ -244,7 +244,7 @@ def test_the_embedded_default_passes_with_a_dataset_of_every_adapter():
 
 
 THROUGH_SNAKEMAKE = [
-    ({"metaeval": {"correlate": {"min_cases": 1}}}, "metaeval.correlate.min_cases must be >= 2"),
+    ({"metaeval": {"correlate": {"min_cases": 1}}}, "metaeval.correlate.min_cases: 1 is less than the minimum of 2"),
     (
         {"metaeval": {"datasets": {"rp": {"adapter": "radpref", "path": "ratings", "options": {"raterz": ["a"]}}}}},
         "unknown key metaeval.datasets.rp.options.raterz",

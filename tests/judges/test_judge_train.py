@@ -19,7 +19,6 @@ from srrg.cli import main as srrg_main
 from srrg.config import stage_config
 from srrg.errors import UserError
 from srrg.judge_train.compare import compare, side_by_side
-from srrg.judge_train.config import JudgeTrainConfig
 from srrg.judge_train.dataset import (
     EMPTY_TEXT,
     NO_TARGET,
@@ -30,8 +29,9 @@ from srrg.judge_train.dataset import (
     score_target,
     split_cases,
 )  # fmt: skip
-from srrg.metaeval.adapters import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
+from srrg.metaeval.readers.common import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
 from srrg.metrics.judges.common import parse_direct_score
+from srrg.settings.judge_train import JudgeTrainConfig
 
 DATA = TEST_DATA / "metaeval"
 
@@ -292,7 +292,7 @@ def test_compare_puts_the_tuned_judge_next_to_zero_shot():
     )
     joined, metrics = side_by_side(tuned, zero, "_ft")
     assert joined.height == 5 and metrics == ["bleu_1", "vert", "vert_ft"]
-    _, result = compare(tuned, zero, ratings, {"n_boot": 20})
+    _, result = compare(tuned, zero, ratings, {"n_boot": 20}, "_ft")
     kendall = {
         r["metric"]: r["value"] for r in result.correlations.filter(pl.col("method") == "kendall").iter_rows(named=True)
     }

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from srrg.compare import randomization_p
 from srrg.metaeval.between import comparable, permutation_p, round_coefficients
 from srrg.metaeval.correlation import coefficient_value
+from srrg.resampling import randomization_p
 
 
 def test_kendall_rounds_by_hand() -> None:
@@ -51,7 +51,7 @@ def test_rounds_equal_one_round_at_a_time(method: str, seed: int) -> None:
 @pytest.mark.parametrize("method", ["kendall", "pearson"])
 @pytest.mark.parametrize(("n_rounds", "clustered"), [(200, True), (200, False), (1000, True)])
 def test_permutation_p_equals_the_round_by_round_test(method: str, n_rounds: int, clustered: bool) -> None:
-    """Against srrg.compare.randomization_p with the per-round statistic (the former computation):
+    """Against srrg.resampling.randomization_p with the per-round statistic (the former computation):
     the same p exactly, sampled (pairs or cases swapping) and exact (few cases: all 2^u patterns)."""
     rng = np.random.default_rng(n_rounds + clustered)
     n = 60

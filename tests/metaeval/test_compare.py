@@ -10,20 +10,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from srrg.compare import (
-    CompareConfig,
-    Statistic,
-    column_mean,
-    compare_pair,
-    compare_systems,
-    compare_tables,
-    numeric_columns,
-    randomization_p,
-    statistics,
-)
+from srrg.compare import compare_pair, compare_systems, compare_tables, numeric_columns
 from srrg.errors import UserError
-from srrg.metaeval.correlation import bootstrap_indices
 from srrg.metrics import evaluate
+from srrg.metrics.corpus import Statistic, column_mean, statistics
+from srrg.resampling import bootstrap_indices, randomization_p
+from srrg.settings.compare import CompareConfig
 
 MEAN = Statistic("x", ("x",), column_mean, "mean")
 

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from srrg.metaeval.config import MetaevalConfig
-from srrg.metaeval.correlation import bootstrap_indices, coefficient, complete_pairs, correlate, orient, paired_test
+from srrg.metaeval.correlation import complete_pairs, correlate, paired_test
+from srrg.rank_correlation import coefficient, orient
+from srrg.resampling import bootstrap_indices
+from srrg.settings.metaeval import MetaevalConfig
 
 X = np.array([0.1, 0.4, 0.35, 0.8, 0.6, 0.9, 0.2, 0.75, 0.5, 0.3, 0.65, 0.05])
 Y = np.array([1, 3, 2, 5, 4, 5, 1, 4, 3, 3, 4, 2], dtype=float)

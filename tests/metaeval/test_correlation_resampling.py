@@ -12,15 +12,14 @@ import pytest
 from scipy import stats
 
 from srrg.metaeval.correlation import (
-    bootstrap_p,
     cluster_bootstrap_indices,
-    coefficient,
     complete_pairs,
     correlate,
     paired_test,
-    percentile_ci,
     resample_indices,
 )
+from srrg.rank_correlation import coefficient
+from srrg.resampling import bootstrap_p, percentile_ci
 
 X = np.array([0.1, 0.4, 0.35, 0.8, 0.6, 0.9, 0.2, 0.75, 0.5, 0.3])
 Y = np.array([1, 3, 2, 5, 4, 5, 1, 4, 3, 3], dtype=float)

@@ -19,11 +19,11 @@ from scipy import stats
 from srrg.cli import main as srrg_main
 from srrg.metaeval.between import better_than, metric_tests, permutation_p, williams
 from srrg.metaeval.ceiling import CEILING, ONE_RATER, ceiling, leave_one_out
-from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.correlation import cluster_bootstrap_indices, coefficient_value, paired_test
-from srrg.metaeval.multiple import adjust
 from srrg.metaeval.run import run_metaeval, write_result
 from srrg.metaeval.tie_accuracy import accuracy_curve, calibrated, tie_calibrated_accuracy
+from srrg.resampling import adjust
+from srrg.settings.metaeval import MetaevalConfig
 
 RADPREF = FIXTURES / "rating_layouts" / "radpref"
 BLEU = [0.1, 0.5, 0.3, 0.2, 0.9, 0.15, 0.4, 0.35]

@@ -13,9 +13,10 @@ from paths import FIXTURES, SHARED_DATA
 
 from srrg.cli import main as srrg_main
 from srrg.errors import UserError
-from srrg.metaeval.adapters import human_category_counts, human_scores, load_dataset
-from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.readers.common import human_category_counts, human_scores
+from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import run_metaeval
+from srrg.settings.metaeval import MetaevalConfig
 
 LAYOUTS = FIXTURES / "rating_layouts"
 SHARED_RADPREF = SHARED_DATA / "rating_layouts" / "radpref"

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from srrg.compare import CompareConfig, compare_tables
-from srrg.errors import UserError
+from srrg.compare import compare_tables
 from srrg.metaeval.correlation import cluster_bootstrap_indices, correlate, paired_test, resample_indices
-from srrg.metaeval.multiple import adjust
 from srrg.metaeval.preference import preference_agreement
-from srrg.metaeval.systems import agreement_markdown, ranking_agreement
+from srrg.rank_correlation import agreement_markdown, ranking_agreement
+from srrg.resampling import adjust
+from srrg.settings.compare import CompareConfig
 
 
 def test_cluster_resamples_draw_whole_cases():
@@ -86,11 +86,14 @@ def test_ci_status_names_every_reason_for_a_missing_ci():
 
 
 def test_min_cases_of_the_metaeval_config():
-    from srrg.metaeval.config import MetaevalConfig
+    from srrg.settings.fields import build
+    from srrg.settings.metaeval import MetaevalConfig
 
     assert MetaevalConfig().min_cases == 10 and MetaevalConfig(min_cases=2).min_cases == 2
-    with pytest.raises(UserError, match=r"^metaeval.correlate.min_cases must be >= 2"):
+    with pytest.raises(ValueError, match=r"^min_cases must be >= 2, got 1"):
         MetaevalConfig(min_cases=1)
+    with pytest.raises(ValueError, match=r"^metaeval.correlate.min_cases must be >= 2"):
+        build(MetaevalConfig, {"min_cases": 1}, "metaeval.correlate")
 
 
 def test_preference_agreement_hand_computed():
@@ -139,7 +142,7 @@ def test_compare_reports_adjusted_beside_raw_p_values():
     assert all(r.correction == "holm" and r.p_randomization_adj >= r.p_randomization for r in rows)
     bh = compare_tables(tables, CompareConfig(n_boot=200, n_rounds=200, seed=0, correction="bh"))
     assert [r.p_randomization_adj for r in bh] == pytest.approx(adjust(raw, "bh"))
-    with pytest.raises(UserError, match="correction"):
+    with pytest.raises(ValueError, match="correction must be one of holm, bh, none"):
         CompareConfig(correction="sidak")
 
 

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from srrg.metaeval.correlation import bootstrap_p, complete_pairs, correlate, orient, paired_test, percentile_ci
+from srrg.metaeval.correlation import complete_pairs, correlate, paired_test
 from srrg.metaeval.counts import category_prf, count_prf
 from srrg.metaeval.ensembles import evaluate_ensemble, fit_linear, split_mask
+from srrg.rank_correlation import orient
+from srrg.resampling import bootstrap_p, percentile_ci
 
 # ties on both sides
 X = [1, 2, 2, 3, 4, 4, 4, 5, 6, 7]

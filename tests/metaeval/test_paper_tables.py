@@ -14,9 +14,9 @@ from paths import FIXTURES
 
 from srrg.cli import main as srrg_main
 from srrg.errors import UserError
-from srrg.metaeval.adapters import human_scores
 from srrg.metaeval.ensembles import evaluate_mean_ensemble, zscores
 from srrg.metaeval.grid import grid_cell_options, model_scores
+from srrg.metaeval.readers.common import human_scores
 from srrg.metaeval.tables import gema_targets_table
 
 # --- simple-average ensemble ---------------------------------------------------------------------

@@ -16,13 +16,15 @@ import polars as pl
 import pytest
 from paths import FIXTURES
 
-from srrg.compare import _p_text, randomization_floor
+from srrg.compare import _p_text
 from srrg.errors import UserError
-from srrg.metaeval.adapters import human_category_counts, human_scores, load_dataset, radeval_counts
-from srrg.metaeval.config import MetaevalConfig
-from srrg.metaeval.correlation import bootstrap_p, bootstrap_p_floor
+from srrg.metaeval.readers.common import human_category_counts, human_scores
+from srrg.metaeval.readers.load import load_dataset
+from srrg.metaeval.readers.radeval_expert import radeval_counts
 from srrg.metaeval.run import run_metaeval
-from srrg.metaeval.systems import ranking_agreement, system_means
+from srrg.rank_correlation import ranking_agreement, system_means
+from srrg.resampling import bootstrap_p, bootstrap_p_floor, randomization_floor
+from srrg.settings.metaeval import MetaevalConfig
 
 LAYOUTS = FIXTURES / "rating_layouts"
 REXVAL_HEADER = "study_number,candidate_type,error_category,rater_index,clinically_significant,num_errors"
@@ -215,7 +217,8 @@ def test_compare_counts_only_studies_with_a_value_on_both_sides(tmp_path):
     """compare.csv's n and the compare.md heading count studies with a finite value for both
     systems: b's judge failed on study 2 (NaN), so m has 2 studies, k all 3. Bug: the caption
     claimed 3 studies for m, whose means skip the NaN."""
-    from srrg.compare import CompareConfig, compare_tables, to_markdown
+    from srrg.compare import compare_tables, to_markdown
+    from srrg.settings.compare import CompareConfig
 
     tables = {"a": {"m": [0.1, 0.2, 0.3], "k": [1.0, 2.0, 3.0]}, "b": {"m": [0.4, math.nan, 0.6], "k": [3.0, 2.0, 1.0]}}
     rows = {r.key: r for r in compare_tables(tables, CompareConfig(n_boot=10, n_rounds=8))}

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from srrg.compare import CompareConfig, Statistic, column_mean, compare_pair, randomization_p, swap_masks
-from srrg.metaeval.correlation import bootstrap_p, correlate, paired_test, percentile_ci
+from srrg.compare import compare_pair
+from srrg.metaeval.correlation import correlate, paired_test
+from srrg.metrics.corpus import Statistic, column_mean
+from srrg.resampling import bootstrap_p, percentile_ci, randomization_p, swap_masks
+from srrg.settings.compare import CompareConfig
 
 
 def col(values) -> np.ndarray:

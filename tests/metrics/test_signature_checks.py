@@ -13,13 +13,14 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
-from srrg.compare import CompareConfig, run_compare_tables
+from srrg.compare import run_compare_tables
 from srrg.errors import UserError
 from srrg.metrics import signature as S
 from srrg.metrics.base import get_metric
 from srrg.metrics.score import run_score
 from srrg.metrics.signature_files import read_signatures
-from srrg.tables import RunEntry, run_tables
+from srrg.run_tables import RunEntry, run_tables
+from srrg.settings.compare import CompareConfig
 
 CFG = CompareConfig(n_boot=10, n_rounds=8)
 R2GEN, NONE = "bleu|tok:r2gen|srrg:0.1.0", "bleu|tok:none|srrg:0.1.0"

@@ -12,8 +12,8 @@ import polars as pl
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import read_parquet, read_table, write_parquet
-from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.run import HEADLINE, ID, MetaevalResult, run_metaeval, write_result
+from srrg.settings.metaeval import MetaevalConfig
 
 
 def side_by_side(
@@ -41,10 +41,10 @@ def compare(
     zero_shot: pl.DataFrame | None,
     ratings: pl.DataFrame,
     options: Mapping[str, Any],
-    suffix: str = "_ft",
+    suffix: str,
 ) -> tuple[pl.DataFrame, MetaevalResult]:
     """Joined scores and the correlation of every headline column with the human ratings (options:
-    srrg.metaeval.config.MetaevalConfig fields; `metrics` is filled in here)."""
+    srrg.settings.metaeval.MetaevalConfig fields; `metrics` is filled in here)."""
     joined, metrics = side_by_side(finetuned, zero_shot, suffix)
     if not metrics:
         raise UserError(f"no headline score column (e.g. vert, green) in the fine-tuned scores: {finetuned.columns}")

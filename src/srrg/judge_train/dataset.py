@@ -1,4 +1,4 @@
-"""Supervised judge-training data from a ratings table (srrg.metaeval.adapters): one example per
+"""Supervised judge-training data from a ratings table (srrg.metaeval.readers): one example per
 rated pair, split by case so that no reference study appears in two splits.
 
 Targets: VERT-style `[Score]:\n0.7` (the human judgement scaled to [0, 1], rounded as VERT does), or
@@ -21,14 +21,15 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
-from srrg.judge_train.config import JudgeTrainConfig
-from srrg.metaeval.adapters import RatingsDataset, load_dataset
-from srrg.metaeval.config import MetaevalConfig
+from srrg.metaeval.readers.common import RatingsDataset
+from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import ID, resolve_human
 from srrg.metrics.judges.common import pair_requests
-from srrg.report import normalize_text
+from srrg.settings.judge_train import JudgeTrainConfig
+from srrg.settings.metaeval import MetaevalConfig
 from srrg.settings.metrics import JudgeConfig
 from srrg.splits import SPLITS
+from srrg.text.spelling import plain_spelling
 
 # example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |
 # empty_text (reference or candidate missing); training adds too_long
@@ -55,11 +56,11 @@ class Scale:
 
 
 def case_key(pair_id: str, reference: str | None, case_by: str) -> str:
-    """The case a pair belongs to: its normalized reference text (pairs judged against the same
+    """The case a pair belongs to: its reference text in plain spelling (pairs judged against the same
     report are one case), or the pair id before its first ':' (`study:candidate` ids)."""
     if case_by == "pair_prefix":
         return pair_id.split(":", 1)[0]
-    return normalize_text(reference or "")
+    return plain_spelling(reference or "")
 
 
 def split_cases(cases: Sequence[str], validate_fraction: float, test_fraction: float, seed: int) -> dict[str, str]:

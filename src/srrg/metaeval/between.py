@@ -14,15 +14,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from srrg.compare import randomization_p, swap_masks
 from srrg.metaeval.correlation import (
     DIRECT_KENDALL_MAX,
-    coefficient,
     coefficient_value,
     paired_test,
     resampling_status,
 )
-from srrg.metaeval.multiple import adjust
+from srrg.rank_correlation import coefficient
+from srrg.resampling import adjust, randomization_p, swap_masks
 
 # the statistic the "better than" matrix and the permutation test rank metrics by
 MATRIX_METHOD = "kendall"
@@ -52,7 +51,7 @@ def permutation_p(
     """Two-sided paired permutation test of corr(a, human) - corr(b, human) on complete pairs: in
     every round the two metrics' (comparable) scores swap, case by case when clusters are given
     (the pairs of one case swap together), pair by pair otherwise, with the rounds of
-    srrg.compare.randomization_p (exact over all 2^u swap patterns when that is at most n_rounds).
+    srrg.resampling.randomization_p (exact over all 2^u swap patterns when that is at most n_rounds).
     Kendall tau-b (up to DIRECT_KENDALL_MAX pairs) and Pearson are computed for all rounds at once
     (round_coefficients: the same numbers as one round at a time); other methods round by round."""
     xa, xb = comparable(a, method), comparable(b, method)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from srrg.metaeval.adapters import ERRORS, human_category_counts, human_scores
 from srrg.metaeval.correlation import Correlation, coefficient_value, correlate, statistic_ci
+from srrg.metaeval.readers.common import ERRORS, human_category_counts, human_scores
 
 CEILING = "Radiologists (leave-one-out)"
 ONE_RATER = (

@@ -6,7 +6,7 @@ candidates of one case share its reference and are not independent (docs/metaeva
 
 Sign convention: both sides are oriented "higher is better" before correlating, so a metric that
 agrees with humans correlates positively even when the human signal is an error count (the
-caller negates lower-is-better series; see `orient`). Pairs with a missing value on either side
+caller negates lower-is-better series; see srrg.rank_correlation.orient). Pairs with a missing value on either side
 are dropped and counted, never imputed.
 """
 
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-METHODS = ("kendall", "spearman")
-# the per-rater tables add Pearson's r (GEMA-Score Table 4 reports it; docs/metaeval.md)
-ALL_METHODS = (*METHODS, "pearson")
+from srrg.rank_correlation import ALL_METHODS, coefficient
+from srrg.resampling import bootstrap_indices, bootstrap_p, percentile_ci
+
 Clusters = Sequence[str] | np.ndarray | None
 # why a CI is (or is not) given: the status of every Correlation / PairedTest (docs/metaeval.md)
 CI_STATUSES = ("ok", "not_resampled", "too_few_pairs", "too_few_cases", "no_finite_resample")
@@ -44,12 +44,6 @@ class Correlation:
     ci_status: str = "ok"
 
 
-def orient(values: Sequence[float], lower_is_better: bool) -> np.ndarray:
-    """Values as float array, negated when lower is better (error counts)."""
-    arr = np.asarray(values, dtype=float)
-    return -arr if lower_is_better else arr
-
-
 def complete_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray, int]:
     """The pairs where both values are finite, and how many were dropped."""
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -57,22 +51,6 @@ def complete_pairs(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, 
         raise ValueError(f"series differ in length: {a.shape[0]} vs {b.shape[0]}")
     keep = np.isfinite(a) & np.isfinite(b)
     return a[keep], b[keep], int((~keep).sum())
-
-
-def coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(coefficient, two-sided p) for kendall (tau-b, ties corrected), spearman or pearson; NaN when
-    a side is constant or fewer than 3 pairs remain."""
-    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
-        return math.nan, math.nan
-    if method == "kendall":
-        res = stats.kendalltau(x, y, variant="b")
-    elif method == "spearman":
-        res = stats.spearmanr(x, y)
-    elif method == "pearson":
-        res = stats.pearsonr(x, y)
-    else:
-        raise ValueError(f"unknown correlation method {method!r}; use one of {ALL_METHODS}")
-    return float(res.statistic), float(res.pvalue)
 
 
 # above this many pairs Kendall's tau is computed by scipy (n log n) rather than by all pair signs
@@ -103,11 +81,6 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     """Ranks 1..n, tied values sharing the mean of their ranks (as Spearman's rho ranks them)."""
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     return (np.cumsum(counts) - (counts - 1) / 2)[inverse]
-
-
-def bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
-    """n_boot resamples of n pair indices with replacement, reproducible from the seed."""
-    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
 def cluster_bootstrap_indices(clusters: Sequence[str] | np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
@@ -175,35 +148,6 @@ def resampling_status(n_pairs: int, clusters: np.ndarray | None, n_boot: int, mi
 def _ci(samples: np.ndarray, level: float) -> tuple[float, float, str]:
     low, high = percentile_ci(samples, level)
     return low, high, "ok" if math.isfinite(low) else "no_finite_resample"
-
-
-def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
-    """Percentile bootstrap interval at `level` over the finite samples; NaN bounds when none is."""
-    kept = samples[np.isfinite(samples)]
-    if kept.size == 0:
-        return math.nan, math.nan
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(kept, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def bootstrap_p(differences: np.ndarray) -> float:
-    """Two-sided paired-bootstrap p-value with the +1 correction: of the B finite resampled
-    differences, the count on the far side of zero plus one, over B + 1, doubled (capped at 1); NaN
-    when none is finite. B resamples cannot support a smaller p than bootstrap_p_floor(B)
-    (docs/metrics.md, "Comparing systems"). Serves paired_test and srrg compare."""
-    kept = differences[np.isfinite(differences)]
-    if not kept.size:
-        return math.nan
-    far = min(int(np.sum(kept <= 0)), int(np.sum(kept >= 0)))
-    return min(1.0, 2 * (far + 1) / (kept.size + 1))
-
-
-def bootstrap_p_floor(differences: np.ndarray) -> float:
-    """The smallest value bootstrap_p can give for these resamples: 2 / (B + 1), B the finite ones
-    (NaN when none is)."""
-    finite = int(np.isfinite(differences).sum())
-    return min(1.0, 2 / (finite + 1)) if finite else math.nan
 
 
 def correlate(

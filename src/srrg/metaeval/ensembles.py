@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from srrg.errors import UserError
-from srrg.metaeval.correlation import coefficient
+from srrg.rank_correlation import coefficient
 
 
 @dataclass(frozen=True)

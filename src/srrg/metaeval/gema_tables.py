@@ -12,10 +12,10 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.run import MetaevalResult, run_metaeval_correlate
+from srrg.settings.metaeval import MetaevalConfig
 
-# the two error targets of GEMA Tables 1-2 (srrg.metaeval.adapters.TARGETS) and their column labels
+# the two error targets of GEMA Tables 1-2 (srrg.metaeval.readers.common.TARGETS) and their column labels
 TARGETS = (("errors_significant", "Significant"), ("errors_insignificant", "Insignificant"))
 # the adapters whose published layout records error counts per significance (docs/metaeval.md)
 ERROR_COUNT_ADAPTERS = ("radeval_expert", "radevalx", "radpref", "rexval")

@@ -15,8 +15,8 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.config import MetaevalConfig
 from srrg.metaeval.run import ID, MetaevalResult, run_metaeval_correlate
+from srrg.settings.metaeval import MetaevalConfig
 
 VERT_VARIANTS = ("direct", "formula", "rubric")
 # (grid column, per-report score column) of the GREEN prompt's answers

@@ -10,7 +10,8 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
-from srrg.metaeval.adapters import PAIR_INFO_SCHEMA, load_dataset
+from srrg.metaeval.readers.common import PAIR_INFO_SCHEMA
+from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import ID
 from srrg.metrics.context import CONTEXT_FIELDS, patient_context
 

@@ -23,15 +23,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from srrg.compare import statistics
 from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.metrics.base import score_all
 from srrg.metrics.context import patient_context
+from srrg.metrics.corpus import statistics
 
 EQUAL_TOLERANCE = 0.01
 RELATION = re.compile(r"^\s*(C\d+)\s*([>=])\s*(C\d+)\s*$")
-# the per-candidate statistic a metric is checked on when --keys does not say (srrg.compare names;
+# the per-candidate statistic a metric is checked on when --keys does not say (srrg.metrics.corpus names;
 # ce: its per-report F1, docs/metrics.md)
 DEFAULT_KEYS = {"bleu": "bleu_4", "ce": "ce_f1"}
 
@@ -131,7 +131,7 @@ def candidate_scores(
 ) -> dict[str, list[dict[str, float]]]:
     """metric -> per case {candidate: score}: every candidate scored against its case's ground
     truth with its patient context in one call per metric, reduced to the metric's key statistic
-    (srrg.compare.statistics)."""
+    (srrg.metrics.corpus.statistics)."""
     slots = [(i, name) for i, case in enumerate(cases) for name in case.candidates]
     refs = [cases[i].reference for i, _ in slots]
     hyps = [cases[i].candidates[name] for i, name in slots]

@@ -15,7 +15,6 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.adapters import RATINGS_SCHEMA, human_category_counts, human_scores, pair_clusters, refuse_repeats
 from srrg.metaeval.between import better_than, metric_tests
 from srrg.metaeval.ceiling import (
     CEILING,
@@ -37,14 +36,21 @@ from srrg.metaeval.ceiling_tables import (
     per_rater_markdown,
     summary_rows,
 )
-from srrg.metaeval.config import MetaevalConfig
-from srrg.metaeval.correlation import ALL_METHODS, METHODS, Correlation, correlate, orient, paired_test
+from srrg.metaeval.correlation import Correlation, correlate, paired_test
 from srrg.metaeval.counts import category_prf
 from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, split_mask
 from srrg.metaeval.preference import preference_agreement
-from srrg.metaeval.systems import agreement_markdown, ranking_agreement, system_means
+from srrg.metaeval.readers.common import (
+    RATINGS_SCHEMA,
+    human_category_counts,
+    human_scores,
+    pair_clusters,
+    refuse_repeats,
+)
 from srrg.metaeval.tie_accuracy import calibrated, tie_calibrated_accuracy
 from srrg.metrics.judges.common import CATEGORIES
+from srrg.rank_correlation import ALL_METHODS, METHODS, agreement_markdown, orient, ranking_agreement, system_means
+from srrg.settings.metaeval import MetaevalConfig
 
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
 # headline score columns correlated by default (per-category counts and statuses are not)

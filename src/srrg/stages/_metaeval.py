@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from srrg.metaeval.config import MetaevalConfig
+    from srrg.settings.metaeval import MetaevalConfig
 
 ADAPTERS = (
     "radeval_expert",
@@ -14,7 +14,7 @@ ADAPTERS = (
     "radpref",
     "rate_eval",
     "rexval",
-)  # srrg.metaeval.adapters.ADAPTERS (a test checks)
+)  # srrg.metaeval.readers.load.READERS (a test checks)
 
 
 def dataset_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +55,9 @@ def correlate_inputs(parser: argparse.ArgumentParser, *, ratings_required: bool,
 
 def correlate_settings(args: argparse.Namespace) -> MetaevalConfig:
     """The inputs of correlate_inputs checked (srrg.stages._args.check_outputs) and the
-    `metaeval.correlate` settings read through the one door (srrg.metaeval.config.MetaevalConfig)."""
+    `metaeval.correlate` settings read through the one door (srrg.settings.metaeval.MetaevalConfig)."""
     from srrg.config import stage_config
-    from srrg.metaeval.config import MetaevalConfig
+    from srrg.settings.metaeval import MetaevalConfig
     from srrg.stages import _args
 
     _args.check_outputs(

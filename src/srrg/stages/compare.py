@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.settings.compare import CORRECTIONS
 from srrg.stages import _args
 
 HELP = "compare two or more systems on the same studies: CIs and paired significance tests per metric"
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ci-level", type=float, default=0.95, help="coverage of the confidence intervals (default: 0.95)"
     )
     parser.add_argument(
-        "--correction", choices=("holm", "bh", "none"), default="holm",
+        "--correction", choices=CORRECTIONS, default="holm",
         help="multiple-comparison adjustment over all metrics x system pairs, shown beside the raw p-values: "
         "holm (family-wise error, default), bh (Benjamini-Hochberg false discovery rate) or none",
     )  # fmt: skip
@@ -74,10 +75,11 @@ def systems(values: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.compare import CompareConfig, run_compare, run_compare_tables
-    from srrg.config import stage_config
+    from srrg.compare import run_compare, run_compare_tables
+    from srrg.config import ConfigError, stage_config
     from srrg.errors import UserError
     from srrg.metrics import metric_options
+    from srrg.settings.compare import CompareConfig
 
     named = {
         f"{option} (system {v.partition('=')[0]})": v.partition("=")[2]
@@ -85,9 +87,16 @@ def run(args: argparse.Namespace) -> None:
         for v in values or []
     }
     _args.check_outputs({"--refs": args.refs, **named}, folders={"--out": args.out})
-    cfg = CompareConfig(
-        n_boot=args.n_boot, n_rounds=args.n_rounds, seed=args.seed, ci_level=args.ci_level, correction=args.correction
-    )
+    try:  # the flags are no config section: a value CompareConfig refuses (n_boot 0, ci_level 1) in one line
+        cfg = CompareConfig(
+            n_boot=args.n_boot,
+            n_rounds=args.n_rounds,
+            seed=args.seed,
+            ci_level=args.ci_level,
+            correction=args.correction,
+        )
+    except ValueError as err:
+        raise ConfigError(f"compare: {err}") from None
     scoring = (args.refs, args.hyps, args.metrics)
     if args.per_report:
         if any(scoring):

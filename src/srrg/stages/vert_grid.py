@@ -27,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
-    from srrg.metaeval.config import MetaevalConfig
     from srrg.metaeval.grid import run_vert_grid
+    from srrg.settings.metaeval import MetaevalConfig
 
     files = {f"--cell {m} {p}": path for m, p, path in args.cell}
     _args.check_outputs({**files, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
