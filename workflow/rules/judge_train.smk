@@ -6,7 +6,7 @@
 # Off by default (judge_train.datasets = []): training needs a GPU for any useful model.
 
 from srrg.config import from_dict
-from srrg.judge_train.config import JudgeTrainConfig
+from srrg.settings.judge_train import JudgeTrainConfig
 
 JT_CFG = from_dict(
     JudgeTrainConfig, JUDGE_TRAIN["train"], "judge_train.train"

@@ -26,10 +26,10 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet, write_text
-from srrg.judge_train.config import JudgeTrainConfig
 from srrg.judge_train.dataset import OK, TOO_LONG
-from srrg.llm.config import LLMConfig
 from srrg.llm.local_backend import render_prompt, resolve_model
+from srrg.settings.judge_train import JudgeTrainConfig
+from srrg.settings.llm import LLMConfig
 
 log = logging.getLogger(__name__)
 IGNORE = -100  # label of prompt and padding tokens: no loss

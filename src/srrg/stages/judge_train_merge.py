@@ -21,8 +21,8 @@ def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from srrg.config import stage_config
-    from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.train import run_judge_train_merge
+    from srrg.settings.judge_train import JudgeTrainConfig
     from srrg.text.decode import read_mapping_file
 
     _args.check_outputs({"--adapter": args.adapter}, folders={"--out": args.out})

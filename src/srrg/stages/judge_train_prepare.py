@@ -19,8 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
-    from srrg.judge_train.config import JudgeTrainConfig
     from srrg.judge_train.dataset import run_judge_train_prepare
+    from srrg.settings.judge_train import JudgeTrainConfig
 
     _args.check_outputs({"--data": args.data, "--analyses": args.analyses}, folders={"--out-dir": args.out_dir})
     cfg = stage_config(args.config, JudgeTrainConfig, "judge_train.train")
