@@ -20,9 +20,9 @@ import yaml
 from demo_learning import learning_summary
 
 from srrg.config import stage_config
-from srrg.model.config import InferConfig, TrainConfig, deep_merge, run_slice
 from srrg.model.infer import run_infer
 from srrg.model.train import run_train
+from srrg.settings.model import InferConfig, TrainConfig, deep_merge, run_slice
 
 RUN = "transformer_json"
 

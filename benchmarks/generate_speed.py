@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 from srrg.model.network import ReportGenerator
+from srrg.settings.model import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 
 # the tiny Swin of the model tests (32 px): the encoder is not what this benchmark times
 ENCODER = EncoderConfig(

@@ -38,7 +38,6 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from srrg.metrics import evaluate
-from srrg.model.config import EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 from srrg.model.images import phantom_image
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
@@ -46,7 +45,8 @@ from srrg.model.prompt import target_token_ids
 from srrg.phantom import GLOBAL, SIDED_LUNG, ZONES, Mark, read_scene
 from srrg.reference_runs import most_frequent_report
 from srrg.report import parse_report
-from srrg.tables import parse_rates
+from srrg.run_tables import parse_rates
+from srrg.settings.model import EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 
 # Qwen2.5-3B shape (config.json of Qwen/Qwen2.5-3B-Instruct)
 QWEN25_3B = dict(

@@ -31,9 +31,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_train_throughput import QWEN25_3B, TINY_LLM, TINY_SWIN, random_llm, studies  # noqa: E402
 
-from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig  # noqa: E402
 from srrg.model.llm import load_tokenizer  # noqa: E402
 from srrg.model.network import ReportGenerator  # noqa: E402
+from srrg.settings.model import EncoderConfig, FrozenLLMConfig, ModelConfig  # noqa: E402
 
 
 def peak_rss_gb() -> float:

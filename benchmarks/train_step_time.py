@@ -39,7 +39,8 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from srrg.dataset import DatasetConfig, write_dataset
+from srrg.dataset import write_dataset
+from srrg.settings.dataset import DatasetConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,8 +161,8 @@ def llm_part(steps: int) -> None:
     from torch.profiler import ProfilerActivity, profile
 
     from srrg.config import from_dict
-    from srrg.model.config import ModelConfig
     from srrg.model.network import ReportGenerator
+    from srrg.settings.model import ModelConfig
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

@@ -10,8 +10,8 @@ import polars as pl
 from srrg.report import Finding, StructuredReport, render_sentences
 
 if TYPE_CHECKING:  # torch is imported only by the tests that build a network
-    from srrg.model.config import ModelConfig
     from srrg.model.network import ReportGenerator
+    from srrg.settings.model import ModelConfig
 
 # the tiny model of the workflow tests (a Swin of two stages and a tiny LLM: seconds per step on CPU)
 TINY_MODEL = {
@@ -84,7 +84,7 @@ def tiny_model_config(arch: str = "llm", baseline: dict[str, Any] | None = None,
     """The model config of the generation tests: TINY_MODEL's 32 px Swin and tiny Llama, and a
     2-layer hidden-32 Transformer baseline (`baseline` adds to its settings); `model` sets any
     other ModelConfig field (target, max_target_tokens, ...)."""
-    from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
+    from srrg.settings.model import BaselineConfig, EncoderConfig, FrozenLLMConfig, ModelConfig
 
     enc = TINY_MODEL["encoder"]
     return ModelConfig(

@@ -10,8 +10,8 @@ import yaml
 from paths import REPO
 
 from srrg import config as C
-from srrg.dataset import DatasetConfig
-from srrg.ingest import IngestConfig
+from srrg.settings.dataset import DatasetConfig
+from srrg.settings.ingest import IngestConfig
 
 
 def test_empty_config_gets_every_default():
@@ -178,13 +178,9 @@ def test_typed_section_checks_run_before_the_first_job():
         check_workflow_config({"score": {"options": {"s_score": {"w_prob": 0.9}}}})  # weights must sum to 1
     with pytest.raises(C.ConfigError, match=r"judge\.llm"):
         check_workflow_config({"judge": {"llm": {"api_key": "sk-123"}}})  # secrets never in config
-    with pytest.raises(C.ConfigError, match=r"train \(run r1\)"):
-        check_workflow_config(
-            {
-                "train": {
-                    "runs": [{"name": "r1", "label": "x", "overrides": {"model": {"baseline": {"vocab": "chars"}}}}]
-                }
-            }
+    with pytest.raises(C.ConfigError, match=r"train \(run r1\): infer.max_new_tokens 512 is below"):
+        check_workflow_config(  # a rule across sections: the run's model against the infer budget
+            {"train": {"runs": [{"name": "r1", "label": "x", "overrides": {"model": {"max_target_tokens": 1024}}}]}}
         )
 
 

@@ -27,9 +27,9 @@ MISTAKES = [
     ({"llm": {"backend": "openai"}}, "llm.model is required"),
     ({"llm": {**OPENAI, "base_url": "http//localhost:8000/v1"}}, "not an http"),
     ({"llm": {**OPENAI, "base_url": "http://localhost:99999/v1"}}, "not a URL"),
-    ({"normalize": {"method": "llm"}}, r"normalize.method: llm needs an LLM"),
+    ({"normalize": {"method": "llm"}}, r"normalize\.method llm needs an LLM"),
     ({"extract": {"spacy_model": "en_core_no_such_model_sm"}}, "neither an installed package"),
-    ({"train": {"optim": {"lr": -0.001}}}, r"optim.lr must be > 0"),
+    ({"train": {"optim": {"lr": -0.001}}}, r"train.optim.lr: -0.001 is less than or equal to the minimum of 0"),
     ({"infer": {"num_beams": 2, "num_return_sequences": 3}}, "more than infer.num_beams"),
     ({"score": {"metrics": []}}, r"score.metrics"),
     # item 4: a decoding budget below the run's target length cut 12.5 % of the demo's outputs
@@ -38,6 +38,7 @@ MISTAKES = [
         r"max_new_tokens 64 is below model.max_target_tokens 128",
     ),
     ({"train": {"runs": [{**RUN, "infer": {"max_new_tokens": 100}}]}}, r"max_new_tokens 100 is below"),
+    ({"train": {"runs": [RUN, RUN]}}, r"train.runs names must be unique"),
     ({"results_dir": ""}, "results_dir is empty"),
     (
         {"stats": {"dpi": 100000}},

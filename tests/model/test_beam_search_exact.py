@@ -17,8 +17,8 @@ import pytest
 import torch
 from model_fixtures import tiny_generator
 
-from srrg.model.config import InferConfig
 from srrg.model.network import ReportGenerator
+from srrg.settings.model import InferConfig
 
 torch.set_num_threads(1)
 ALLOWED = "abc"

@@ -11,12 +11,12 @@ import xgrammar as xgr
 from model_fixtures import tiny_generator
 
 from srrg import vocab
-from srrg.model.config import FrozenLLMConfig, InferConfig
 from srrg.model.constrained import ReportConstraint, closing_string, compile_report_grammar, report_schema
 from srrg.model.llm import load_tokenizer
 from srrg.model.network import ReportGenerator
 from srrg.model.words import build_vocab
 from srrg.report import SCHEMA_PATH, VALID, parse_report
+from srrg.settings.model import FrozenLLMConfig, InferConfig
 
 torch.set_num_threads(1)
 REPORT_SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

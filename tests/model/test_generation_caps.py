@@ -12,7 +12,7 @@ import pytest
 import torch
 from test_beam_search_exact import restricted_model
 
-from srrg.model.config import InferConfig
+from srrg.settings.model import InferConfig
 
 pytestmark = pytest.mark.slow
 

@@ -13,9 +13,9 @@ from model_fixtures import tiny_train_config, write_toy_dataset
 import srrg.report as report_mod
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
-from srrg.model.config import InferConfig, TrainConfig
 from srrg.model.infer import prediction_fields
 from srrg.model.train import run_train
+from srrg.settings.model import InferConfig, TrainConfig
 
 torch.set_num_threads(1)
 

@@ -12,9 +12,9 @@ from model_fixtures import tiny_train_config, write_toy_dataset
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
 from srrg.errors import UserError
-from srrg.model.config import TrainConfig
 from srrg.model.infer import shard_span
 from srrg.model.train import run_train
+from srrg.settings.model import TrainConfig
 
 torch.set_num_threads(1)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from srrg.model.config import EncoderConfig, FrozenLLMConfig, ModelConfig
 from srrg.model.network import IGNORE, ReportGenerator, pad_batch
 from srrg.model.prompt import target_token_ids
+from srrg.settings.model import EncoderConfig, FrozenLLMConfig, ModelConfig
 
 torch.set_num_threads(1)
 ENC = EncoderConfig(

@@ -11,9 +11,9 @@ from model_fixtures import tiny_train_config, write_toy_dataset
 
 import srrg.model.train as train_mod
 from srrg.config import ConfigError, stage_config
-from srrg.model.config import LoRAConfig, TrainConfig
 from srrg.model.file import load_model
 from srrg.model.tiny import tiny_llm, tiny_tokenizer
+from srrg.settings.model import LoRAConfig, TrainConfig
 
 torch.set_num_threads(1)
 
@@ -108,7 +108,9 @@ def test_frozen_random_encoder_travels_but_does_not_train(tmp_path: Path, monkey
 
 def test_lora_settings_are_checked() -> None:
     """A rank of 0 or no target module is one config error, not a peft traceback at train time."""
-    with pytest.raises(ConfigError, match="rank >= 1"):
+    with pytest.raises(ValueError, match="rank must be >= 1"):
         LoRAConfig(rank=0)
+    with pytest.raises(ValueError, match="target_modules must list at least 1"):
+        LoRAConfig(target_modules=())
     with pytest.raises(ConfigError, match="model.llm.tuning"):
         stage_config({"model": {"llm": {"tuning": "full"}}}, TrainConfig, "train")

@@ -10,13 +10,13 @@ import pytest
 import torch
 from model_fixtures import tiny_train_config, write_toy_dataset
 
-from srrg.config import ConfigError, stage_config
-from srrg.model.config import EncoderConfig, ModelConfig, TrainConfig
+from srrg.config import stage_config
 from srrg.model.file import load_model
 from srrg.model.findings import FindingHead, finding_labels, multi_hot
 from srrg.model.network import ReportGenerator
 from srrg.model.train import run_train
 from srrg.model.words import build_vocab
+from srrg.settings.model import EncoderConfig, ModelConfig, TrainConfig
 
 torch.set_num_threads(1)
 
@@ -76,7 +76,7 @@ def test_total_is_report_plus_weighted_finding_loss() -> None:
 def test_a_weight_without_labels_or_below_zero_is_refused() -> None:
     with pytest.raises(ValueError, match="finding labels"):
         _net(1.0, None)
-    with pytest.raises(ConfigError, match="finding_loss"):
+    with pytest.raises(ValueError, match="finding_loss must be >= 0"):
         ModelConfig(finding_loss=-1.0)
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from srrg.model.config import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 from srrg.model.images import phantom_image
 from srrg.model.network import ReportGenerator
 from srrg.model.words import build_vocab
 from srrg.report import Finding, StructuredReport, parse_report, render_sentences
+from srrg.settings.model import BaselineConfig, EncoderConfig, FrozenLLMConfig, InferConfig, ModelConfig
 
 torch.set_num_threads(1)
 ENCODER = EncoderConfig(

@@ -10,9 +10,9 @@ import torch
 from model_fixtures import tiny_train_config, write_toy_dataset
 
 from srrg.config import stage_config
-from srrg.model.config import TrainConfig
 from srrg.model.datamodule import image_samples
 from srrg.model.train import epoch_steps, run_train
+from srrg.settings.model import TrainConfig
 
 torch.set_num_threads(1)
 

@@ -18,9 +18,9 @@ from paths import REPO
 import srrg.model.train as train_mod
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
-from srrg.model.config import FrozenLLMConfig, InferConfig, TrainConfig
-from srrg.model.progress import duration, progress_line
 from srrg.model.train import build_trainer, run_train
+from srrg.model.training_log import duration, progress_line
+from srrg.settings.model import FrozenLLMConfig, InferConfig, TrainConfig
 
 torch.set_num_threads(1)
 
@@ -217,9 +217,9 @@ def test_ddp_two_ranks_under_srun(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_smollm2_gguf_step_and_generation() -> None:
     pytest.importorskip("gguf")
-    from srrg.model.config import EncoderConfig, ModelConfig
     from srrg.model.llm import smollm2_location
     from srrg.model.network import ReportGenerator
+    from srrg.settings.model import EncoderConfig, ModelConfig
 
     try:
         smollm2_location()

@@ -20,7 +20,7 @@ sys.path.insert(0, str(SRC))
 from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
-from srrg.model.config import run_slice, run_specs
+from srrg.settings.model import run_slice, run_specs
 from srrg.splits import SPLITS
 
 try:
@@ -193,7 +193,7 @@ STRUCTURED_METRICS = {"s_score"}
 
 
 def run_config(name, section):
-    """One run's fully merged `train` or `infer` slice, as its stage gets it (srrg.model.config.
+    """One run's fully merged `train` or `infer` slice, as its stage gets it (srrg.settings.model.
     run_slice: the section deep-merged with the run's overrides); train checkpoints default under
     cache_dir."""
     cfg = run_slice(config, name, section)

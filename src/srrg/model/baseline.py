@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerBase
 
-from srrg.model.config import BaselineConfig
+from srrg.settings.model import BaselineConfig
 
 
 def build_baseline(cfg: BaselineConfig, tok: PreTrainedTokenizerBase, max_target_tokens: int) -> GPT2LMHeadModel:

@@ -15,9 +15,9 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import list_files
-from srrg.model.config import DataConfig
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
+from srrg.settings.model import DataConfig
 
 
 def view_mask(df: pl.DataFrame, views: Sequence[str] | None) -> pl.Series:

@@ -9,9 +9,22 @@ import timm
 import torch
 from torch import nn
 
-from srrg.model.config import EncoderConfig
+from srrg.config import ConfigError
+from srrg.settings.model import ENCODER_ALIASES, EncoderConfig
 
 log = logging.getLogger(__name__)
+
+
+def check_encoder_name(cfg: EncoderConfig) -> None:
+    """An encoder name timm knows (or a builtin alias): checked before any data or weights are
+    read, so a typo stops the train job at once. Without torch weights."""
+    if cfg.name in ENCODER_ALIASES or timm.is_model(cfg.name):
+        return
+    close = timm.list_models(f"*{cfg.name.split('_')[0]}*")[:5]
+    raise ConfigError(
+        f"model.encoder.name {cfg.name!r} is not a timm model or an alias {sorted(ENCODER_ALIASES)}"
+        + (f"; similar: {close}" if close else "")
+    )
 
 
 def _create(cfg: EncoderConfig, pretrained: bool) -> nn.Module:

@@ -16,8 +16,8 @@ import torch
 from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.io import atomic_path
-from srrg.model.config import DataConfig, ModelConfig
 from srrg.model.network import ReportGenerator
+from srrg.settings.model import DataConfig, ModelConfig
 
 REQUIRED = ("model_config", "state_dict", "data_config")
 

@@ -18,11 +18,11 @@ import torch
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet
-from srrg.model.config import InferConfig, check_decoding
 from srrg.model.datamodule import ReportDataset, collate, reference_text, view_mask
 from srrg.model.file import load_model
 from srrg.model.images import log_image_source, resolve_images
 from srrg.report import parse_report, render_sentences
+from srrg.settings.model import InferConfig, check_decoding
 
 log = logging.getLogger("srrg.infer")
 
@@ -91,7 +91,10 @@ def run_infer(
     start = time.perf_counter()
     device = resolve_device(cfg.device)
     net, data_cfg = load_model(model_path, device)
-    check_decoding({"max_new_tokens": cfg.max_new_tokens}, net.cfg.max_target_tokens)  # the model file's own length
+    try:
+        check_decoding({"max_new_tokens": cfg.max_new_tokens}, net.cfg.max_target_tokens)  # the model file's own length
+    except ValueError as err:
+        raise UserError(str(err)) from None
     target = net.cfg.target
     rows = read_split(dataset_dir, cfg.split)
     total = rows.height

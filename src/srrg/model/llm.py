@@ -11,8 +11,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.causal_lm import ensure_pad_token, load_causal_lm, smollm2_location
 from srrg.causal_lm import load_tokenizer as load_tokenizer_from
-from srrg.model.config import FrozenLLMConfig, LoRAConfig
 from srrg.model.tiny import tiny_llm, tiny_tokenizer
+from srrg.settings.model import FrozenLLMConfig, LoRAConfig
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from srrg.config import from_dict
-from srrg.model.config import ModelConfig, OptimConfig
 from srrg.model.network import ReportGenerator
+from srrg.settings.model import ModelConfig, OptimConfig
 
 
 def cosine_with_warmup(step: int, warmup: int, total: int) -> float:

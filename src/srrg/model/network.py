@@ -14,7 +14,6 @@ from torch import nn
 from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, PreTrainedTokenizerBase
 
 from srrg.model.baseline import build_baseline
-from srrg.model.config import InferConfig, ModelConfig
 from srrg.model.constrained import ReportConstraint, compile_report_grammar
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
@@ -22,6 +21,7 @@ from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
 from srrg.model.projector import Projector
 from srrg.model.prompt import build_prompt, target_token_ids
 from srrg.model.words import word_tokenizer
+from srrg.settings.model import InferConfig, ModelConfig
 
 log = logging.getLogger(__name__)
 

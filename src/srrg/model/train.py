@@ -27,13 +27,13 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from srrg.codedeps import stage_files
 from srrg.config import config_hash
 from srrg.io import write_text
-from srrg.model.config import TrainConfig
 from srrg.model.datamodule import ReportDataModule
 from srrg.model.file import save_model
 from srrg.model.findings import finding_labels
 from srrg.model.module import ReportModule
-from srrg.model.progress import ProgressLog, loss_figure, write_metrics
+from srrg.model.training_log import ProgressLog, loss_figure, write_metrics
 from srrg.model.words import build_vocab
+from srrg.settings.model import TrainConfig
 
 log = logging.getLogger("srrg.train")
 

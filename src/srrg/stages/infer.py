@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
-    from srrg.model.config import InferConfig
+    from srrg.settings.model import InferConfig
 
     cfg = stage_config(args.config, InferConfig, "infer")  # a wrong setting or path is named before torch loads
     _args.require_inputs(files={"--model": args.model}, folders={"--dataset": args.dataset})

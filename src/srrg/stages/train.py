@@ -24,13 +24,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.config import stage_config
-    from srrg.model.config import TrainConfig, check_encoder_name, pick_run
+    from srrg.config import ConfigError, stage_config
+    from srrg.settings.model import TrainConfig, pick_run
+
+    def pick(settings: dict) -> dict:
+        try:
+            return pick_run(settings, args.run)
+        except ValueError as err:  # an unknown --run, or a run spec the settings refuse: one line
+            raise ConfigError(str(err)) from None
 
     # settings that list `runs` give the entry of --run; a wrong setting or path is named before torch loads
-    cfg = stage_config(args.config, TrainConfig, "train", adjust=lambda settings: pick_run(settings, args.run))
+    cfg = stage_config(args.config, TrainConfig, "train", adjust=pick)
     _args.require_inputs(folders={"--dataset": args.dataset})
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
+    from srrg.model.encoder import check_encoder_name
+
     check_encoder_name(cfg.model.encoder)  # timm loads here anyway; before any data or weights are read
     from srrg.errors import UserError
     from srrg.model.images import ImageError
