@@ -127,9 +127,10 @@ def test_srrg_entry_point_lists_commands():
 
 
 def test_score_options_pass_the_config_door_once(tmp_path, capsys, monkeypatch):
-    """--config is validated by srrg.config.stage_config at score.options (one validation): an
-    option key a metric lacks and an unknown --metrics name are one line each, exit 2, before any
-    scoring; valid options reach the metric (its signature says so)."""
+    """--config (the options) and --section are validated together by srrg.config.stage_config as
+    the score section (one validation): an option key a metric lacks, an unknown --metrics name and
+    a section score.section does not allow are one line each, exit 2, before any scoring; valid
+    options reach the metric (its signature says so)."""
     import srrg.config as C
 
     refs = write_jsonl(tmp_path / "refs.jsonl", [{"study_id": "s1", "report": "clear lungs"}])
@@ -140,9 +141,12 @@ def test_score_options_pass_the_config_door_once(tmp_path, capsys, monkeypatch):
     assert err.endswith("unknown key score.options.bleu.tokenisation (allowed in score.options.bleu: tokenization)")
     assert srrg_main([*base, "--metrics", "bleu,blue"]) == 2
     assert "--metrics: unknown metric(s) blue;" in capsys.readouterr().err
+    assert srrg_main([*base, "--metrics", "bleu", "--section", "finding"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "score.section" in err and "'findings', 'impression', 'both'" in err
     calls = []
     real = C.validate
     monkeypatch.setattr(C, "validate", lambda *a, **k: calls.append(k.get("root")) or real(*a, **k))
     assert srrg_main([*base, "--metrics", "bleu", "--config", '{"bleu": {"tokenization": "ptb"}}']) == 0
-    assert calls == ["score.options"]
+    assert calls == ["score"]
     assert "bleu|tok:ptb" in (tmp_path / "o" / "signatures.csv").read_text()

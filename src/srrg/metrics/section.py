@@ -10,10 +10,7 @@ but without the chosen section scores as the empty text and is counted as `missi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
-SECTIONS = ("findings", "impression", "both")
-Section = Literal["findings", "impression", "both"]
 WHOLE, CUT, MISSING = "whole", "cut", "missing"
 
 

@@ -5,7 +5,9 @@ summary.md (docs/metrics.md)."""
 from __future__ import annotations
 
 import argparse
+import typing
 
+from srrg.settings.score import ScoredSection
 from srrg.stages import _args
 
 HELP = "score generated reports against references with any registered metrics"
@@ -48,10 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--section",
-        choices=("findings", "impression", "both"),
-        default="both",
-        help="score only this section of free-text references and hypotheses alike; both = the whole text "
-        "(default; docs/metrics.md, 'Which section is scored')",
+        help="score.section: score only this section of free-text references and hypotheses alike, one of "
+        f"{', '.join(typing.get_args(ScoredSection))}; both = the whole text (the default; docs/metrics.md, "
+        "'Which section is scored')",
     )
     _args.report_columns(parser)
 
@@ -63,13 +64,18 @@ def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
     from srrg.metrics import metric_options
     from srrg.metrics.score import COUNTS, run_score, signature_columns, summary_markdown
+    from srrg.settings.score import ScoreSection
 
     _args.check_outputs({"--refs": args.refs, "--hyps": args.hyps}, folders={"--out": args.out})
     metrics = list(PRESETS[args.preset]) if args.preset else [m.strip() for m in args.metrics.split(",") if m.strip()]
-    options = metric_options(metrics, stage_config(args.config, dict, "score.options"))
+    metric_options(metrics, {})  # an empty or unknown name is refused in --metrics' own words
+    section = {} if args.section is None else {"section": args.section}
+    cfg = stage_config(
+        args.config, ScoreSection, "score", adjust=lambda options: {"options": options, "metrics": metrics, **section}
+    )
     start = time.perf_counter()
     summary = run_score(
-        args.refs, args.hyps, metrics, args.out, options, args.id_col, args.ref_col, args.hyp_col, args.section
+        args.refs, args.hyps, metrics, args.out, cfg.options, args.id_col, args.ref_col, args.hyp_col, cfg.section
     )
     print(
         f"srrg score: {int(summary['n_pairs'])} pairs scored, {int(summary['n_unmatched'])} unmatched ids "
