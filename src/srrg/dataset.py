@@ -12,18 +12,19 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
 from srrg import __version__
-from srrg.config import config_hash, doc
+from srrg.config import config_hash
 from srrg.errors import UserError
 from srrg.io import atomic_path, is_id_column, list_files, parquet_schema, read_table, scan_parquet, write_text
 from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
+from srrg.settings.dataset import DatasetConfig
 from srrg.shards import MANIFEST_NAME, PLAN_NAME, file_sha256, rebuild_hint, split_files
 from srrg.sources.common import natural_key
 from srrg.splits import SPLITS
@@ -46,33 +47,6 @@ COLUMNS = (
 EXTRA_COLUMNS = ("image_views", "structured_raw")
 _LIST_COLUMNS = ("image_paths", "image_views")  # what read_shard reads for the whole split besides the ids
 _ROW = "__row"  # read_shard's row number in the input file
-
-
-# the levels Parquet's codecs accept (pyarrow: zstd 1-22, gzip 1-9)
-_LEVELS = {"zstd": (1, 22), "gzip": (1, 9)}
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    """Parquet shards per split (srrg dataset-plan, dataset-shard, dataset-manifest)."""
-
-    rows_per_shard: int = field(
-        default=20000,
-        metadata=doc(
-            "Rows per part-NNNNN.parquet; each split has ceil(rows / rows_per_shard) shards (at least one).", minimum=1
-        ),
-    )
-    row_group_size: int = field(default=2000, metadata=doc("Parquet row group size.", minimum=1))
-    compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = "zstd"
-    compression_level: int | None = field(
-        default=3, metadata=doc("Level of zstd (1-22) or gzip (1-9); the other codecs take none (ignored).")
-    )
-
-    def __post_init__(self) -> None:
-        low, high = _LEVELS.get(self.compression, (None, None))
-        level = self.compression_level
-        if low is not None and level is not None and not low <= level <= high:
-            raise UserError(f"compression_level {level} is out of range for {self.compression} ({low}-{high})")
 
 
 def sentences_of(structured: str | None) -> str:

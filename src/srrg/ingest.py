@@ -1,7 +1,8 @@
 """Ingest stage: a source collection -> studies.parquet, one row per study (docs/workflow.md).
 
-What every source shares: the config, the table schema, the splits, the limit and the summary; each
-source's config and rows live in its module (srrg.sources.iu_xray, srrg.sources.mimic_cxr). Every
+What every source shares: the table schema, the splits, the limit and the summary; each source's
+rows live in its module (srrg.sources.iu_xray, srrg.sources.mimic_cxr), and the settings of all of
+them in srrg.settings.ingest. Every
 study a source names is a row; `ingest_status` says why a study has no usable report
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official
 split (IU X-ray) get a seeded split computed from the patient id, so it does not depend on the
@@ -15,18 +16,15 @@ import dataclasses
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
-from srrg.config import doc
 from srrg.errors import UserError
+from srrg.settings.ingest import IngestConfig, SplitConfig
 from srrg.sources import iu_xray, mimic_cxr
 from srrg.sources.common import NO_REPORT, natural_key
-from srrg.sources.iu_xray import IUConfig
-from srrg.sources.mimic_cxr import MimicConfig
 from srrg.splits import SPLITS
 
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
@@ -44,39 +42,6 @@ SCHEMA: dict[str, Any] = {
     "impression": pl.Utf8,
     "ingest_status": pl.Utf8,
 }
-
-
-@dataclass(frozen=True)
-class SplitConfig:
-    """Fractions of train/validate/test (normalized to sum 1) and the seed of the id hash."""
-
-    fractions: dict[str, float] = field(
-        default_factory=lambda: {"train": 0.7, "validate": 0.1, "test": 0.2},
-        metadata=doc(
-            "Shares of train/validate/test (normalized to sum 1).",
-            required=list(SPLITS),
-            additionalProperties=False,
-            properties={s: {"type": "number", "minimum": 0, "maximum": 1} for s in SPLITS},
-        ),
-    )
-    seed: int = field(default=13, metadata=doc("Seed of the id hash."))
-
-
-@dataclass(frozen=True)
-class IngestConfig:
-    """Which report collection to read and how to split it (srrg ingest)."""
-
-    source: Literal["iu_xray", "mimic_cxr"] = "iu_xray"
-    limit: int | None = field(
-        default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1)
-    )
-    split: SplitConfig = field(default_factory=SplitConfig)
-    n_process: int = field(
-        default=1,
-        metadata=doc("Worker processes that split MIMIC-CXR reports into sections (the rule's threads).", minimum=1),
-    )
-    iu_xray: IUConfig = field(default_factory=IUConfig)
-    mimic_cxr: MimicConfig = field(default_factory=MimicConfig)
 
 
 def seeded_split(key: str, fractions: Mapping[str, float], seed: int) -> str:
@@ -129,10 +94,8 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     """Read the configured source into the studies table (sorted by study id, `limit` applied)."""
     if cfg.source == "mimic_cxr":
         rows = mimic_cxr.study_rows(cfg.mimic_cxr, cfg.n_process, progress)
-    elif cfg.source == "iu_xray":
+    else:  # iu_xray: IngestConfig allows no other source
         rows = iu_xray.study_rows(cfg.iu_xray, progress)
-    else:
-        raise UserError(f"unknown ingest.source {cfg.source!r} (use iu_xray or mimic_cxr)")
     if not rows:
         raise UserError(
             f"ingest.source {cfg.source}: the configured files hold no study; check the paths in ingest.{cfg.source}"

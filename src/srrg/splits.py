@@ -1,5 +1,7 @@
-"""The splits of every collection and dataset, in their order (docs/workflow.md): the names of the
-official MIMIC-CXR split file. Defined here alone, in a module that imports nothing, so the
-workflow and argument parsers can name them without loading a table library."""
+"""The splits of every collection and dataset, in their order (docs/workflow.md). Written once, in
+srrg.settings.splits (the ingest settings' fractions name them), a module that imports nothing, so
+the workflow and argument parsers can name them without loading a table library."""
 
-SPLITS = ("train", "validate", "test")
+from srrg.settings.splits import SPLITS
+
+__all__ = ["SPLITS"]

@@ -10,52 +10,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from srrg.config import doc
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import atomic_path
 from srrg.report import StructuredReport, parse_reports
+from srrg.settings.stats import StatsConfig
 from srrg.splits import SPLITS
 
 PROBABILITY_LABELS = {3: "stated (3)", 2: "probable (2)", 1: "uncertain (1)", None: "missing"}
 NO_LEVEL = "(none)"
 TABLES = ("findings", "probability", "severity")
-
-
-@dataclass(frozen=True)
-class StatsConfig:
-    """Dataset statistics (S-RRG Fig. 5) as PNG + CSV."""
-
-    top_k: int = field(default=20, metadata=doc("Number of most frequent positive findings shown.", minimum=1))
-    dpi: int = field(
-        default=120,
-        metadata=doc(
-            "Resolution of the PNG figures (600 is print quality; more only costs memory).", minimum=50, maximum=600
-        ),
-    )
-    # read by the workflow: its eval_extraction rule writes the table beside the statistics
-    extraction_gold: str | None = field(
-        default=None,
-        metadata=doc(
-            "NIH 14-label gold CSV of Open-i reports (docs/extraction.md); "
-            "when set, the workflow measures the extractor on it with the extract settings "
-            "and extraction_accuracy.csv joins the statistics; null = not measured."
-        ),
-    )
-    extraction_half: str = field(
-        default="heldout",
-        metadata=doc(
-            "Half of the fixed IU split the extraction table is measured on (heldout: the reports the rules were not "
-            "tuned on).",
-            enum=["dev", "heldout", "all"],
-        ),
-    )
 
 
 def read_dataset(dataset_dir: str | Path) -> pl.DataFrame:

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from paths import BENCHMARKS
 
+from srrg.settings.ingest import MimicConfig
 from srrg.sources import mimic_cxr
-from srrg.sources.mimic_cxr import MimicConfig
 
 BENCH = BENCHMARKS / "data_half_scale.py"
 

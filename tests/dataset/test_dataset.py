@@ -11,9 +11,9 @@ from srrg import dataset as D
 from srrg import stats as S
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
-from srrg.dataset import DatasetConfig
 from srrg.report import Finding, StructuredReport
-from srrg.stats import StatsConfig
+from srrg.settings.dataset import DatasetConfig
+from srrg.settings.stats import StatsConfig
 
 EFFUSION = {"name": "pleural effusion", "probability": 2, "level": "small", "location": "at the right lung base"}
 
@@ -253,7 +253,7 @@ def test_each_chart_names_what_its_counts_count(tmp_path, monkeypatch):
 
     monkeypatch.setattr(plt, "close", record)
     D.write_dataset(normalized_frame(11), tmp_path / "d", DatasetConfig(rows_per_shard=4), {}, progress=False)
-    S.write_stats(S.read_dataset(tmp_path / "d"), tmp_path / "s", StatsConfig(top_k=5, dpi=40))
+    S.write_stats(S.read_dataset(tmp_path / "d"), tmp_path / "s", StatsConfig(top_k=5, dpi=50))
     assert axes == {"Most": "studies", "Probability": "positive findings", "Severity": "positive findings"}
 
 

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from srrg import dataset as D
-from srrg.dataset import DatasetConfig
 from srrg.errors import UserError
+from srrg.settings.dataset import DatasetConfig
 
 
 def frame(ids: list[str], splits: list[str], statuses: list[str | None] | None = None) -> pl.DataFrame:

@@ -13,7 +13,7 @@ from fixtures.mimic_cxr_layout import build_mimic_fixture
 from srrg import ingest as I
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
-from srrg.ingest import IngestConfig
+from srrg.settings.ingest import IngestConfig
 from srrg.sources import common as C
 from srrg.sources import iu_xray
 

@@ -13,7 +13,7 @@ import pytest
 from srrg import ingest as I
 from srrg.config import stage_config
 from srrg.errors import UserError
-from srrg.ingest import IngestConfig, SplitConfig
+from srrg.settings.ingest import IngestConfig, IUConfig, SplitConfig
 from srrg.sources import common as C
 from srrg.sources import iu_xray, mimic_cxr
 
@@ -146,8 +146,8 @@ def test_input_paths_name_every_file_of_the_configured_source():
 
 
 def test_ingest_refuses_an_unknown_source_and_an_empty_collection(monkeypatch):
-    with pytest.raises(UserError, match=r"^unknown ingest.source 'dicom' \(use iu_xray or mimic_cxr\)$"):
-        I.ingest(IngestConfig(source="dicom"), progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^source must be one of iu_xray, mimic_cxr, got 'dicom'$"):
+        IngestConfig(source="dicom")  # type: ignore[arg-type]
     monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [])
     with pytest.raises(
         UserError,
@@ -280,7 +280,7 @@ def test_a_damaged_default_archive_is_named_in_one_line(tmp_path, monkeypatch):
         UserError,
         match=rf"^{cut}: the archive is truncated or damaged \(Compressed file ended .*\); download it again$",
     ):
-        iu_xray.study_rows(iu_xray.IUConfig(metadata=str(meta)), progress=False)
+        iu_xray.study_rows(IUConfig(metadata=str(meta)), progress=False)
 
 
 def test_mimic_rows_report_progress_only_when_asked(tmp_path, caplog):

@@ -8,8 +8,8 @@ from fixtures.mimic_cxr_layout import build_mimic_fixture
 
 from srrg.config import stage_config
 from srrg.errors import UserError
+from srrg.settings.ingest import MimicConfig
 from srrg.sources import mimic_cxr
-from srrg.sources.mimic_cxr import MimicConfig
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,8 @@ def test_missing_reports_path_is_a_clear_error(tmp_path):
 
 
 def _ingest(cfg: dict, **over):
-    from srrg.ingest import IngestConfig, ingest
+    from srrg.ingest import ingest
+    from srrg.settings.ingest import IngestConfig
 
     return ingest(
         stage_config({"source": "mimic_cxr", "mimic_cxr": cfg, **over}, IngestConfig, "ingest"), progress=False
@@ -82,7 +83,8 @@ def test_study_missing_from_the_split_file_takes_its_patients_split(tmp_path):
     when its patient's other studies are in the split file (27 of 65,379 patients in two splits)."""
     from fixtures.mimic_cxr_layout import STUDIES
 
-    from srrg.ingest import SplitConfig, seeded_split
+    from srrg.ingest import seeded_split
+    from srrg.settings.ingest import SplitConfig
 
     fx = build_mimic_fixture(tmp_path)
     default = SplitConfig()

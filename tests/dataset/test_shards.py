@@ -13,8 +13,9 @@ from test_dataset import normalized_frame
 
 from srrg import dataset as D
 from srrg.cli import main as srrg_main
-from srrg.dataset import DatasetConfig, read_split
+from srrg.dataset import read_split
 from srrg.errors import UserError
+from srrg.settings.dataset import DatasetConfig
 from srrg.shards import split_files
 
 

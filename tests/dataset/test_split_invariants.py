@@ -11,7 +11,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from srrg.ingest import SEEDED, SplitConfig, assign_splits, seeded_split
+from srrg.ingest import SEEDED, assign_splits, seeded_split
+from srrg.settings.ingest import SplitConfig
 
 
 def studies(n_patients: int, per_patient: int) -> list[dict]:

@@ -16,38 +16,21 @@ import tarfile
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from srrg.config import doc
 from srrg.errors import UserError
 from srrg.io import read_csv
 from srrg.progress import tracked
+from srrg.settings.ingest import IUConfig
 from srrg.sources.common import OK, image_status, natural_key, packaged_file, report_status
 from srrg.sources.mimic_cxr import view_rank
 
 INVALID_XML = "invalid_xml"
 ARCHIVE_NAME = "NLMCXR_reports.tgz"
-
-
-@dataclass(frozen=True)
-class IUConfig:
-    """Open-i archive and optional image folder; None = the copies torchxrayvision ships."""
-
-    archive: str | None = field(
-        default=None, metadata=doc("Open-i NLMCXR_reports.tgz; null = the copy shipped by torchxrayvision.")
-    )
-    metadata: str | None = field(
-        default=None,
-        metadata=doc("nlmcxr_dicom_metadata.csv.gz with the View Position per image; null = the torchxrayvision copy."),
-    )
-    image_root: str | None = field(
-        default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")
-    )
-    image_ext: str = ".png"
 
 
 @dataclass(frozen=True)

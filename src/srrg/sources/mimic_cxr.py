@@ -17,17 +17,17 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import polars as pl
 
-from srrg.config import doc
 from srrg.errors import UserError
 from srrg.io import list_files, read_csv
 from srrg.progress import tracked
+from srrg.settings.ingest import MimicConfig
 from srrg.sources.common import OK, image_status, report_status
 from srrg.text.sections import split_sections
 
@@ -38,26 +38,6 @@ _CHUNK = 5000  # texts per task of split_while_reading's workers
 
 # frontal views first: a model that reads one image should read the frontal one
 VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERAL": 4, "LL": 5}
-
-
-@dataclass(frozen=True)
-class MimicConfig:
-    """Paths of the published MIMIC-CXR files; see the `ingest.mimic_cxr` config section."""
-
-    reports: str | None = field(
-        default=None,
-        metadata=doc("mimic-cxr-reports folder (holding files/pXX/...) or the official mimic-cxr-reports.zip."),
-    )
-    split_csv: str | None = field(default=None, metadata=doc("mimic-cxr-2.0.0-split.csv.gz"))
-    metadata_csv: str | None = field(
-        default=None, metadata=doc("mimic-cxr-2.0.0-metadata.csv.gz (ViewPosition per image).")
-    )
-    image_root: str | None = field(
-        default=None,
-        metadata=doc(
-            "MIMIC-CXR-JPG root holding files/pXX/pXXXXXXXX/sXXXXXXXX/<dicom_id>.jpg; null = record relative paths."
-        ),
-    )
 
 
 @dataclass(frozen=True)

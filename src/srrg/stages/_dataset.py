@@ -40,6 +40,6 @@ def check_paths(args: argparse.Namespace, shard: tuple[str, int] | None = None) 
 def dataset_config(args: argparse.Namespace) -> Any:
     """The DatasetConfig of a dataset command's --config."""
     from srrg.config import stage_config
-    from srrg.dataset import DatasetConfig
+    from srrg.settings.dataset import DatasetConfig
 
     return stage_config(args.config, DatasetConfig, "dataset")

@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> None:
     import sys
 
     from srrg.config import stage_config
-    from srrg.ingest import IngestConfig, input_paths, run_ingest
+    from srrg.ingest import input_paths, run_ingest
+    from srrg.settings.ingest import IngestConfig
 
     flag = {"source": args.source} if args.source else {}  # --source over ingest.source
     flag |= {} if args.n_process is None else {"n_process": args.n_process}  # --n-process over ingest.n_process

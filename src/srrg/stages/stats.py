@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> None:
     import time
 
     from srrg.config import stage_config
-    from srrg.stats import StatsConfig, run_stats
+    from srrg.settings.stats import StatsConfig
+    from srrg.stats import run_stats
 
     cfg = stage_config(args.config, StatsConfig, "stats")
     _args.check_outputs({"--dataset": args.dataset}, folders={"--out-dir": args.out_dir})
