@@ -30,11 +30,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from srrg.extract import extract_detailed, extract_many
 from srrg.extract.evaluation import default_archive
 from srrg.extract.pipeline import (
-    ExtractConfig,
     Extraction,
     column_sections,
     get_extractor,
 )
+from srrg.settings.extract import ExtractConfig
 from srrg.sources.iu_xray import read_reports
 
 

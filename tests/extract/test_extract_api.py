@@ -10,7 +10,7 @@ import pytest
 
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
-from srrg.extract import ExtractConfig, extract, extract_detailed, extract_many
+from srrg.extract import extract, extract_detailed, extract_many
 from srrg.extract.evaluation import (
     evaluate,
     expected_findings,
@@ -21,6 +21,7 @@ from srrg.extract.evaluation import (
     zones_of,
 )
 from srrg.report import parse_report
+from srrg.settings.extract import ExtractConfig
 from srrg.text.sections import select_sections, split_sections
 
 MIMIC_STYLE = (

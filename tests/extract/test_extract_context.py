@@ -14,9 +14,10 @@ from srrg.errors import UserError
 from srrg.extract import extract, extract_detailed
 from srrg.extract.assertion import AFFIRMED, HEDGED, HYPOTHETICAL, NEGATED, assert_target
 from srrg.extract.evaluation import run_iu, split_half
-from srrg.extract.pipeline import LONG_SENTENCE, MAX_SENTENCE_TOKENS, ExtractConfig
+from srrg.extract.pipeline import LONG_SENTENCE, MAX_SENTENCE_TOKENS
 from srrg.metrics.sscore import score_pair
 from srrg.report import Finding, StructuredReport, parse_report
+from srrg.settings.extract import ExtractConfig
 
 
 def pos(report: dict) -> dict[str, dict]:

@@ -7,7 +7,8 @@ import csv
 
 import pytest
 
-from srrg.extract import ExtractConfig, extract, extract_detailed, extract_many
+from srrg.extract import extract, extract_detailed, extract_many
+from srrg.settings.extract import ExtractConfig
 
 
 def pos(report: dict) -> dict[str, dict]:

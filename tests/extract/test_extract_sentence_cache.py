@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from srrg.extract.evaluation import default_archive
-from srrg.extract.pipeline import ExtractConfig, Extractor, column_sections, text_sections
+from srrg.extract.pipeline import Extractor, column_sections, text_sections
+from srrg.settings.extract import ExtractConfig
 from srrg.sources.iu_xray import read_reports
 
 WANTED = ("findings", "impression")

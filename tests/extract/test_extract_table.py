@@ -7,8 +7,9 @@ import json
 
 import polars as pl
 
-from srrg.extract.pipeline import ExtractConfig, Extractor, column_sections
+from srrg.extract.pipeline import Extractor, column_sections
 from srrg.extract.table import extract_table
+from srrg.settings.extract import ExtractConfig
 
 FINDINGS = ["Mild cardiomegaly.", None, "No pleural effusion. Small left pneumothorax.", "Heart size normal."] * 3
 IMPRESSION = ["No acute disease.", "Right lower lobe pneumonia.", None, None] * 3

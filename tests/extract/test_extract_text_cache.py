@@ -57,8 +57,8 @@ def test_cache_forgets_the_oldest_texts(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_no_config_shares_the_default_extractor_and_its_cache() -> None:
-    from srrg.extract import ExtractConfig
     from srrg.extract.pipeline import get_extractor
+    from srrg.settings.extract import ExtractConfig
 
     assert get_extractor() is get_extractor(ExtractConfig())
     assert get_extractor() is not get_extractor(ExtractConfig(borderline_probability=1))

@@ -6,8 +6,9 @@ import pytest
 
 from srrg import vocab
 from srrg.extract.mentions import HEDGE, NEGATION, phrase_table
-from srrg.extract.pipeline import ExtractConfig
 from srrg.report import canonical_name
+from srrg.settings.extract import SECTION_NAMES, ExtractConfig
+from srrg.text.sections import PREAMBLE
 
 DEFAULT = ExtractConfig()  # the conventions the extractor uses unless configured
 REQUIRED = [
@@ -84,6 +85,12 @@ def test_severity_locations_sections() -> None:
     assert "left" in words.specific and "lung" in words.generic and "of" in words.joiners
     headers = vocab.section_headers()
     assert headers["findings"] == "findings" and headers["conclusion"] == "impression"
+
+
+def test_the_settings_section_names_are_the_vocabularys() -> None:
+    """srrg.settings.extract writes SECTION_NAMES out (settings import no data files): they are
+    the canonical sections of sections.yaml, in its order, and the text before any header."""
+    assert SECTION_NAMES == (*dict.fromkeys(vocab.section_headers().values()), PREAMBLE)
 
 
 def test_non_string_phrase_is_an_error() -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from srrg.extract.pipeline import ExtractConfig, Extraction, Extractor, run_reports, text_sections
+from srrg.extract.pipeline import Extraction, Extractor, run_reports, text_sections
+from srrg.settings.extract import ExtractConfig
 
-__all__ = ["ExtractConfig", "Extraction", "Extractor", "extract", "extract_detailed", "extract_many"]
+__all__ = ["Extraction", "Extractor", "extract", "extract_detailed", "extract_many"]
 
 
 def extract_detailed(

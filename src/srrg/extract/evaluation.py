@@ -28,10 +28,10 @@ from typing import Any
 from srrg import vocab
 from srrg.config import stage_config
 from srrg.errors import UserError
-from srrg.report import normalize_text
+from srrg.settings.stats import HALVES
+from srrg.text.spelling import plain_spelling
 
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)?")
-HALVES = ("dev", "heldout", "all")
 SPLIT_SEED = "srrg-iu-dev-split-1"
 SHARED_ARCHIVE = Path(__file__).resolve().parents[4] / "shared" / "data" / "iu_xray_reports" / "NLMCXR_reports.tgz"
 
@@ -77,7 +77,7 @@ def in_half(study_id: str, half: str) -> bool:
 
 
 def _key(text: str) -> str:
-    return normalize_text(text)
+    return plain_spelling(text)
 
 
 @lru_cache(maxsize=1)
@@ -390,7 +390,8 @@ def half_records(archive: str | Path | None, half: str) -> list[Any]:
 
 def extract_records(records: Sequence[Any], config: Any = None) -> tuple[list[Any], list[dict[str, str | None]], float]:
     """Extract the configured sections of IU reports: (extractions, section rows, seconds)."""
-    from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor
+    from srrg.extract.pipeline import column_sections, get_extractor
+    from srrg.settings.extract import ExtractConfig
 
     cfg = config if isinstance(config, ExtractConfig) else stage_config(config, ExtractConfig, "extract")
     extractor = get_extractor(cfg)

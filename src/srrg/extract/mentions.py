@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from srrg import vocab
+from srrg.settings.extract import NODULAR_READINGS
 
 # item kinds
 FINDING, SUBJECT, STATE, LEVEL, LOCATION = "finding", "subject", "state", "level", "location"
@@ -22,9 +23,6 @@ PSEUDO, TERMINATION, SEPARATOR, UNMENTION = "pseudo", "termination", "separator"
 CLOSING = "closing"  # ends a trigger's scope once a finding stands between them ("no effusion seen, ...")
 VERDICT = "verdict"  # a normal verdict ("normal", "clear") that is no trigger of its own
 TRIGGERS = frozenset({NEGATION, HEDGE, IGNORE})
-# what a nodular opacity or density reports, default first (ExtractConfig.nodular_opacity)
-NODULAR_READINGS = ("lung opacity", "nodule")
-
 # tokens that may sit between a descriptive adjective and its finding besides levels and locations
 _NOUN_PHRASE_FILLER = frozenset({"mm", "cm", "-", "sub", "centimeter", "millimeter", "small", "tiny"})
 

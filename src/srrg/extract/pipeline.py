@@ -31,11 +31,9 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from srrg import vocab
-from srrg.config import doc
 from srrg.extract.context import NEGATIVE, POSITIVE, STATED, Mention, assert_sentence
 from srrg.extract.linking import link_sentence, link_sizes
 from srrg.extract.mentions import (
-    NODULAR_READINGS,
     Entry,
     Item,
     drop_descriptive,
@@ -45,8 +43,10 @@ from srrg.extract.mentions import (
     resolve_overlaps,
 )
 from srrg.gc_policy import relaxed_gc
-from srrg.report import Finding, StructuredReport, canonicalize, merge, normalize_text
-from srrg.text.sections import PREAMBLE, Section, select_sections, split_sections
+from srrg.report import Finding, StructuredReport, canonicalize, merge
+from srrg.settings.extract import NODULAR_READINGS, ExtractConfig
+from srrg.text.sections import Section, select_sections, split_sections
+from srrg.text.spelling import plain_spelling
 
 OK, EMPTY_TEXT, TRUNCATED, LONG_SENTENCE, ERROR = "ok", "empty_text", "truncated", "long_sentence", "error"
 # A sentence is cut into pieces of at most this many tokens (issue 16): the rules compare the
@@ -67,66 +67,6 @@ TEXT_CACHE_SIZE = 16_384
 SENTENCE_CACHE_SIZE = 65_536
 # a candidate sentence end: ".", "!" or "?" and one space before a non-space character
 _SENTENCE_CUT = re.compile(r"[.!?] (?=\S)")
-
-
-# every section a report can be cut into (srrg/vocab/sections.yaml, and the text before any header)
-SECTION_NAMES: tuple[str, ...] = (*dict.fromkeys(vocab.section_headers().values()), PREAMBLE)
-
-
-@dataclass(frozen=True)
-class ExtractConfig:
-    """The `extract` config section (free text -> structured reports; docs/extraction.md)."""
-
-    sections: tuple[str, ...] = field(
-        default=("findings", "impression"),
-        metadata=doc(
-            "Report sections that feed extraction (merged).",
-            minItems=1,
-            uniqueItems=True,
-            items={"enum": list(SECTION_NAMES)},
-        ),
-    )
-    spacy_model: str | None = field(
-        default=None,
-        metadata=doc("An installed spaCy/scispaCy pipeline to tokenize and split sentences; null = blank English."),
-    )
-    batch_size: int = field(default=512, metadata=doc("Texts per nlp.pipe batch.", minimum=1))
-    n_process: int = field(default=1, metadata=doc("Worker processes for a table.", minimum=1))
-    max_chars: int = field(
-        default=100_000, metadata=doc("A longer section text is cut (status `truncated`).", minimum=1)
-    )
-    # labelling conventions where expert golds disagree (docs/extraction.md, "Conventions")
-    borderline_probability: int = field(
-        default=3,
-        metadata=doc(
-            'Probability of a finding stated with a borderline level ("borderline cardiomegaly"): 3 = stated, as NIH '
-            "labels and the IU MeSH codes count it; 1 = uncertain, as the CheXpert labeler marks it.",
-            minimum=1,
-            maximum=3,
-        ),
-    )
-    versus_probability: int = field(
-        default=3,
-        metadata=doc(
-            'Probability of the findings a "versus" alternative names ("atelectasis versus infiltrate"): '
-            "3 = stated, as NIH labels and the IU MeSH codes count them; "
-            "1 = uncertain, as the CheXpert labeler marks them.",
-            minimum=1,
-            maximum=3,
-        ),
-    )
-    nodular_opacity: str = field(
-        default=NODULAR_READINGS[0],
-        metadata=doc(
-            "What a nodular opacity or density reports: `lung opacity` (NIH labels: no nodule) or `nodule` "
-            "(IU MeSH codes: a round opacity; the CheXpert labeler: a lung lesion).",
-            enum=list(NODULAR_READINGS),
-        ),
-    )
-
-    def __post_init__(self) -> None:
-        # a list would make the config unhashable (extractors are cached per config)
-        object.__setattr__(self, "sections", tuple(self.sections))
 
 
 class _Strings(dict):
@@ -449,7 +389,7 @@ def sentence_result(doc: Doc, text: str) -> SentenceResult:
         stated = m.status == POSITIVE
         level = m.level[0] if m.level and stated else None
         locations = tuple(span(s, e) for s, e in m.locations) if stated else ()
-        location = ", ".join(normalize_text(text[a:b]) for a, b in locations) or None
+        location = ", ".join(plain_spelling(text[a:b]) for a, b in locations) or None
         size = m.size[0] if m.size and stated else None
         if stated:
             positive.append(Finding(m.name, m.probability, level, location, size))

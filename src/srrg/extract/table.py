@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import polars as pl
 
 from srrg.errors import UserError
-from srrg.extract.pipeline import ExtractConfig, column_sections, get_extractor, run_reports
+from srrg.extract.pipeline import column_sections, get_extractor, run_reports
 from srrg.io import read_table, write_parquet
 from srrg.progress import tracked
+from srrg.settings.extract import ExtractConfig
 
 T, R = TypeVar("T"), TypeVar("R")
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from srrg.extract import ExtractConfig, extract_detailed
+from srrg.extract import extract_detailed
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.metrics.chexpert import OBSERVATION_PARENT, chexpert_map
 from srrg.metrics.sscore import KEYS as SSCORE_KEYS
@@ -30,6 +30,7 @@ from srrg.normalize import rules_normalize
 from srrg.normalize.rules import tokens
 from srrg.normalize.vocabulary import FILLER
 from srrg.report import Finding, StructuredReport, looks_structured, parse_report
+from srrg.settings.extract import ExtractConfig
 from srrg.settings.metrics import SScoreTextConfig
 
 NAME = "s_score_text"

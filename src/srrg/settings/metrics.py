@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from srrg.extract.pipeline import ExtractConfig  # TEMP-C until srrg.settings.extract exists
+from srrg.settings.extract import ExtractConfig
 from srrg.settings.fields import Settings, SettingsError, doc
 
 # --- text metrics -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from srrg.settings.stats import HALVES
 from srrg.stages import _args
 
 HELP = "extraction accuracy against expert gold of the IU X-ray reports (MeSH codes or NIH 14 labels)"
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--half",
-        choices=("dev", "heldout", "all"),
+        choices=HALVES,
         default="all",
         help="reports of the fixed development split to evaluate (docs/extraction.md)",
     )
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
     from srrg.errors import UserError
     from srrg.extract.openi14 import run_eval_extraction
-    from srrg.extract.pipeline import ExtractConfig
+    from srrg.settings.extract import ExtractConfig
 
     _args.check_outputs(
         {"--archive": args.archive, "--gold-file": args.gold_file}, files={"--out": args.out, "--table": args.table}

@@ -32,13 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.config import stage_config
+    from srrg.settings.extract import ExtractConfig
 
     _args.require_inputs(files={"--in": args.inp})
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out})
     # the --n-process flag over extract.n_process; a wrong setting is named before spaCy loads
     flag = {} if args.n_process is None else {"n_process": args.n_process}
-    lazy = ("srrg.extract.pipeline", "ExtractConfig")  # its module loads spaCy
-    config = stage_config(args.config, lazy, "extract", adjust=lambda settings: {**settings, **flag})
+    config = stage_config(args.config, ExtractConfig, "extract", adjust=lambda settings: {**settings, **flag})
     import sys
     import time
 
