@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llama_server  # noqa: E402
 from gpu_train_throughput import studies  # noqa: E402
 
-from srrg.llm import LLMClient, LLMConfig  # noqa: E402
+from srrg.llm import LLMClient  # noqa: E402
 from srrg.metrics.base import get_metric  # noqa: E402
 from srrg.report import from_obj, render_sentences  # noqa: E402
+from srrg.settings.llm import LLMConfig  # noqa: E402
 
 STATUS_KEY = {
     "green": "green_status",

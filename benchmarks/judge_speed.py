@@ -50,8 +50,9 @@ def bench_sscore_text(texts: list[str], n_pairs: int) -> None:
 def bench_judges(texts: list[str], n_pairs: int, max_tokens: int) -> None:
     import torch
 
-    from srrg.llm import LLMClient, LLMConfig
+    from srrg.llm import LLMClient
     from srrg.metrics import get_metric
+    from srrg.settings.llm import LLMConfig
 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as cache:

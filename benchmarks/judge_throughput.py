@@ -48,10 +48,11 @@ import httpx  # noqa: E402
 import llama_server  # noqa: E402
 from judge_speed import iu_texts  # noqa: E402
 
-from srrg.llm import LLMClient, LLMConfig  # noqa: E402
+from srrg.llm import LLMClient  # noqa: E402
 from srrg.llm.client import prefix_order  # noqa: E402
 from srrg.llm.openai_backend import request_fields  # noqa: E402
 from srrg.metrics.base import get_metric  # noqa: E402
+from srrg.settings.llm import LLMConfig  # noqa: E402
 
 
 @dataclass(frozen=True)

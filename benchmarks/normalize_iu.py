@@ -25,7 +25,8 @@ from openai_stub import OpenAIStub, Reply, last_user_message  # noqa: E402
 
 from srrg.extract import extract_many  # noqa: E402
 from srrg.llm import LLMClient  # noqa: E402
-from srrg.normalize import NormalizeConfig, rules_normalize, run  # noqa: E402
+from srrg.normalize import rules_normalize, run  # noqa: E402
+from srrg.settings.normalize import NormalizeConfig  # noqa: E402
 from srrg.sources.iu_xray import read_iu_xray  # noqa: E402
 
 

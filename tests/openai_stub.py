@@ -90,7 +90,7 @@ def last_user_message(body: dict[str, Any]) -> str:
 
 def stub_config(base_url: str, tmp_path: Any, **over: Any) -> Any:
     """stub_llm_settings as the client's LLMConfig."""
-    from srrg.llm import LLMConfig
+    from srrg.settings.llm import LLMConfig
 
     return LLMConfig.from_dict(stub_llm_settings(base_url, tmp_path, **over))
 

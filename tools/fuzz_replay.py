@@ -783,7 +783,8 @@ def family_d(tmp: Path) -> dict[str, Any]:
     from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status
     from test_llm_hostile import TricklingServer
 
-    from srrg.llm import LLMClient, LLMConfig, PromptTemplate
+    from srrg.llm import LLMClient, PromptTemplate
+    from srrg.settings.llm import LLMConfig
 
     echo = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
     failures: list[str] = []

@@ -11,7 +11,8 @@ import pytest
 from openai_stub import Malformed, OpenAIStub, Reply, Status, last_user_message
 
 from srrg.cli import main as cli_main
-from srrg.normalize import NormalizeConfig, clean_answer, rules_normalize, run, validate_answer
+from srrg.normalize import clean_answer, rules_normalize, run, validate_answer
+from srrg.settings.normalize import NormalizeConfig
 
 
 @pytest.mark.parametrize(
@@ -230,7 +231,7 @@ def test_llm_method_with_rules_backend_is_a_config_error(tmp_path):
 def test_config_errors_are_clear():
     with pytest.raises(ValueError, match="method"):
         NormalizeConfig.from_dict({"method": "gpt"})
-    with pytest.raises(ValueError, match=r"unknown key\(s\) methd in normalize"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) normalize\.methd "):
         NormalizeConfig.from_dict({"methd": "rules"})
     with pytest.raises(ValueError, match="environment variable"):
         NormalizeConfig.from_dict({"llm": {"api_key": "sk-123"}})

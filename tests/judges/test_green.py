@@ -157,7 +157,8 @@ def test_all_judges_through_local_smollm2(tmp_path):
     cached, so a rerun asks for exactly those again."""
     import os
 
-    from srrg.llm import LLMClient, LLMConfig
+    from srrg.llm import LLMClient
+    from srrg.settings.llm import LLMConfig
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     cfg = LLMConfig.from_dict({"backend": "local", "cache_dir": str(tmp_path / "cache"), "batch_size": 4})

@@ -13,7 +13,7 @@ import pytest
 from judge_responses import green_answer, stub_llm_config
 from openai_stub import OpenAIStub, Reply, last_user_message
 
-from srrg.llm import LLMClient, LLMConfig
+from srrg.llm import LLMClient
 from srrg.llm.base import Decoding, request_key
 from srrg.metrics.judges.common import CATEGORY_FIELDS, structured_mode
 from srrg.metrics.judges.common import Reply as JudgeReply
@@ -22,6 +22,7 @@ from srrg.metrics.judges.green import SCHEMA as GREEN_SCHEMA
 from srrg.metrics.judges.green import Green, score_responses
 from srrg.metrics.judges.proxy_rating import ProxyRating
 from srrg.metrics.judges.vert import Vert
+from srrg.settings.llm import LLMConfig
 
 # (significant a..f, insignificant a..f, matched findings, VERT score) per candidate; GREEN by hand:
 # matched / (matched + significant) -> 2/4, 1/1, 0 (no matched finding), 3/4

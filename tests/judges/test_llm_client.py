@@ -8,12 +8,13 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from srrg.llm import LLMClient, LLMConfig, LLMRequest, LLMResponse, PromptTemplate, ResponseCache
+from srrg.llm import LLMClient, LLMRequest, LLMResponse, PromptTemplate, ResponseCache
 from srrg.llm.base import Decoding, Job, request_key
 from srrg.llm.client import prefix_order
 from srrg.llm.guard import is_local_url, redact
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
 from srrg.llm.usage import UsageLedger
+from srrg.settings.llm import LLMConfig
 
 MSG = ({"role": "user", "content": "left base"},)
 
@@ -66,7 +67,7 @@ def test_parse_retry_after():
 def test_config_defaults_and_errors():
     cfg = LLMConfig.from_dict(None)
     assert cfg.backend == "rules" and cfg.concurrency == 8 and cfg.temperature == 0.0 and not cfg.allow_remote
-    with pytest.raises(ValueError, match=r"unknown key\(s\) concurency in llm"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) llm\.concurency "):
         LLMConfig.from_dict({"concurency": 3})
     with pytest.raises(ValueError, match="backend"):
         LLMConfig.from_dict({"backend": "gpt"})

@@ -16,9 +16,10 @@ import httpx
 import pytest
 from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
-from srrg.llm import LLMClient, LLMConfig, LLMResponse, PrivacyError, PromptTemplate, ResponseCache, guard
+from srrg.llm import LLMClient, LLMResponse, PrivacyError, PromptTemplate, ResponseCache, guard
 from srrg.llm.base import Job
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
+from srrg.settings.llm import LLMConfig
 
 ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
 PROXY_VARS = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")

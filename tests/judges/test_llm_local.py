@@ -9,9 +9,11 @@ import json
 import polars as pl
 import pytest
 
-from srrg.llm import LLMClient, LLMConfig
+from srrg.llm import LLMClient
 from srrg.llm.local_backend import count_generated, load_model
-from srrg.normalize import NormalizeConfig, run
+from srrg.normalize import run
+from srrg.settings.llm import LLMConfig
+from srrg.settings.normalize import NormalizeConfig
 
 
 def test_count_generated_stops_at_the_first_stop_token():

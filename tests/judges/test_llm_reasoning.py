@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from openai_stub import stub_config
 
-from srrg.llm import LLMClient, LLMConfig, PromptTemplate
+from srrg.llm import LLMClient, PromptTemplate
 from srrg.llm.base import Decoding, LLMRequest, request_key
+from srrg.settings.llm import LLMConfig
 
 pytestmark = pytest.mark.usefixtures("stub_key")  # the stub and stub_key fixtures: tests/judges/conftest.py
 ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))
@@ -84,9 +85,9 @@ def test_reasoning_settings_change_the_cache_key_only_when_set():
 
 @pytest.mark.parametrize(
     ("over", "message"),
-    [({"reasoning": "yes"}, "llm.reasoning must be auto, true or false"),
-     ({"reasoning_effort": ""}, "llm.reasoning_effort must be a name"),
-     ({"extra_body": {"model": "other"}}, r"llm.extra_body must not set \['model'\]")],
+    [({"reasoning": "yes"}, "reasoning must be one of auto, True, False"),
+     ({"reasoning_effort": ""}, "reasoning_effort must match"),
+     ({"extra_body": {"model": "other"}}, r"extra_body must not set \['model'\]")],
 )  # fmt: skip
 def test_bad_reasoning_settings_are_one_line_errors(over, message):
     with pytest.raises(ValueError, match=message):

@@ -22,12 +22,13 @@ import llama_server
 import polars as pl
 import pytest
 
-from srrg.llm import LLMClient, LLMConfig
+from srrg.llm import LLMClient
 from srrg.llm.base import PromptTemplate
 from srrg.metrics.base import get_metric
 from srrg.metrics.judges.common import FAILED, NO_RESPONSE, OK, PARTIAL
-from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import normalize_phrases
+from srrg.settings.llm import LLMConfig
+from srrg.settings.normalize import NormalizeConfig
 
 pytestmark = pytest.mark.slow
 

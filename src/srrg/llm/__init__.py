@@ -1,6 +1,7 @@
 """One LLM client for the whole project (docs/judges.md): every LLM use goes through `LLMClient.complete`.
 
-    from srrg.llm import LLMClient, LLMConfig, PromptTemplate
+    from srrg.llm import LLMClient, PromptTemplate
+    from srrg.settings.llm import LLMConfig
     client = LLMClient(LLMConfig.from_dict(config["llm"]))
     answers = client.complete([template.render("green", reference=r, candidate=c) for r, c in pairs])
 
@@ -11,7 +12,6 @@ in SQLite; remote endpoints need `allow_remote: true`; keys come from an environ
 from srrg.llm.base import ERROR, OK, LLMRequest, LLMResponse, PromptTemplate
 from srrg.llm.cache import ResponseCache
 from srrg.llm.client import LLMClient, make_backend
-from srrg.llm.config import LLMConfig
 from srrg.llm.guard import PrivacyError
 from srrg.llm.usage import Usage, UsageLedger
 
@@ -19,7 +19,6 @@ __all__ = [
     "ERROR",
     "OK",
     "LLMClient",
-    "LLMConfig",
     "LLMRequest",
     "LLMResponse",
     "PrivacyError",

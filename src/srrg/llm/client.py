@@ -25,9 +25,9 @@ from srrg.llm.base import (
     schema_text,
 )
 from srrg.llm.cache import ResponseCache
-from srrg.llm.config import LLMConfig
 from srrg.llm.usage import UsageLedger
 from srrg.progress import Progress
+from srrg.settings.llm import LLMConfig
 
 log = logging.getLogger(__name__)
 

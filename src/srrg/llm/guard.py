@@ -19,7 +19,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from srrg.errors import UserError
-from srrg.llm.config import LLMConfig
+from srrg.settings.llm import LLMConfig
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from srrg.causal_lm import load_causal_lm, load_tokenizer, smollm2_location
 from srrg.llm.base import OK, TRUNCATED, Job, LLMResponse, cut_off, failed
-from srrg.llm.config import LLMConfig
+from srrg.settings.llm import LLMConfig
 
 log = logging.getLogger(__name__)
 

@@ -34,9 +34,9 @@ import httpx
 import openai
 
 from srrg.llm.base import OK, TRUNCATED, Decoding, Job, LLMResponse, cut_off, failed
-from srrg.llm.config import LLMConfig
 from srrg.llm.guard import api_key, check_endpoint, connection_pins, redact
 from srrg.llm.transport import NotRetryable, http_client
+from srrg.settings.llm import LLMConfig
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 429})

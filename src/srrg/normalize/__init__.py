@@ -6,17 +6,15 @@ structures from the raw phrase and renders one canonical phrase ("lung right low
 zone of the right lung"). The LLM path (llm.py, prompt.txt) sends each unique phrase once through
 srrg.llm (only the phrase, never report text), validates the answer and falls back to the rules
 phrase when the answer is not a short anatomical phrase with the same laterality. table.py is the
-stage's table step (the command is srrg.stages.normalize); config.py its settings.
+stage's table step (the command is srrg.stages.normalize); its settings are srrg.settings.normalize.
 """
 
-from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import PROMPT, PhraseResult, clean_answer, normalize_phrases, validate_answer
 from srrg.normalize.rules import rules_normalize
 from srrg.normalize.table import StageSummary, apply_mapping, collect_phrases, run, run_normalize
 
 __all__ = [
     "PROMPT",
-    "NormalizeConfig",
     "PhraseResult",
     "StageSummary",
     "apply_mapping",

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 from srrg.llm import LLMClient, LLMResponse, PromptTemplate
-from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.rules import one_side, parse_phrase, rules_normalize, segments, tokens
 from srrg.normalize.vocabulary import ANATOMY, GLUE, LEFT, RIGHT, SIDE_WORDS
-from srrg.text.normalize import normalize_text
+from srrg.settings.normalize import NormalizeConfig
+from srrg.text.spelling import plain_spelling
 
 _REFUSAL = re.compile(r"\b(sorry|cannot|can't|unable|as an ai|language model|i am|i'm|please|note|here is|assistant)\b")
 _PREPOSITIONS = (
@@ -49,7 +49,7 @@ def clean_answer(text: str) -> str:
     """First line of the answer without quotes, arrows or a final period, in the shared spelling."""
     line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
     line = line.split("->")[-1]
-    return normalize_text(line.strip().strip("\"'`*").rstrip(".").strip("\"'`* "))
+    return plain_spelling(line.strip().strip("\"'`*").rstrip(".").strip("\"'`* "))
 
 
 def validate_answer(raw: str, answer: str, max_words: int) -> str | None:

@@ -15,9 +15,10 @@ import polars as pl
 from srrg.errors import StageFailed, UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.llm import LLMClient
-from srrg.normalize.config import NormalizeConfig
 from srrg.normalize.llm import PhraseResult, normalize_phrases
-from srrg.report import StructuredReport, from_obj, normalize_text
+from srrg.report import StructuredReport, from_obj
+from srrg.settings.normalize import NormalizeConfig
+from srrg.text.spelling import plain_spelling
 
 # rows per row group of normalized.parquet: each dataset shard job decodes only the groups that hold
 # its rows (srrg.dataset.read_shard), a tenth of the file for a 20,000-row shard instead of all of it
@@ -39,14 +40,14 @@ def collect_phrases(reports: Iterable[StructuredReport | None]) -> Counter[str]:
     for report in reports:
         for f in report.positive if report is not None else ():
             if f.location:
-                counts[normalize_text(f.location)] += 1
+                counts[plain_spelling(f.location)] += 1
     return counts
 
 
 def apply_mapping(report: StructuredReport, mapping: Mapping[str, str | None]) -> StructuredReport:
     """The report with each finding's location replaced by its normalized phrase."""
     positive = tuple(
-        replace(f, location=mapping.get(normalize_text(f.location), f.location)) if f.location else f
+        replace(f, location=mapping.get(plain_spelling(f.location), f.location)) if f.location else f
         for f in report.positive
     )
     return replace(report, positive=positive)

@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> None:
     import sys
 
     from srrg.config import stage_config
-    from srrg.normalize import NormalizeConfig, run_normalize
+    from srrg.normalize import run_normalize
+    from srrg.settings.normalize import NormalizeConfig
 
     _args.check_outputs({"--in": args.inp}, files={"--out": args.out, "--phrases": args.phrases, "--stats": args.stats})
     cfg = stage_config(args.config, NormalizeConfig, "normalize", with_sections=("llm",))

@@ -516,7 +516,8 @@ def client_for(client: Any, cfg: JudgeConfig) -> Any:
     load an LLM backend). The rules backend has no model and cannot judge."""
     if client is not None:
         return client
-    from srrg.llm import LLMClient, LLMConfig
+    from srrg.llm import LLMClient
+    from srrg.settings.llm import LLMConfig
 
     llm_cfg = LLMConfig.from_dict(cfg.llm)
     if llm_cfg.backend == "rules":

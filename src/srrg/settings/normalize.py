@@ -1,4 +1,5 @@
-"""Settings of the normalize stage (the `normalize` section; docs/config.md)."""
+"""The `normalize` section: raw location phrases -> clinician-friendly phrases (srrg normalize;
+docs/workflow.md), by rules or through the `llm` section."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from srrg.config import doc, from_dict
-from srrg.errors import UserError
-from srrg.llm import LLMConfig
+from srrg.settings.fields import Settings, SettingsError, build, doc
+from srrg.settings.llm import LLMConfig
 
 
 @dataclass(frozen=True)
-class NormalizeConfig:
+class NormalizeConfig(Settings):
     """method: rules (deterministic, offline default) | llm (through the `llm` client; an invalid answer
     keeps the rules phrase). max_words: longest accepted LLM answer; max_tokens: decoding budget per
     phrase; allow_fallback: keep the rules phrase for phrases whose LLM request failed instead of
@@ -36,13 +36,10 @@ class NormalizeConfig:
     llm: LLMConfig = field(default_factory=LLMConfig)
 
     def __post_init__(self) -> None:
-        if self.method not in ("rules", "llm"):
-            raise UserError(f"normalize.method must be 'rules' or 'llm', got {self.method!r}")
-        if self.max_words < 1 or self.max_tokens < 1:
-            raise UserError("normalize.max_words and normalize.max_tokens must be >= 1")
+        super().__post_init__()
         if self.method == "llm" and self.llm.backend == "rules":
-            raise UserError(
-                "normalize.method: llm needs an LLM: set llm.backend to openai or local (or normalize.method: rules)"
+            raise SettingsError(
+                "method", "llm needs an LLM: set llm.backend to openai or local (or normalize.method: rules)"
             )
 
     @classmethod
@@ -50,4 +47,4 @@ class NormalizeConfig:
         """The normalize slice; its `llm` key holds the llm slice (the rule passes both)."""
         data = dict(data or {})
         llm = LLMConfig.from_dict(data.pop("llm", None))  # refuses inline secrets too
-        return from_dict(cls, {**data, "llm": llm}, "normalize")
+        return build(cls, {**data, "llm": llm}, "normalize")
