@@ -25,9 +25,9 @@ from srrg.io import atomic_path, is_id_column, list_files, parquet_schema, read_
 from srrg.progress import tracked
 from srrg.report import parse_report, render_sentences
 from srrg.settings.dataset import DatasetConfig
+from srrg.settings.splits import SPLITS
 from srrg.shards import MANIFEST_NAME, PLAN_NAME, file_sha256, rebuild_hint, split_files
 from srrg.sources.common import natural_key
-from srrg.splits import SPLITS
 
 SCHEMA_VERSION = 1
 CHECKSUM_SUFFIX = ".sha256"  # beside each shard: its SHA-256 as the shard job wrote it

@@ -23,9 +23,9 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.settings.ingest import IngestConfig, SplitConfig
+from srrg.settings.splits import SPLITS
 from srrg.sources import iu_xray, mimic_cxr
 from srrg.sources.common import NO_REPORT, natural_key
-from srrg.splits import SPLITS
 
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
 

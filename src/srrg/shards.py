@@ -17,7 +17,7 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import list_files, scan_parquet
-from srrg.splits import SPLITS
+from srrg.settings.splits import SPLITS
 
 MANIFEST_NAME = "manifest.json"
 PLAN_NAME = "plan.json"

@@ -19,8 +19,8 @@ from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import atomic_path
 from srrg.report import StructuredReport, parse_reports
+from srrg.settings.splits import SPLITS
 from srrg.settings.stats import StatsConfig
-from srrg.splits import SPLITS
 
 PROBABILITY_LABELS = {3: "stated (3)", 2: "probable (2)", 1: "uncertain (1)", None: "missing"}
 NO_LEVEL = "(none)"

@@ -21,7 +21,7 @@ from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
 from srrg.settings.model import run_slice, run_specs
-from srrg.splits import SPLITS
+from srrg.settings.splits import SPLITS
 
 try:
     _checked = check_workflow_config(config, workflow.configfiles)

@@ -28,7 +28,7 @@ from srrg.metrics.judges.common import pair_requests
 from srrg.settings.judge_train import JudgeTrainConfig
 from srrg.settings.metaeval import MetaevalConfig
 from srrg.settings.metrics import JudgeConfig
-from srrg.splits import SPLITS
+from srrg.settings.splits import SPLITS
 from srrg.text.spelling import plain_spelling
 
 # example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |

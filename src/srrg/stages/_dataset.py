@@ -27,7 +27,7 @@ def check_paths(args: argparse.Namespace, shard: tuple[str, int] | None = None) 
 
     from srrg.dataset import checksum_path, shard_name
     from srrg.io import remove_stale_temps
-    from srrg.splits import SPLITS
+    from srrg.settings.splits import SPLITS
 
     splits = {f"--out-dir ({s} split)": str(Path(args.out_dir, s)) for s in SPLITS}
     _args.check_outputs({"--in": args.inp}, folders={"--out-dir": args.out_dir}, trees=splits, clean=shard is None)

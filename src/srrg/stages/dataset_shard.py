@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from srrg.splits import SPLITS
+from srrg.settings.splits import SPLITS
 from srrg.stages import _dataset
 
 HELP = "write one Parquet shard of the dataset (a split and a shard index of plan.json)"
