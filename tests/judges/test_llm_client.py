@@ -11,9 +11,9 @@ import pytest
 from srrg.llm import LLMClient, LLMRequest, LLMResponse, PromptTemplate, ResponseCache
 from srrg.llm.base import Decoding, Job, request_key
 from srrg.llm.client import prefix_order
-from srrg.llm.guard import is_local_url, redact
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
 from srrg.llm.usage import UsageLedger
+from srrg.privacy import is_local_url, redact
 from srrg.settings.llm import LLMConfig
 
 MSG = ({"role": "user", "content": "left base"},)

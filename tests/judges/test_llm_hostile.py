@@ -16,9 +16,11 @@ import httpx
 import pytest
 from openai_stub import Delay, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
-from srrg.llm import LLMClient, LLMResponse, PrivacyError, PromptTemplate, ResponseCache, guard
+from srrg import privacy as guard
+from srrg.llm import LLMClient, LLMResponse, PromptTemplate, ResponseCache
 from srrg.llm.base import Job
 from srrg.llm.openai_backend import backoff_delay, parse_retry_after
+from srrg.privacy import PrivacyError
 from srrg.settings.llm import LLMConfig
 
 ECHO = PromptTemplate("echo", "1", (("user", "{phrase}"),), ("phrase",))

@@ -13,8 +13,9 @@ import pytest
 from openai_stub import STUB_KEY as SECRET
 from openai_stub import Delay, Drop, Malformed, OpenAIStub, Reply, Status, last_user_message, stub_config
 
-from srrg.llm import LLMClient, PrivacyError, PromptTemplate
+from srrg.llm import LLMClient, PromptTemplate
 from srrg.llm.openai_backend import in_flight, props_url
+from srrg.privacy import PrivacyError
 from srrg.settings.llm import LLMConfig
 
 pytestmark = pytest.mark.usefixtures("stub_key")  # the stub and stub_key fixtures: tests/judges/conftest.py

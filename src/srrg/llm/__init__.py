@@ -12,7 +12,6 @@ in SQLite; remote endpoints need `allow_remote: true`; keys come from an environ
 from srrg.llm.base import ERROR, OK, LLMRequest, LLMResponse, PromptTemplate
 from srrg.llm.cache import ResponseCache
 from srrg.llm.client import LLMClient, make_backend
-from srrg.llm.guard import PrivacyError
 from srrg.llm.usage import Usage, UsageLedger
 
 __all__ = [
@@ -21,7 +20,6 @@ __all__ = [
     "LLMClient",
     "LLMRequest",
     "LLMResponse",
-    "PrivacyError",
     "PromptTemplate",
     "ResponseCache",
     "Usage",

@@ -83,7 +83,7 @@ class LLMClient:
     def describe(self) -> str:
         """Where the answers come from, for one-line failure messages (never holds a key)."""
         if self.backend.name == "openai":
-            from srrg.llm.guard import OPENAI_DEFAULT_URL
+            from srrg.privacy import OPENAI_DEFAULT_URL
 
             return f"openai endpoint {self.cfg.base_url or OPENAI_DEFAULT_URL} (model {self.backend.model})"
         return f"{self.backend.name} model {self.backend.model}"

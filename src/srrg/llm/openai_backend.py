@@ -34,8 +34,8 @@ import httpx
 import openai
 
 from srrg.llm.base import OK, TRUNCATED, Decoding, Job, LLMResponse, cut_off, failed
-from srrg.llm.guard import api_key, check_endpoint, connection_pins, redact
 from srrg.llm.transport import NotRetryable, http_client
+from srrg.privacy import api_key, check_endpoint, connection_pins, redact
 from srrg.settings.llm import LLMConfig
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ left of the deadline, so a request never outlives it by more than the OS's own s
 body larger than `llm.max_answer_bytes` is refused while it arrives, before it is parsed or cached.
 
 For an endpoint the privacy guard found on this host, the connection goes to the addresses the guard
-checked (srrg.llm.guard.local_addresses), never to a fresh name lookup: a host name that resolves to
+checked (srrg.privacy.local_addresses), never to a fresh name lookup: a host name that resolves to
 loopback once and elsewhere later cannot carry a prompt off the machine (docs/judges.md).
 """
 

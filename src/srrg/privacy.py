@@ -7,6 +7,9 @@ endpoint that is not on this host is refused unless `llm.allow_remote: true`.
 (127.0.0.0/8, ::1) count without a lookup; any other name is resolved once per process and counts
 only when every address it resolves to is loopback. The transport then connects to exactly those
 addresses (srrg.llm.transport), so a later, different answer of the resolver is never used.
+
+It reads settings only (srrg.settings.llm), below the LLM client: the workflow's pre-check
+(srrg.config_tree) asks it whether an endpoint may be used without loading the client.
 """
 
 from __future__ import annotations
