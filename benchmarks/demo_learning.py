@@ -20,7 +20,7 @@ import polars as pl
 from srrg.metrics import evaluate
 from srrg.reference_runs import most_frequent_report
 from srrg.report import parse_report
-from srrg.tables import parse_rates, scored
+from srrg.run_tables import parse_rates, scored
 
 
 def learning_summary(results: Path, run: str, dataset: Path | None = None) -> dict[str, float]:

@@ -15,7 +15,7 @@ from srrg.errors import UserError
 from srrg.metrics.base import get_metric
 from srrg.metrics.signature import write_signatures
 from srrg.reference_runs import base_run, most_frequent_report
-from srrg.tables import RunEntry, run_tables
+from srrg.run_tables import RunEntry, run_tables
 
 EMPTY_PTX = '{"positive": [], "negative": ["pneumothorax"]}'
 EFFUSION = (

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from srrg.cli import main as srrg_main
-from srrg.tables import RunEntry, latex_escape, parse_rates, run_tables, to_html, to_markdown
+from srrg.run_tables import RunEntry, latex_escape, parse_rates, run_tables, to_html, to_markdown
 
 
 def test_parse_rates_hand_values() -> None:

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from srrg.errors import UserError
-    from srrg.tables import load_run_entries, run_tables, to_markdown
+    from srrg.run_tables import load_run_entries, run_tables, to_markdown
 
     runs, references = load_run_entries(args.runs, "--runs"), load_run_entries(args.references, "--references")
     if not runs:
