@@ -11,18 +11,17 @@ with one line that names the key and what was allowed.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import json
 import os
-import types
 import typing
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from srrg.errors import UserError
+from srrg.errors import UserError, one_line
+from srrg.settings.fields import build
 from srrg.text.decode import config_value, read_mapping_file
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.json"  # package data, generated
@@ -98,12 +97,6 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     return validate(read_mapping_file(path))
 
 
-def doc(text: str, **schema: Any) -> dict[str, Any]:
-    """Dataclass field metadata for the generated config schema (srrg.config_tree): the key's
-    description and extra JSON Schema keywords (minimum, enum, ...)."""
-    return {"doc": text, "schema": schema}
-
-
 def section_schema(key: str, schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The sub-schema at a dotted key of the config schema ("infer", "judge_train.train",
     "metaeval.correlate"), with the schema's $defs, so a stage validates only its own slice."""
@@ -122,7 +115,7 @@ def section_schema(key: str, schema: Mapping[str, Any] | None = None) -> dict[st
 
 def stage_config(
     value: str | Mapping[str, Any] | None,
-    section: type[T] | tuple[str, str],
+    section: type[T],
     key: str,
     *,
     adjust: typing.Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
@@ -131,33 +124,27 @@ def stage_config(
     """The one door from a stage's `--config` to its settings (docs/config.md): the value (inline
     JSON, a .json/.yaml path, a mapping or nothing) is read, `adjust`ed (a command-line flag over a
     key, a run picked from `runs`), validated once against the schema at `key` with its defaults
-    filled, and built into the frozen dataclass `section`. `with_sections` names top-level sections
-    the slice carries under their own key (normalize's `llm`). `section=dict` returns the validated
-    mapping (per-metric options, whose classes each metric builds); (module, class name) names a
-    class whose module loads spaCy or torch, imported only once the settings are valid, so a wrong
-    setting is named before that import (srrg.codedeps sees the module name). A value a class
-    refuses in its own checks is a ConfigError naming the key, like a schema error."""
-    raw = config_value(value)
-    if adjust is not None:
-        raw = dict(adjust(raw))
-    full = load_schema()
-    schema = section_schema(key, full)
-    if with_sections:
-        schema["properties"] = {**schema["properties"], **{s: section_schema(s, full) for s in with_sections}}
-    checked = validate(raw, schema, root=key)
-    if section is dict:
-        return typing.cast(T, checked)
-    if isinstance(section, tuple):
-        import importlib
-
-        module, name = section
-        section = getattr(importlib.import_module(module), name)
+    filled, and built into the settings class `section` (srrg.settings). `with_sections` names
+    top-level sections the slice carries under their own key (normalize's `llm`). `section=dict`
+    returns the validated mapping (per-metric options, whose classes each metric builds). A value
+    the class refuses in its own checks, or that `adjust` refuses, is a ConfigError naming the key,
+    like a schema error."""
     try:
-        return from_dict(typing.cast(type, section), checked, key)
+        raw = config_value(value)
+        if adjust is not None:
+            raw = dict(adjust(raw))
+        full = load_schema()
+        schema = section_schema(key, full)
+        if with_sections:
+            schema["properties"] = {**schema["properties"], **{s: section_schema(s, full) for s in with_sections}}
+        checked = validate(raw, schema, root=key)
+        if section is dict:
+            return typing.cast(T, checked)
+        return build(section, checked, key)
     except UserError:
         raise
-    except ValueError as err:  # a class's own check (llm.base_url, optim.lr, ...)
-        raise ConfigError(f"{key}: {err}") from None
+    except ValueError as err:  # a class's own check (llm.base_url, optim.lr, ...), a run --run does not name
+        raise ConfigError(one_line(err)) from None
 
 
 def config_hash(data: Any) -> str:
@@ -167,41 +154,13 @@ def config_hash(data: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def _convert(tp: Any, value: Any, where: str) -> Any:
-    """Build nested dataclasses (and tuples of them) from plain values; other values pass through."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None:
-            return None
-        inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(inner) > 1:  # e.g. str | tuple[str, ...]: the member that fits a YAML list
-            inner = [a for a in inner if typing.get_origin(a) is tuple] if isinstance(value, (list, tuple)) else []
-        return _convert(inner[0], value, where) if inner else value
-    if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
-        return from_dict(tp, value, where)
-    if origin is tuple and isinstance(value, (list, tuple)):
-        args = typing.get_args(tp)
-        item = args[0] if args else Any
-        return tuple(_convert(item, v, where) for v in value)
-    if origin is dict and isinstance(value, Mapping):
-        return dict(value)
-    return value
-
-
 def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> T:
-    """Instantiate a (frozen) config dataclass from a mapping; unknown keys are an error, missing
-    keys take the dataclass default."""
-    if not dataclasses.is_dataclass(cls):
-        raise TypeError(f"{cls!r} is not a dataclass")
-    data = dict(data or {})
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        label = where or cls.__name__
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)} in {label} (allowed: {', '.join(sorted(names))})")
-    kwargs = {k: _convert(hints[k], v, f"{where}.{k}" if where else k) for k, v in data.items()}
-    return cls(**kwargs)
+    """A settings class built from a mapping (srrg.settings.fields.build) for code that is not a
+    stage's door: a key or value the class refuses is a ConfigError, one line naming the key."""
+    try:
+        return build(cls, data, where)
+    except ValueError as err:
+        raise ConfigError(one_line(err)) from None
 
 
 def check_installed(name: str | None, key: str) -> None:

@@ -1,65 +1,64 @@
-"""The one typed config tree (docs/config.md): every section of config.yaml is a dataclass, and the
-JSON Schema that the workflow and the stage commands validate against is generated from these
-classes (`srrg config-schema`), so each default is written once, in its dataclass.
+"""The one typed config tree (docs/config.md): every section of config.yaml is a settings class in
+srrg.settings (SECTIONS), and the JSON Schema that the workflow and the stage commands validate
+against is generated from these classes (`srrg config-schema`), so each default and each rule is
+written once, in its class. Per-metric options are the classes of srrg.settings.metrics.METRIC_OPTIONS,
+a ratings dataset's options those of srrg.settings.metaeval.ADAPTER_OPTIONS. A field's metadata may
+add JSON Schema keywords (`schema`: e.g. minimum), a description (`doc`) or a hook that builds its
+schema here. The generated file is committed (srrg/schemas/config.schema.json); a test fails when
+it is stale.
 
-Section classes live next to the code that uses them (srrg.ingest.IngestConfig,
-srrg.llm.config.LLMConfig, ...); the sections that only the workflow reads (score, judge,
-metaeval, judge_train) are defined here. Per-metric options come from each metric's
-`config_class`. A field's metadata may add JSON Schema keywords (`schema`: e.g. minimum) and a
-description (`doc`). The generated file is committed (srrg/schemas/config.schema.json); a test fails
-when it is stale.
+The pre-check (check_sections) builds every section from the merged config, with all it nests.
+Everything here stays on the floor of the settings: it imports srrg.settings, the door
+(srrg.config), the privacy guard and the plain-text layer, nothing that loads a model or a table
+(tests/config/test_import_floors.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from srrg.config import ConfigError, doc, validate
+from srrg.config import ConfigError, check_installed, check_results_dir, validate
 from srrg.errors import one_line
-from srrg.settings.judge import LLM_JUDGES
-from srrg.settings.metaeval import ADAPTER_OPTIONS, Adapter, RatingsSource
+from srrg.privacy import check_usable
+from srrg.settings.dataset import DatasetConfig
+from srrg.settings.extract import ExtractConfig
+from srrg.settings.fields import SettingsError, build
+from srrg.settings.ingest import IngestConfig
+from srrg.settings.judge import LLM_JUDGES, JudgeSection
+from srrg.settings.judge_train import JudgeTrainSection
+from srrg.settings.llm import LLMConfig
+from srrg.settings.metaeval import ADAPTER_OPTIONS, Adapter, MetaevalSection, RatingsSource
+from srrg.settings.metrics import METRIC_OPTIONS
+from srrg.settings.model import InferConfig, RunSpec, TrainConfig, check_decoding, run_slice, run_specs
+from srrg.settings.normalize import NormalizeConfig
+from srrg.settings.score import ScoreSection
+from srrg.settings.stats import StatsConfig
 from srrg.text.decode import read_mapping_file
 
 SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
 GENERATED = "Generated from the config dataclasses by `srrg config-schema`; do not edit (docs/config.md)."
 
-# section -> (module, class); imported on demand (some modules load torch or spaCy)
-SECTIONS: dict[str, tuple[str, str]] = {
-    "ingest": ("srrg.settings.ingest", "IngestConfig"),
-    "extract": ("srrg.settings.extract", "ExtractConfig"),
-    "normalize": ("srrg.settings.normalize", "NormalizeConfig"),
-    "llm": ("srrg.settings.llm", "LLMConfig"),
-    "dataset": ("srrg.settings.dataset", "DatasetConfig"),
-    "stats": ("srrg.settings.stats", "StatsConfig"),
-    "train": ("srrg.settings.model", "TrainConfig"),
-    "infer": ("srrg.settings.model", "InferConfig"),
-    "score": ("srrg.settings.score", "ScoreSection"),
-    "judge": ("srrg.settings.judge", "JudgeSection"),
-    "metaeval": ("srrg.settings.metaeval", "MetaevalSection"),
-    "judge_train": ("srrg.settings.judge_train", "JudgeTrainSection"),
-}
-# hook -> (module, class) of the settings a section holds under that key, built like a section
-NESTED: dict[str, tuple[str, str]] = {
+SECTIONS: dict[str, type] = {
+    "ingest": IngestConfig,
+    "extract": ExtractConfig,
+    "normalize": NormalizeConfig,
+    "llm": LLMConfig,
+    "dataset": DatasetConfig,
+    "stats": StatsConfig,
+    "train": TrainConfig,
+    "infer": InferConfig,
+    "score": ScoreSection,
+    "judge": JudgeSection,
+    "metaeval": MetaevalSection,
+    "judge_train": JudgeTrainSection,
 }
 # keys of a section class that are not part of its config.yaml section (normalize gets the
 # top-level llm section from the workflow, not a copy of its own)
 NOT_IN_SECTION: dict[str, frozenset[str]] = {"normalize": frozenset({"llm"})}
-
-
-def _hook(name: str) -> dict[str, Any]:
-    return {"schema_hook": name}
-
-
-def section_class(name: str) -> type:
-    module, cls = SECTIONS[name]
-    return getattr(importlib.import_module(module), cls)
 
 
 # ---- schema generation ------------------------------------------------------------------------
@@ -75,7 +74,8 @@ def type_schema(tp: Any, with_defaults: bool = True) -> dict[str, Any]:
     if tp in _SIMPLE:
         return {"type": _SIMPLE[tp]}
     if origin is Literal:
-        return {"enum": list(typing.get_args(tp))}
+        values = list(typing.get_args(tp))
+        return {"type": "string", "enum": values} if all(isinstance(v, str) for v in values) else {"enum": values}
     if origin in (typing.Union, types.UnionType):
         members = [type_schema(a, with_defaults) for a in typing.get_args(tp)]
         if all(set(m) == {"type"} for m in members):
@@ -149,8 +149,6 @@ def dataclass_schema(cls: type, skip: frozenset[str] = frozenset(), with_default
 def _metric_options() -> dict[str, Any]:
     """Each registered metric's options: the schema of its class in METRIC_OPTIONS (any object
     for a metric without options; the pre-check refuses options there)."""
-    from srrg.settings.metrics import METRIC_OPTIONS
-
     props = {
         name: dataclass_schema(cls, with_defaults=False) if cls else {"type": "object"}
         for name, cls in sorted(METRIC_OPTIONS.items())
@@ -159,8 +157,6 @@ def _metric_options() -> dict[str, Any]:
 
 
 def _metric_names() -> dict[str, Any]:
-    from srrg.settings.metrics import METRIC_OPTIONS
-
     return {"type": "array", "items": {"enum": sorted(METRIC_OPTIONS)}}
 
 
@@ -185,20 +181,16 @@ def _ratings_datasets() -> dict[str, Any]:
 
 
 def _llm_overrides() -> dict[str, Any]:
-    from srrg.settings.llm import LLMConfig
-
     return dataclass_schema(LLMConfig, with_defaults=False)
 
 
 def _runs() -> dict[str, Any]:
-    from srrg.settings.model import RunSpec
-
     run = dataclass_schema(RunSpec)
     run["properties"]["name"]["pattern"] = "^[A-Za-z0-9_]+$"
     # a run's overrides are train settings and its infer a slice of `infer`: the same keys, types
     # and ranges, without defaults (what a run leaves out comes from the sections)
     for key, section in (("overrides", "train"), ("infer", "infer")):
-        run["properties"][key] = {**dataclass_schema(section_class(section), with_defaults=False), "default": {}}
+        run["properties"][key] = {**dataclass_schema(SECTIONS[section], with_defaults=False), "default": {}}
     return {"type": "array", "items": run, "description": "One model x target per run; names: letters, digits, '_'."}
 
 
@@ -211,21 +203,17 @@ HOOKS = {
 }
 
 
-def section_class_of(module: str, cls: str) -> type:
-    return getattr(importlib.import_module(module), cls)
-
-
 def _generated_section(name: str) -> dict[str, Any]:
     """The schema of one section, generated from its class (srrg.config.section_schema reads a
     section back from the generated file)."""
     if name == "train":  # the TrainConfig keys and `runs` side by side in one section
-        schema = dataclass_schema(section_class(name), with_defaults=False)  # defaults: TrainConfig, per run
+        schema = dataclass_schema(SECTIONS[name], with_defaults=False)  # defaults: TrainConfig, per run
         schema["properties"] = {"runs": _runs(), **schema["properties"]}
         schema["description"] = (
             "Models and runs (srrg train; docs/model.md): the train settings, and `runs` with per-run overrides."
         )
         return {**schema, "default": {}}
-    return {**dataclass_schema(section_class(name), NOT_IN_SECTION.get(name, frozenset())), "default": {}}
+    return {**dataclass_schema(SECTIONS[name], NOT_IN_SECTION.get(name, frozenset())), "default": {}}
 
 
 def config_schema() -> dict[str, Any]:
@@ -263,21 +251,6 @@ def render(schema: Mapping[str, Any]) -> str:
     return json.dumps({"$comment": GENERATED, **schema}, indent=1, ensure_ascii=False) + "\n"
 
 
-def run_config_schema(path: Path, check: bool) -> str:
-    """The config-schema stage: the generated schema written to path or, with check, compared with
-    it (StageFailed when stale); returns the line it prints."""
-    from srrg.errors import StageFailed
-    from srrg.io import write_text
-
-    text = render(config_schema())
-    if check:
-        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
-            raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
-        return f"{path}: up to date"
-    write_text(path, text)
-    return f"wrote {path}"
-
-
 # ---- checks before the first job ---------------------------------------------------------------
 
 
@@ -294,16 +267,13 @@ def check_workflow_config(data: Mapping[str, Any], files: typing.Iterable[Any] =
 
 
 def check_sections(cfg: Mapping[str, Any]) -> None:
-    """Build every section's typed class (SECTIONS) from the merged config, and the settings nested
-    in them (NESTED: metaeval.correlate, judge_train.train; each metric's options; each ratings
-    dataset), so their own checks (ranges, allowed values, weights that sum to 1, secrets in llm
-    settings) run at `snakemake -n`; then the checks across sections. The one class not built is
-    the extract section's (its module loads spaCy; the schema checks all of it: docs/config.md)."""
-    from srrg.config import check_installed, check_results_dir
-    from srrg.settings.model import run_specs
-
+    """Build every section's settings class (SECTIONS) from the merged config, with all they nest
+    (metaeval.correlate, each ratings dataset and its adapter's options, judge_train.train), so
+    their own checks (ranges, allowed values, weights that sum to 1, secrets in llm settings) run
+    at `snakemake -n`; then what lies across sections: each run's slice, each metric's options,
+    the llm settings every LLM user gets and whether its endpoint may be used."""
     checks: list[tuple[str, Any]] = [("results_dir", lambda: check_results_dir(cfg["results_dir"]))]
-    checks += [(name, lambda n=name: build_section(cfg, n)) for name in SECTIONS if name not in SCHEMA_ONLY]
+    checks += [(name, lambda n=name: build_section(cfg, n)) for name in SECTIONS]
     checks += [
         ("extract", lambda: check_installed(cfg["extract"].get("spacy_model"), "extract.spacy_model")),
         ("judge.llm", lambda: _check_judges(cfg)),
@@ -320,43 +290,35 @@ def check_sections(cfg: Mapping[str, Any]) -> None:
             checks.append((f"metaeval.grid.models.{name}", lambda n=name: _check_grid_model(cfg, n)))
     for where, options in (("score.options", cfg["score"]["options"]), ("judge.options", cfg["judge"]["options"])):
         for metric, values in options.items():
-            checks.append((f"{where}.{metric}", lambda m=metric, v=values: _check_metric_options(m, v)))
+            checks.append((f"{where}.{metric}", lambda w=where, m=metric, v=values: _check_metric_options(w, m, v)))
     for where, check in checks:
         try:
             check()
         except ValueError as err:
-            raise ConfigError(f"{where}: {one_line(err)}") from None
+            raise ConfigError(_located(where, err)) from None
 
 
-# sections whose class the pre-check does not build (the schema checks them whole: a test shows
-# that every value the class refuses, the schema refuses)
-SCHEMA_ONLY = frozenset({"extract"})
+def _located(where: str, err: ValueError) -> str:
+    """The one line of a refused value: a settings class names the dotted key itself; any other
+    check is prefixed by where it looked."""
+    return one_line(err) if isinstance(err, SettingsError) and err.located else f"{where}: {one_line(err)}"
 
 
 def build_section(cfg: Mapping[str, Any], name: str) -> Any:
-    """The typed class of one section from the merged config, as its stage builds it, with the
-    settings nested under its NESTED keys built too (each named by its dotted key)."""
-    from srrg.config import from_dict
-
+    """The settings of one section from the merged config, as its stage builds them (nested
+    settings included, each named by its dotted key)."""
     if name == "normalize":  # with the llm section when its method is llm
         return _check_normalize(cfg)
-    cls = section_class(name)
     data = dict(cfg[name])
     if name == "train":  # the settings every run starts from; each run's slice: _check_run
         data.pop("runs", None)
-    built = cls.from_dict(data) if name == "llm" else from_dict(cls, data, name)  # llm: refuses secrets too
-    for f in dataclasses.fields(cls):
-        hook = f.metadata.get("schema_hook")
-        if hook in NESTED and data.get(f.name) is not None:
-            from_dict(section_class_of(*NESTED[hook]), data[f.name], f"{name}.{f.name}")
-    return built
+    if name == "llm":  # refuses secrets too
+        return LLMConfig.from_dict(data)
+    return build(SECTIONS[name], data, name)
 
 
 def _check_normalize(cfg: Mapping[str, Any]) -> Any:
     """The normalize section as its stage gets it (the llm section only with method llm)."""
-    from srrg.llm.guard import check_usable
-    from srrg.settings.normalize import NormalizeConfig
-
     llm = {"llm": cfg["llm"]} if cfg["normalize"]["method"] == "llm" else {}
     normalize = NormalizeConfig.from_dict({**cfg["normalize"], **llm})
     if normalize.method == "llm":
@@ -367,50 +329,36 @@ def _check_normalize(cfg: Mapping[str, Any]) -> Any:
 def _check_judges(cfg: Mapping[str, Any]) -> None:
     """The judges' llm (the llm section under judge.llm), usable when any LLM judge runs: in the
     judge stage or on a ratings dataset of metaeval."""
-    from srrg.llm.guard import check_usable
-    from srrg.settings.llm import LLMConfig
-
     llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})
-    judges = set(LLM_JUDGES)
     used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
-    if judges & set(used):
-        check_usable(llm, f"the LLM judges ({', '.join(sorted(judges & set(used)))})")
+    judges = set(LLM_JUDGES) & set(used)
+    if judges:
+        check_usable(llm, f"the LLM judges ({', '.join(sorted(judges))})")
 
 
 def _check_judge_train_llm(cfg: Mapping[str, Any]) -> None:
     """judge_train.llm as judge-train-score gets it: local-backend settings."""
-    from srrg.settings.llm import LLMConfig
-
     LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})
 
 
 def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
     """One judge model of VERT's grid as its cells get it (the judges' llm, the model's settings
     over it; srrg.metaeval.grid.grid_cell_options): valid and usable before any job starts."""
-    from srrg.llm.guard import check_usable
-    from srrg.settings.llm import LLMConfig
-
     model = cfg["metaeval"]["grid"]["models"][name]
     check_usable(LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"], **model}), f"VERT's grid model {name!r}")
 
 
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:
     """One run's train settings, and its infer settings against the model they decode."""
-    from srrg.config import from_dict
-    from srrg.settings.model import TrainConfig, check_decoding, run_slice
-
-    train = from_dict(TrainConfig, run_slice(cfg, name, "train"), "train")
+    train = build(TrainConfig, run_slice(cfg, name, "train"), "train")
     check_decoding(run_slice(cfg, name, "infer"), train.model.max_target_tokens)
 
 
-def _check_metric_options(metric: str, options: Mapping[str, Any]) -> None:
+def _check_metric_options(where: str, metric: str, options: Mapping[str, Any]) -> None:
     """One metric's options built as the metric builds them (srrg.metrics.base.Metric), from its
     class in METRIC_OPTIONS; options for a metric that takes none are refused."""
-    from srrg.config import from_dict
-    from srrg.settings.metrics import METRIC_OPTIONS
-
     config_class = METRIC_OPTIONS[metric]
     if config_class is not None:
-        from_dict(config_class, options, f"{metric} options")
+        build(config_class, options, f"{where}.{metric}")
     elif options:
         raise ValueError(f"metric {metric!r} takes no options, got {', '.join(sorted(options))}")

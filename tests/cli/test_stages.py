@@ -136,10 +136,22 @@ def test_import_graph_has_no_cycle():
     assert codedeps.cycles(codedeps.import_graph(by_name=False)) == []
 
 
-# The lower layers of docs/cli.md and what each may import: the bottom (errors, text, the vocabulary
-# data) only itself; the structured report and the config layer only the bottom.
+# The lower layers of docs/cli.md and what each may import: the settings classes nothing of srrg
+# but themselves (tests/config/test_import_floors.py: nothing but the standard library); the
+# bottom (errors, text, the vocabulary data) only itself; the structured report only the bottom;
+# the door (srrg.config) the bottom and the settings; the config tree (schema and pre-check) the
+# door and the privacy guard, which reads llm settings.
+SETTINGS = ("srrg.settings",)
 BOTTOM = ("srrg.errors", "srrg.text", "srrg.vocab")
-LAYERS = {BOTTOM: BOTTOM, ("srrg.report",): BOTTOM, ("srrg.config",): BOTTOM}
+DOOR = ("srrg.config", *BOTTOM, *SETTINGS)
+LAYERS = {
+    SETTINGS: SETTINGS,
+    BOTTOM: BOTTOM,
+    ("srrg.report",): BOTTOM,
+    ("srrg.config",): DOOR,
+    ("srrg.privacy",): ("srrg.errors", *SETTINGS),
+    ("srrg.config_tree",): (*DOOR, "srrg.privacy"),
+}
 
 
 def _in(name: str, packages: tuple[str, ...]) -> bool:

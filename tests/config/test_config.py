@@ -114,7 +114,7 @@ def test_from_dict_builds_nested_dataclasses():
     got = C.from_dict(_Outer, {"inner": {"x": 2}, "maybe": {"x": 3}, "items": [{"x": 4}], "name": "b"})
     assert got == _Outer(_Inner(2), _Inner(3), (_Inner(4),), "b")
     assert C.from_dict(_Outer, {}) == _Outer()
-    with pytest.raises(C.ConfigError, match=r"unknown key\(s\) y in inner"):
+    with pytest.raises(C.ConfigError, match=r"unknown key\(s\) inner\.y \(allowed: x\)"):
         C.from_dict(_Outer, {"inner": {"y": 1}})
 
 

@@ -44,7 +44,7 @@ MISTAKES = [
         {"stats": {"dpi": 100000}},
         r"stats.dpi: 100000 is greater than the maximum of 600",
     ),  # (Low) 100000 exhausted memory
-    ({"dataset": {"compression_level": 50}}, r"dataset: compression_level 50 is out of range for zstd \(1-22\)"),
+    ({"dataset": {"compression_level": 50}}, r"dataset\.compression_level 50 is out of range for zstd \(1-22\)"),
     ({"dataset": {"compression": "gzip", "compression_level": 10}}, r"out of range for gzip \(1-9\)"),
 ]
 

@@ -26,7 +26,7 @@ import pytest
 
 import srrg
 from srrg.config import validate
-from srrg.config_tree import SECTIONS, section_class, section_class_of
+from srrg.config_tree import SECTIONS
 from srrg.settings.metrics import METRIC_OPTIONS
 from srrg.settings.model import RunSpec
 from srrg.text.decode import read_mapping_file
@@ -36,11 +36,9 @@ REPO = SRC.parents[1]
 
 
 def _config_classes() -> set[type]:
-    """Every config dataclass: the sections, what their fields nest, the classes behind the schema
-    hooks (runs, metaeval.correlate, judge_train.train) and the metrics' option classes."""
-    roots = [section_class(name) for name in SECTIONS]
-    roots += [RunSpec, section_class_of("srrg.settings.metaeval", "MetaevalConfig")]
-    roots += [section_class_of("srrg.settings.judge_train", "JudgeTrainConfig")]
+    """Every config dataclass: the sections, what their fields nest (metaeval.correlate,
+    judge_train.train, ...), the runs' class and the metrics' option classes."""
+    roots = [*SECTIONS.values(), RunSpec]
     roots += [c for c in METRIC_OPTIONS.values() if c is not None]
     seen: set[type] = set()
     todo = list(roots)
@@ -129,7 +127,7 @@ def _package_defaults() -> dict[str, Any]:
     """What an empty config gives: the schema defaults, and the train settings' dataclass defaults
     (the train section's schema leaves them to TrainConfig, per run)."""
     defaults = validate({})
-    train = dataclasses.asdict(section_class("train")())
+    train = dataclasses.asdict(SECTIONS["train"]())
     defaults["train"] = {**train, **defaults["train"]}
     return defaults
 

@@ -25,7 +25,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from srrg.config import ConfigError, from_dict, load_schema
-from srrg.config_tree import SECTIONS, section_class
+from srrg.config_tree import SECTIONS
+from srrg.settings.judge import LLM_JUDGES
+from srrg.settings.metrics import METRIC_OPTIONS
 from srrg.text.decode import read_mapping_file
 
 BASE = read_mapping_file("config.yaml")
@@ -136,20 +138,6 @@ def _class_fields(cls: type, path: tuple[str, ...]) -> Iterator[tuple[tuple[str,
             yield (*path, f.name), probes
 
 
-def _metric_option_classes() -> dict[str, type]:
-    from srrg.metrics.base import get_metric
-
-    out = {}
-    for name in SCHEMA["properties"]["score"]["properties"]["options"]["properties"]:
-        try:
-            cls = type(get_metric(name))
-        except Exception:  # noqa: BLE001 - an optional backend (RadEval) that is not installed
-            continue
-        if cls.config_class is not None:
-            out[name] = cls.config_class
-    return out
-
-
 def class_roots() -> list[tuple[tuple[str, ...], type, Any]]:
     """(config path, class, how the stage builds it) of every settings class the stages build."""
     from srrg.settings.judge_train import JudgeTrainConfig
@@ -157,16 +145,16 @@ def class_roots() -> list[tuple[tuple[str, ...], type, Any]]:
     from srrg.settings.metaeval import MetaevalConfig
 
     roots: list[tuple[tuple[str, ...], type, Any]] = [
-        ((name,), section_class(name), None) for name in SECTIONS if name not in {"normalize", "llm"}
+        ((name,), cls, None) for name, cls in SECTIONS.items() if name not in {"normalize", "llm"}
     ]
     roots += [
         (("llm",), LLMConfig, LLMConfig.from_dict),
         (("metaeval", "correlate"), MetaevalConfig, None),
         (("judge_train", "train"), JudgeTrainConfig, None),
     ]
-    for metric, cls in _metric_option_classes().items():
-        where = "judge" if metric in {"green", "vert", "gema", "proxy_rating"} else "score"
-        roots.append(((where, "options", metric), cls, None))
+    for metric, cls in METRIC_OPTIONS.items():
+        if cls is not None:
+            roots.append((("judge" if metric in LLM_JUDGES else "score", "options", metric), cls, None))
     return roots
 
 

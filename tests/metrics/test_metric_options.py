@@ -52,8 +52,8 @@ def test_choices_written_once_agree_with_the_code_that_uses_them():
         (GreenConfig, {"modality": "{x}"}, "judge.options.green.modality must match"),
         (VertConfig, {"variant": "fancy"}, "judge.options.green.variant must be one of direct, formula, rubric"),
         (VertConfig, {"few_shot": {"k": -1}}, "judge.options.green.few_shot.k must be >= 0"),
-        (VertConfig, {"few_shot": {"k": 2}}, "judge.options.green.few_shot few_shot.k > 0 needs few_shot.source"),
-        (SScoreConfig, {"w_prob": 0.5}, "judge.options.green S-Score weights w_prob, w_level, w_loc must sum to 1"),
+        (VertConfig, {"few_shot": {"k": 2}}, "judge.options.green.few_shot: few_shot.k > 0 needs few_shot.source"),
+        (SScoreConfig, {"w_prob": 0.5}, "judge.options.green: S-Score weights w_prob, w_level, w_loc must sum to 1"),
     ],
 )
 def test_a_refused_option_names_its_dotted_key(cls: type, data: dict, message: str):

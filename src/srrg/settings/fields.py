@@ -42,8 +42,8 @@ class SettingsError(ValueError):
     """A value a settings class refuses: `key` is the dotted key (as complete as the builder
     knows it), `problem` what is wrong with it. The door (srrg.config) turns it into one line."""
 
-    def __init__(self, key: str, problem: str, located: bool = False):
-        super().__init__(f"{key} {problem}" if key else problem)
+    def __init__(self, key: str, problem: str, located: bool = False, joiner: str = " "):
+        super().__init__(f"{key}{joiner}{problem}" if key else problem)
         self.key, self.problem, self.located = key, problem, located
 
 
@@ -206,5 +206,5 @@ def build(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> T:
         if err.located:
             raise
         raise SettingsError(_join(where, err.key), err.problem, located=True) from None
-    except ValueError as err:  # a rule across fields
-        raise SettingsError(where, str(err), located=True) from None
+    except ValueError as err:  # a rule across fields: "where: what is wrong"
+        raise SettingsError(where, str(err), located=True, joiner=": ") from None
