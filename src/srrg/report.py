@@ -19,7 +19,7 @@ import json_repair
 import msgspec
 import simplejson
 
-from srrg.text.normalize import normalize_text
+from srrg.text.spelling import plain_spelling
 
 VALID, REPAIRED, UNPARSEABLE = "valid", "repaired", "unparseable"
 STATUSES = (VALID, REPAIRED, UNPARSEABLE)
@@ -127,7 +127,7 @@ def canonical_name(name: str, synonyms: Mapping[str, str] | None = None) -> str:
         if len(name) <= PHRASE_CACHE_MAX_CHARS:
             return _default_canonical(name)
         synonyms = default_synonyms()
-    key = normalize_text(name)
+    key = plain_spelling(name)
     return synonyms.get(key, key)
 
 
@@ -148,18 +148,18 @@ def _coerce_optional_text(value: Any) -> tuple[str | None, bool]:
     if value is None:
         return None, True
     if isinstance(value, str):
-        text = normalize_text(value)
+        text = plain_spelling(value)
         if text in {"", "null", "none"}:
             return None, False
         return text, text == value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return normalize_text(str(value)), False
+        return plain_spelling(str(value)), False
     return None, False
 
 
 def _coerce_name(value: Any) -> tuple[str | None, bool]:
     if isinstance(value, str) and value.strip():
-        name = normalize_text(value)
+        name = plain_spelling(value)
         return name, name == value
     return None, False
 
@@ -209,13 +209,13 @@ def from_obj(obj: Any) -> tuple[StructuredReport, bool]:
 
 
 def _is_canonical_name(name: str) -> bool:
-    """A finding name as canonicalize() leaves it: normalized, the vocabulary's canonical name, at
+    """A finding name as canonicalize() leaves it: plain spelling, the vocabulary's canonical name, at
     most PHRASE_CACHE_MAX_CHARS. Names found canonical are remembered (_CANONICAL_NAMES)."""
     if name in _CANONICAL_NAMES:
         return True
     if type(name) is not str or len(name) > PHRASE_CACHE_MAX_CHARS or not name.strip():
         return False
-    if normalize_text(name) != name or _default_canonical(name) != name:
+    if plain_spelling(name) != name or _default_canonical(name) != name:
         return False
     if len(_CANONICAL_NAMES) < CANONICAL_CACHE_SIZE:
         _CANONICAL_NAMES.add(name)
@@ -223,13 +223,13 @@ def _is_canonical_name(name: str) -> bool:
 
 
 def _is_canonical_text(text: str) -> bool:
-    """A level, location or size as from_obj() leaves it: normalized, not a spelled-out null, at
+    """A level, location or size as from_obj() leaves it: plain spelling, not a spelled-out null, at
     most PHRASE_CACHE_MAX_CHARS. Texts found canonical are remembered (_CANONICAL_TEXTS)."""
     if text in _CANONICAL_TEXTS:
         return True
     if type(text) is not str or len(text) > PHRASE_CACHE_MAX_CHARS:
         return False
-    if text in {"", "null", "none"} or normalize_text(text) != text:
+    if text in {"", "null", "none"} or plain_spelling(text) != text:
         return False
     if len(_CANONICAL_TEXTS) < CANONICAL_CACHE_SIZE:
         _CANONICAL_TEXTS.add(text)
@@ -301,7 +301,7 @@ def index_report(report: StructuredReport) -> ReportIndex:
 def _canonical_parts(text: str) -> tuple[ReportIndex, tuple[str, ...]] | None:
     """The index (index_report's) and the negative names of a text that is already canonical JSON,
     as the extractor and to_json() write it (exactly the two lists, findings with to_dict()'s keys,
-    an int probability 1..3, canonical names once each, normalized or null attributes); None for
+    an int probability 1..3, canonical names once each, plain-spelled or null attributes); None for
     anything else, which the general path (decode_json + from_obj + canonicalize) then reads. Where
     it returns, the report is the one the general path builds, with nothing coerced or changed
     (status valid): the same conditions, the shape checked by the decoder and the values once per

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srrg.metrics.nlg import PTB_PUNCTUATION, clean_r2gen, ptb_tokenize, tokenize
-from srrg.text.normalize import CACHE_MAX_CHARS, normalize_text
+from srrg.text.spelling import CACHE_MAX_CHARS, plain_spelling
 
 # every printable ASCII character, line breaks, and the class edges several times over so that
 # Hypothesis draws them often
@@ -101,12 +101,12 @@ def test_r2gen_character_class_edges(char, kept):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=40) | st.text(min_size=CACHE_MAX_CHARS - 2, max_size=CACHE_MAX_CHARS + 40))
-def test_normalize_text_is_lower_case_with_whitespace_collapsed(text):
+def test_plain_spelling_is_lower_case_with_whitespace_collapsed(text):
     # docs/report.md: lower case, whitespace collapsed (and trimmed); the same on both sides of the
     # cache's length limit
     expected = " ".join(text.split()).lower()
-    assert normalize_text(text) == expected
-    assert normalize_text(normalize_text(text)) == expected
+    assert plain_spelling(text) == expected
+    assert plain_spelling(plain_spelling(text)) == expected
 
 
 @settings(max_examples=200, deadline=None)

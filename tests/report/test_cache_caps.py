@@ -7,17 +7,17 @@ import time
 
 from srrg import report
 from srrg.metrics import sscore
-from srrg.text import normalize
+from srrg.text import spelling
 
 
-def test_normalize_text_caches_phrases_but_not_long_texts():
+def test_plain_spelling_caches_phrases_but_not_long_texts():
     phrase = "  Left   LOWER lobe "
-    assert normalize.normalize_text(phrase) == "left lower lobe"
-    size = normalize._cached.cache_info().currsize
+    assert spelling.plain_spelling(phrase) == "left lower lobe"
+    size = spelling._cached.cache_info().currsize
     long_text = "Mild  Cardiomegaly. " * 20  # 400 characters: a report, not a phrase
-    assert normalize.normalize_text(long_text) == ("mild cardiomegaly. " * 20).strip()
-    assert normalize.normalize_text("x" * normalize.CACHE_MAX_CHARS) == "x" * normalize.CACHE_MAX_CHARS
-    assert normalize._cached.cache_info().currsize <= size + 1  # the 256-character value only
+    assert spelling.plain_spelling(long_text) == ("mild cardiomegaly. " * 20).strip()
+    assert spelling.plain_spelling("x" * spelling.CACHE_MAX_CHARS) == "x" * spelling.CACHE_MAX_CHARS
+    assert spelling._cached.cache_info().currsize <= size + 1  # the 256-character value only
 
 
 def test_broken_json_over_the_repair_cap_is_unparseable_at_once():

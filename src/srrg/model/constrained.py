@@ -29,7 +29,7 @@ from srrg.report import SCHEMA_PATH
 
 # the separators of json.dumps' default output, which StructuredReport.to_json (the target) writes
 SEPARATORS = (", ", ": ")
-# a text as normalize_text leaves it (lower case, single spaces, no space at either end), without
+# a text as plain_spelling leaves it (lower case, single spaces, no space at either end), without
 # quotes or backslashes, so the JSON string holds no escape
 TEXT_PATTERN = r"^[a-z0-9,.;:()/'-]+( [a-z0-9,.;:()/'-]+)*$"
 
@@ -48,7 +48,7 @@ def finding_levels() -> list[str]:
 def report_schema() -> dict[str, Any]:
     """The packaged report schema narrowed to what to_json writes from vocabulary terms: the four
     finding keys of Finding.to_dict always present (size optional), names and levels as enums,
-    probability 1-3, normalized texts (TEXT_PATTERN; their length is bounded by the token budget,
+    probability 1-3, plain-spelled texts (TEXT_PATTERN; their length is bounded by the token budget,
     ReportConstraint), each list at most one entry per name."""
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     names = finding_names()

@@ -24,7 +24,7 @@ from srrg.normalize.vocabulary import (
     SITE_ORDER,
     SITES,
 )
-from srrg.text.normalize import normalize_text
+from srrg.text.spelling import plain_spelling
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Parse:
 
 def tokens(phrase: str) -> list[str]:
     """Lower-case word tokens; hyphens and slashes separate words ("mid-lung" -> mid, lung)."""
-    return re.findall(r"[a-z]+", normalize_text(phrase))
+    return re.findall(r"[a-z]+", plain_spelling(phrase))
 
 
 def parse_phrase(phrase: str) -> Parse:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from srrg import vocab
-from srrg.text.normalize import normalize_text
+from srrg.text.spelling import plain_spelling
 
 # a header: at the start of a line (or text), words then a colon; MIMIC writes them upper case.
 # It is only tried at line starts (a report has few lines), not searched for at every character.
@@ -42,7 +42,7 @@ def split_sections(text: str, headers: Mapping[str, str] | None = None) -> list[
         if m is None:
             continue
         header = m.group(1)
-        key = normalize_text(header)
+        key = plain_spelling(header)
         if key in table:
             cuts.append((m.start(1), m.end(), table[key], header))
     sections: list[Section] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from srrg.text.normalize import normalize_text
+from srrg.text.spelling import plain_spelling
 
 
 class VocabularyError(ValueError):
@@ -72,7 +72,7 @@ def _phrases(values: Any, where: str) -> tuple[str, ...]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         # YAML reads a bare no / yes / on as a boolean: such words must be quoted
         raise VocabularyError(f'{where}: expected a list of strings (quote words like "no")')
-    return tuple(dict.fromkeys(normalize_text(v) for v in values if v.strip()))
+    return tuple(dict.fromkeys(plain_spelling(v) for v in values if v.strip()))
 
 
 @lru_cache(maxsize=1)
@@ -81,7 +81,7 @@ def findings() -> Mapping[str, tuple[str, ...]]:
     table: dict[str, tuple[str, ...]] = {}
     owner: dict[str, str] = {}
     for entry in load_data("findings.yaml")["findings"]:
-        name = normalize_text(entry["name"])
+        name = plain_spelling(entry["name"])
         if name in table:
             raise VocabularyError(f"findings.yaml: finding {name!r} is listed twice")
         forms = tuple(dict.fromkeys((name, *_phrases(entry.get("synonyms", []), f"findings.yaml:{name}"))))
@@ -102,7 +102,7 @@ def compositions() -> tuple[Composition, ...]:
     known = findings()
     out = []
     for entry in load_data("findings.yaml").get("compositions", []):
-        finding = normalize_text(entry["finding"])
+        finding = plain_spelling(entry["finding"])
         if finding not in known:
             raise VocabularyError(f"findings.yaml: composition for unknown finding {finding!r}")
         where = f"findings.yaml:compositions:{finding}"
@@ -164,7 +164,7 @@ def normals() -> Normals:
 def compounds() -> Mapping[str, tuple[str, ...]]:
     """One surface form -> the several findings it reports ("fibronodular")."""
     raw = load_data("findings.yaml").get("compounds", {})
-    return {normalize_text(k): tuple(sorted(_known(v, f"findings.yaml:compounds:{k}"))) for k, v in raw.items()}
+    return {plain_spelling(k): tuple(sorted(_known(v, f"findings.yaml:compounds:{k}"))) for k, v in raw.items()}
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def nodular_opacity_forms() -> frozenset[str]:
 def severity_map() -> Mapping[str, str]:
     """Severity surface form -> level written into the report."""
     raw = load_data("attributes.yaml")["severity"]
-    return {normalize_text(str(k)): normalize_text(str(v)) for k, v in raw.items()}
+    return {plain_spelling(str(k)): plain_spelling(str(v)) for k, v in raw.items()}
 
 
 @lru_cache(maxsize=1)

@@ -20,8 +20,8 @@ import numpy as np
 from srrg.errors import UserError
 from srrg.io import read_table
 from srrg.metrics.judges.common import parse_direct_score
-from srrg.report import normalize_text
 from srrg.settings.metrics import FewShotConfig
+from srrg.text.spelling import plain_spelling
 
 COLUMNS = ("pair_id", "reference", "candidate", "target", "split", "status")
 EXAMPLES_FILE = "examples.parquet"
@@ -71,11 +71,11 @@ def shots_for(cfg: FewShotConfig) -> tuple[Shot, ...]:
 
 
 def refuse_overlap(shots: Sequence[Shot], refs: Sequence[str], hyps: Sequence[str]) -> None:
-    """A UserError when a scored pair (normalized reference and candidate) is one of the shots:
+    """A UserError when a scored pair (reference and candidate in plain spelling) is one of the shots:
     the judge would be shown the expert's score of the pair it is asked to score."""
-    shown = {(normalize_text(s.reference), normalize_text(s.candidate)): s.pair_id for s in shots}
+    shown = {(plain_spelling(s.reference), plain_spelling(s.candidate)): s.pair_id for s in shots}
     for i, (r, h) in enumerate(zip(refs, hyps, strict=True)):
-        pair_id = shown.get((normalize_text(r or ""), normalize_text(h or "")))
+        pair_id = shown.get((plain_spelling(r or ""), plain_spelling(h or "")))
         if pair_id is not None:
             raise UserError(
                 f"pair {i} being scored is few-shot example {pair_id}: draw shots from the training part only "

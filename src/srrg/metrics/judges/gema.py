@@ -48,8 +48,8 @@ from srrg.metrics.judges.common import (
     truncate_words,
     worst,
 )
-from srrg.report import normalize_text
 from srrg.settings.metrics import GEMA_ASPECTS, GEMA_DIMENSIONS, GemaConfig
+from srrg.text.spelling import plain_spelling
 from srrg.vocab import severity_map, synonym_map
 
 NAME = "gema"
@@ -92,7 +92,7 @@ SUBJECTIVE_SCHEMA = object_schema(
 def _optional(value: Any) -> str | None:
     if value is None or not isinstance(value, (str, int, float)) or isinstance(value, bool):
         return None
-    text = normalize_text(str(value))
+    text = plain_spelling(str(value))
     return None if text in {"", "null", "none", "n/a", "unknown"} else text
 
 
