@@ -133,7 +133,9 @@ def files(tmp_path):
 
 
 def test_case_list_has_one_case_per_scored_study_and_counts_the_rest(files):
-    data = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test", files["judge"])
+    data = case_list(
+        RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test", judge=files["judge"]
+    )
     assert [s["id"] for s in data["studies"]] == ["s1", "s2", "s3", "s4", "s5"]
     assert data["unscored"] == {"view_filtered": 1}
     assert data["structured"] and data["target"] == "json" and data["images"] == "phantom"
@@ -204,7 +206,9 @@ def test_comparison_is_keyed_by_study(files):
 
 
 def test_page_is_self_contained_and_its_data_cannot_close_the_script(files):
-    data = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test", files["judge"])
+    data = case_list(
+        RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test", judge=files["judge"]
+    )
     data["compare"] = []
     page = render_page(data, "Cases <of> base")
     assert "<title>Cases &lt;of&gt; base</title>" in page

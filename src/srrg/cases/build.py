@@ -167,13 +167,15 @@ def case_list(
     run: RunTables,
     dataset: Path,
     split: str,
+    *,
     judge: Path | None = None,
     image_root: str | None = None,
     thumbnail_size: int = 64,
     processes: int = 1,
     cache_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """The page's data for one run: columns, counts and one entry per scored study."""
+    """The page's data for one run: columns, counts and one entry per scored study (the settings after
+    `split` by keyword only, as CasesOptions names them)."""
     df, unscored = scored_run(run)
     cols = Columns()
     cols.add(df, skip=("study_id", "infer_status"))  # every scored study's infer_status is ok
@@ -198,7 +200,9 @@ def case_list(
     modes = sorted(set(df["images"].drop_nulls()))
     mode = modes[0] if len(modes) == 1 else "placeholder"
     reports, paths = image_jobs(df, rows, mode, image_root)
-    pictures = thumbnails(mode, df["study_id"].to_list(), reports, paths, thumbnail_size, processes, cache_dir)
+    pictures = thumbnails(
+        mode, df["study_id"].to_list(), reports, paths, thumbnail_size, processes=processes, cache_dir=cache_dir
+    )
     studies = []
     for row, (uri, note) in zip(df.iter_rows(named=True), pictures):
         entry = {

@@ -83,6 +83,15 @@ def run_cases(options: CasesOptions) -> tuple[dict[str, Any], int]:
     """The cases stage: the run's page data (case_list) with the comparison runs, written as one
     page to options.out; returns the data and the page's size in bytes."""
     o = options
-    data = case_list(o.run, o.dataset, o.split, o.judge, o.image_root, o.thumbnail_size, o.processes, o.cache_dir)
+    data = case_list(
+        o.run,
+        o.dataset,
+        o.split,
+        judge=o.judge,
+        image_root=o.image_root,
+        thumbnail_size=o.thumbnail_size,
+        processes=o.processes,
+        cache_dir=o.cache_dir,
+    )
     data["compare"] = [comparison(other) for other in o.compare]
     return data, write_page(data, o.out, o.title)

@@ -158,6 +158,7 @@ def thumbnails(
     reports: Sequence[StructuredReport | None],
     paths: Sequence[str | None],
     size: int,
+    *,
     processes: int = 1,
     cache_dir: str | Path | None = None,
 ) -> list[tuple[str | None, str]]:
