@@ -27,7 +27,9 @@ def test_human_targets_are_the_readers_targets():
 
 
 def test_a_misspelt_option_is_refused_by_the_entry_and_by_load_dataset(tmp_path):
-    with pytest.raises(ValueError, match=r"^metaeval.datasets.d unknown key\(s\) options.candidate "):
+    with pytest.raises(
+        ValueError, match=r"^unknown key\(s\) metaeval\.datasets\.d\.options\.candidate \(allowed: candidates\)"
+    ):
         build(RatingsSource, {"adapter": "rexval", "path": "x", "options": {"candidate": ["a"]}}, "metaeval.datasets.d")
     with pytest.raises(ValueError, match=r"^metaeval.datasets.d.options.raters must not repeat an item"):
         build(

@@ -45,7 +45,7 @@ def test_r2gen_cleaning_hand_computed(text, cleaned):
 
 def test_none_keeps_text_and_unknown_tokenization_is_a_user_error():
     assert nlg.tokenize(["A  b,\nc."], "none") == ["A b, c."]
-    with pytest.raises(UserError, match="bleu options: tokenization must be one of r2gen, ptb, none, got 'coco'"):
+    with pytest.raises(UserError, match="bleu.tokenization must be one of r2gen, ptb, none, got 'coco'"):
         evaluate(["a"], ["a"], ["bleu"], options={"bleu": {"tokenization": "coco"}})
     with pytest.raises(ConfigError, match="tokenisation"):
         evaluate(["a"], ["a"], ["bleu"], options={"bleu": {"tokenisation": "ptb"}})

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from srrg.config import ConfigError, from_dict
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.report import REPAIRED, UNPARSEABLE, VALID
 from srrg.settings.metrics import METRIC_OPTIONS
@@ -86,12 +86,7 @@ class Metric(ABC):
             if options:
                 raise UserError(f"metric {self.name!r} takes no options, got {', '.join(sorted(options))}")
             return
-        try:
-            self.cfg = from_dict(self.config_class, options, f"{self.name} options")
-        except UserError:
-            raise
-        except ValueError as err:  # a value the options class refuses: one line naming the metric
-            raise ConfigError(f"{self.name} options: {err}") from None
+        self.cfg = from_dict(self.config_class, options, self.name)  # a refused value: one line
 
     @abstractmethod
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:

@@ -40,11 +40,28 @@ CHECKED_KEYWORDS = frozenset(
 
 class SettingsError(ValueError):
     """A value a settings class refuses: `key` is the dotted key (as complete as the builder
-    knows it), `problem` what is wrong with it. The door (srrg.config) turns it into one line."""
+    knows it), `problem` what is wrong with it, `unknown` the keys no field takes (with `allowed`,
+    the keys there are). `located` once build has named the key from where it built; the door
+    (srrg.config) turns it into one line."""
 
-    def __init__(self, key: str, problem: str, located: bool = False, joiner: str = " "):
-        super().__init__(f"{key}{joiner}{problem}" if key else problem)
-        self.key, self.problem, self.located = key, problem, located
+    def __init__(
+        self,
+        key: str,
+        problem: str,
+        located: bool = False,
+        joiner: str = " ",
+        unknown: tuple[str, ...] = (),
+    ):
+        if unknown:
+            message = f"unknown key(s) {', '.join(_join(key, k) for k in unknown)} ({problem})"
+        else:
+            message = f"{key}{joiner}{problem}" if key else problem
+        super().__init__(message)
+        self.key, self.problem, self.located, self.joiner, self.unknown = key, problem, located, joiner, unknown
+
+    def under(self, where: str) -> SettingsError:
+        """The same refusal, its key under `where` (a class built inside another's checks)."""
+        return SettingsError(_join(where, self.key), self.problem, True, self.joiner, self.unknown)
 
 
 def doc(text: str, **schema: Any) -> dict[str, Any]:
@@ -187,8 +204,7 @@ def build(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> T:
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - names)
     if unknown:
-        keys = ", ".join(_join(where, k) for k in unknown)
-        raise SettingsError("", f"unknown key(s) {keys} (allowed: {', '.join(sorted(names))})", located=True)
+        raise SettingsError(where, f"allowed: {', '.join(sorted(names))}", True, unknown=tuple(unknown))
     missing = sorted(
         f.name
         for f in dataclasses.fields(cls)
@@ -202,9 +218,7 @@ def build(cls: type[T], data: Mapping[str, Any] | None, where: str = "") -> T:
     kwargs = {k: _convert(hints[k], v, _join(where, k)) for k, v in data.items()}
     try:
         return cls(**kwargs)
-    except SettingsError as err:
-        if err.located:
-            raise
-        raise SettingsError(_join(where, err.key), err.problem, located=True) from None
+    except SettingsError as err:  # a field's rule, or a class its own checks build: named from here
+        raise err.under(where) from None
     except ValueError as err:  # a rule across fields: "where: what is wrong"
         raise SettingsError(where, str(err), located=True, joiner=": ") from None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from srrg.settings.compare import Correction
-from srrg.settings.fields import Settings, SettingsError, build, doc, hook
+from srrg.settings.fields import Settings, build, doc, hook
 
 # the human judgements a ratings table gives (srrg.metaeval.readers.common.TARGETS; a test checks)
 HUMAN_TARGETS = ("rating", "errors_total", "errors_significant", "errors_insignificant")
@@ -153,10 +153,7 @@ class RatingsSource(Settings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        try:  # the options its adapter takes (ADAPTER_OPTIONS), named under this entry's key
-            build(ADAPTER_OPTIONS[self.adapter], self.options, "options")
-        except SettingsError as err:
-            raise SettingsError(err.key, err.problem) from None
+        build(ADAPTER_OPTIONS[self.adapter], self.options, "options")  # what its adapter takes (ADAPTER_OPTIONS)
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def systems(values: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> None:
     from srrg.compare import run_compare, run_compare_tables
     from srrg.config import ConfigError, stage_config
-    from srrg.errors import UserError
+    from srrg.errors import UserError, one_line
     from srrg.metrics import metric_options
     from srrg.settings.compare import CompareConfig
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> None:
             correction=args.correction,
         )
     except ValueError as err:
-        raise ConfigError(f"compare: {err}") from None
+        raise ConfigError(f"compare: {one_line(err)}") from None
     scoring = (args.refs, args.hyps, args.metrics)
     if args.per_report:
         if any(scoring):

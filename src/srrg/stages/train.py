@@ -24,17 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from srrg.config import ConfigError, stage_config
+    from srrg.config import stage_config
     from srrg.settings.model import TrainConfig, pick_run
 
-    def pick(settings: dict) -> dict:
-        try:
-            return pick_run(settings, args.run)
-        except ValueError as err:  # an unknown --run, or a run spec the settings refuse: one line
-            raise ConfigError(str(err)) from None
-
-    # settings that list `runs` give the entry of --run; a wrong setting or path is named before torch loads
-    cfg = stage_config(args.config, TrainConfig, "train", adjust=pick)
+    # settings that list `runs` give the entry of --run (an unknown run is one line, like a wrong
+    # setting); a wrong setting or path is named before torch loads
+    cfg = stage_config(args.config, TrainConfig, "train", adjust=lambda settings: pick_run(settings, args.run))
     _args.require_inputs(folders={"--dataset": args.dataset})
     _args.check_outputs({"--dataset": args.dataset}, files={"--out": args.out})
     from srrg.model.encoder import check_encoder_name

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from srrg.config import ConfigError, from_dict
+from srrg.config import from_dict
 from srrg.errors import UserError
 from srrg.metaeval.readers.common import RatingsDataset
 from srrg.metaeval.readers.radeval_expert import read_radeval_expert
@@ -32,10 +32,5 @@ def load_dataset(adapter: str, path: str | Path, **options: Any) -> RatingsDatas
     ADAPTER_OPTIONS), an unknown key or a refused value is one line naming it."""
     if adapter not in READERS:
         raise UserError(f"unknown ratings adapter {adapter!r}; available: {sorted(READERS)}")
-    try:
-        settings = from_dict(ADAPTER_OPTIONS[adapter], options, f"{adapter} options")
-    except UserError:
-        raise
-    except ValueError as err:  # a value the options class refuses
-        raise ConfigError(f"{adapter} options: {err}") from None
+    settings = from_dict(ADAPTER_OPTIONS[adapter], options, f"{adapter}.options")
     return READERS[adapter](path, settings)
