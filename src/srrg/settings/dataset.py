@@ -23,7 +23,9 @@ class DatasetConfig(Settings):
         ),
     )
     row_group_size: int = field(default=2000, metadata=doc("Parquet row group size.", minimum=1))
-    compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = "zstd"
+    compression: Literal["zstd", "snappy", "lz4", "gzip", "uncompressed"] = field(
+        default="zstd", metadata=doc("Parquet compression codec of the shards.")
+    )
     compression_level: int | None = field(
         default=3, metadata=doc("Level of zstd (1-22) or gzip (1-9); the other codecs take none (ignored).")
     )

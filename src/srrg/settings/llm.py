@@ -60,7 +60,12 @@ class LLMConfig(Settings):
         default=None, metadata=doc("http(s)://host[:port]/path of the endpoint; null = OpenAI's.")
     )
     api_key_env: str = field(default="OPENAI_API_KEY", metadata=doc("Environment variable that holds the API key."))
-    azure_api_version: str | None = None
+    azure_api_version: str | None = field(
+        default=None,
+        metadata=doc(
+            "Azure OpenAI api_version: when set, base_url is reached as an Azure OpenAI endpoint; null = not Azure."
+        ),
+    )
     allow_remote: bool = field(
         default=False, metadata=doc("Allow an endpoint not on this host (the prompt fields are sent there).")
     )

@@ -20,42 +20,73 @@ Adapter = Literal["rexval", "radpref", "rate_eval", "radevalx", "radeval_expert"
 
 @dataclass(frozen=True)
 class MetaevalConfig(Settings):
-    """metrics: score columns to correlate (empty: the HEADLINE columns present, else every
-      numeric column);
-    human_target: rating | errors_total | errors_significant | errors_insignificant | auto
-      (auto: rating when the dataset has ratings, else errors_significant);
-    human_column: take the human score from this score column instead (LLM proxy, S-RRG Table 3);
-    lower_is_better: score columns where lower is better (negated before correlating);
-    n_boot, seed, ci_level: bootstrap settings; resample: cluster (whole cases, the cluster ids
-      of the pairs table; pairs when there is none) or pair; min_cases: fewest cases a clustered
-      bootstrap gives CIs and paired tests from (fewer: NaN with ci_status too_few_cases, and the
-      caption says why; docs/metaeval.md); paired_reference: metric every other
-      metric is tested against (None: the metric with the highest Kendall tau);
-    count_judges: judges whose `<judge>_sig_<a..f>` columns are compared with human counts;
-    ensembles: name -> feature columns; test_fraction/ensemble_seed: held-out split;
-    caveat: a sentence printed above every table (e.g. that the judge is a 135M model);
-    drop_unmeasured: leave out (and name in the caption) metric columns without a finite value on a
-      rated pair instead of stopping (the demo's 135M judge fails every answer); off: such a column
-      is an error."""
+    """How metric scores are correlated with human (or LLM-proxy) judgements: the bootstrap, the
+    tests between metrics and the ensembles (`metaeval.correlate`, also every correlation command's
+    `--config`; docs/judges.md, "Meta-evaluation")."""
 
-    metrics: Sequence[str] = ()
-    human_target: HumanTarget = "auto"
-    human_column: str | None = None
-    lower_is_better: Sequence[str] = ()
-    n_boot: int = 1000
-    seed: int = 0
-    ci_level: float = 0.95
-    resample: Literal["cluster", "pair"] = "cluster"
-    min_cases: int = field(
-        default=10, metadata=doc("Fewest cases of a clustered bootstrap (docs/metaeval.md).", minimum=2)
+    metrics: Sequence[str] = field(
+        default=(),
+        metadata=doc("Score columns to correlate; empty = the headline columns present, else every numeric column."),
     )
-    paired_reference: str | None = None
-    count_judges: Sequence[str] = ("green", "vert")
-    ensembles: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    test_fraction: float = 0.5
-    ensemble_seed: int = 0
-    caveat: str = ""
-    drop_unmeasured: bool = False
+    human_target: HumanTarget = field(
+        default="auto",
+        metadata=doc(
+            "Human judgement correlated with; auto = rating when the dataset has ratings, else errors_significant."
+        ),
+    )
+    human_column: str | None = field(
+        default=None,
+        metadata=doc(
+            "Take the human score from this score column instead (an LLM proxy, S-RRG Table 3); null = the ratings."
+        ),
+    )
+    lower_is_better: Sequence[str] = field(
+        default=(), metadata=doc("Score columns where lower is better (negated before correlating).")
+    )
+    n_boot: int = field(default=1000, metadata=doc("Bootstrap resamples behind each confidence interval."))
+    seed: int = field(default=0, metadata=doc("Seed of the bootstrap: the same seed gives the same CIs."))
+    ci_level: float = field(default=0.95, metadata=doc("Confidence level of the bootstrap intervals."))
+    resample: Literal["cluster", "pair"] = field(
+        default="cluster",
+        metadata=doc(
+            "cluster: resample whole cases (the cluster ids of the pairs table; pairs when there is none); "
+            "pair: resample pairs."
+        ),
+    )
+    min_cases: int = field(
+        default=10,
+        metadata=doc(
+            "Fewest cases a clustered bootstrap gives CIs and paired tests from; fewer give NaN with ci_status "
+            "too_few_cases, and the caption says why (docs/metaeval.md).",
+            minimum=2,
+        ),
+    )
+    paired_reference: str | None = field(
+        default=None,
+        metadata=doc("Metric every other metric is tested against; null = the metric with the highest Kendall tau."),
+    )
+    count_judges: Sequence[str] = field(
+        default=("green", "vert"),
+        metadata=doc("Judges whose `<judge>_sig_<a..f>` columns are compared with the human error counts."),
+    )
+    ensembles: Mapping[str, Sequence[str]] = field(
+        default_factory=dict, metadata=doc("Ensemble name -> its member score columns (docs/judges.md, 'Ensembles').")
+    )
+    test_fraction: float = field(
+        default=0.5, metadata=doc("Share of pairs held out to evaluate the ensembles (between 0 and 1, exclusive).")
+    )
+    ensemble_seed: int = field(default=0, metadata=doc("Seed of the ensembles' held-out split."))
+    caveat: str = field(
+        default="",
+        metadata=doc("A sentence printed above every table (e.g. that the judge is a 135M model); empty = none."),
+    )
+    drop_unmeasured: bool = field(
+        default=False,
+        metadata=doc(
+            "Leave out (and name in the caption) metric columns without a finite value on a rated pair instead of "
+            "stopping; false = such a column is an error."
+        ),
+    )
     n_permutations: int = field(
         default=1000,
         metadata=doc(
@@ -144,12 +175,16 @@ ADAPTER_OPTIONS: dict[str, type[Settings]] = {
 
 @dataclass(frozen=True)
 class RatingsSource(Settings):
-    """A ratings dataset in its published layout, or RadJudge ranking cases (adapter radjudge;
-    options: keys, metric -> statistic checked) (docs/metaeval.md)."""
+    """A ratings dataset in its published layout, or RadJudge ranking cases (docs/metaeval.md)."""
 
-    adapter: Adapter
-    path: str
-    options: dict[str, Any] = field(default_factory=dict)
+    adapter: Adapter = field(
+        metadata=doc("Reader of the dataset's published layout (srrg.metaeval.readers); radjudge: ranking cases.")
+    )
+    path: str = field(metadata=doc("The dataset's file or folder, in the layout its adapter reads."))
+    options: dict[str, Any] = field(
+        default_factory=dict,
+        metadata=doc("Options of the adapter's reader (radjudge: keys, metric -> the statistic checked)."),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -184,7 +219,9 @@ class MetaevalSection(Settings):
         default=("bleu", "rouge_l", "s_score_text", "green", "vert", "gema"),
         metadata=hook("metric_names", "Metrics scored on rating datasets."),
     )
-    correlate: MetaevalConfig = field(default_factory=MetaevalConfig)
+    correlate: MetaevalConfig = field(
+        default_factory=MetaevalConfig, metadata=doc("How scores are correlated with the ratings (docs/judges.md).")
+    )
     proxy: bool = field(default=True, metadata=doc("Correlate the judge subset's metrics with its proxy_rating."))
     proxy_metrics: tuple[str, ...] = field(
         default=("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "green", "s_score"),
@@ -193,7 +230,10 @@ class MetaevalSection(Settings):
         ),
     )
     grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
-    caveat: str = (
-        "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
-        "judge of radiology reports; these numbers only show that the pipeline runs."
+    caveat: str = field(
+        default=(
+            "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
+            "judge of radiology reports; these numbers only show that the pipeline runs."
+        ),
+        metadata=doc("Sentence printed with the LLM-proxy tables (metaeval_proxy, S-RRG Table 3); empty = none."),
     )

@@ -31,7 +31,13 @@ RADEVAL_CACHE_DIR = ".cache/srrg/radeval"
 class NLGConfig(Settings):
     """Options of every NLG metric; the default matches the R2Gen-family tables (docs/metrics.md)."""
 
-    tokenization: Tokenization = "r2gen"
+    tokenization: Tokenization = field(
+        default="r2gen",
+        metadata=doc(
+            "How both texts are tokenized before scoring: r2gen (R2Gen's report cleaning), ptb (the COCO caption "
+            "pipeline's PTBTokenizer; needs Java) or none (as given); docs/metrics.md, 'Tokenization'."
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -52,13 +58,16 @@ class RougeConfig(NLGConfig):
 
 @dataclass(frozen=True)
 class SScoreConfig(Settings):
-    """Weights of the three attribute sub-scores in d (must sum to 1) and the set D averages over:
-    "union" (R_pos ∪ H_pos, the paper's definition) or "reference" (R_pos only)."""
+    """Options of the structured S-Score (docs/metrics.md): the weights of the three attribute
+    sub-scores in d (they must sum to 1) and the set D averages over."""
 
     w_prob: float = field(default=1 / 3, metadata=doc("Weight of s_prob in d.", minimum=0))
     w_level: float = field(default=1 / 3, metadata=doc("Weight of s_level in d.", minimum=0))
     w_loc: float = field(default=1 / 3, metadata=doc("Weight of s_loc in d.", minimum=0))
-    d_over: DOver = "union"
+    d_over: DOver = field(
+        default="union",
+        metadata=doc("Set D averages over: union (R_pos ∪ H_pos, the paper's definition) or reference (R_pos only)."),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -171,14 +180,21 @@ class SScoreTextConfig(Settings):
 
 @dataclass(frozen=True)
 class CEConfig(Settings):
-    """definite_only: only probability 3 findings are positive (default: 3 or 2); smoothing: the
-    alpha of the per-report F1 `ce_f1` (0: plain F1; > 0: more false or missed labels score lower
-    even when none agrees); significance: "weighted" (in `ce_f1` an observation weighs as its most
-    significant finding, as in s_score_text) or "uniform"; extract: the extractor's settings for
-    free-text reports."""
+    """Options of clinical efficacy (ce): P/R/F1 over the CheXpert observations that srrg's
+    extractor labels on both reports (docs/metrics.md)."""
 
-    definite_only: bool = False
-    smoothing: float = field(default=1.0, metadata=doc("alpha of the per-report F1 ce_f1; 0: plain F1.", minimum=0))
+    definite_only: bool = field(
+        default=False,
+        metadata=doc("Only probability 3 (definite) findings are positive; false = probability 3 or 2 (probable)."),
+    )
+    smoothing: float = field(
+        default=1.0,
+        metadata=doc(
+            "alpha of the per-report F1 ce_f1; 0: plain F1; > 0: more false or missed labels score lower even when "
+            "none agrees.",
+            minimum=0,
+        ),
+    )
     significance: str = field(
         default="weighted",
         metadata=doc(
@@ -186,22 +202,33 @@ class CEConfig(Settings):
             enum=list(SIGNIFICANCE),
         ),
     )
-    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    extract: ExtractConfig = field(
+        default_factory=ExtractConfig,
+        metadata=doc(
+            "The extractor's settings for free-text reports (the extract section's keys; docs/extraction.md)."
+        ),
+    )
 
 
 @dataclass(frozen=True)
 class RadEvalConfig(Settings):
-    """cache_dir: folder of the per-report cache of the model-backed metrics (srrg.metrics.radeval_cache);
-    null = no cache. Where values are cached does not change them: it is not in the signature."""
+    """Options of the RadEval model-backed metrics (docs/metrics.md). Where values are cached does
+    not change them: cache_dir is not in the signature."""
 
-    cache_dir: str | None = RADEVAL_CACHE_DIR
+    cache_dir: str | None = field(
+        default=RADEVAL_CACHE_DIR,
+        metadata=doc("Folder of the per-report cache (radeval.sqlite) of the model-backed metrics; null = no cache."),
+    )
 
 
 @dataclass(frozen=True)
 class RexrankConfig(Settings):
-    """cache_dir: the per-report cache of the parts that keep one (RaTEScore, GREEN); null = off."""
+    """Options of the ReXrank preset (docs/metrics.md, "ReXrank preset")."""
 
-    cache_dir: str | None = RADEVAL_CACHE_DIR
+    cache_dir: str | None = field(
+        default=RADEVAL_CACHE_DIR,
+        metadata=doc("Folder of the per-report cache of the parts that keep one (RaTEScore, GREEN); null = off."),
+    )
 
 
 # --- LLM judges (srrg.metrics.judges) -----------------------------------------------------------
@@ -225,6 +252,13 @@ def _max_tokens(default: int) -> Any:
     )
 
 
+def _number_words() -> Any:
+    return field(
+        default=True,
+        metadata=doc("Also read error counts written as words ('two.'); false = the official parser (they read 0)."),
+    )
+
+
 def _max_words(default: int) -> Any:
     return field(
         default=default, metadata=doc("Each report is cut to this many words before prompting; 0 keeps all.", minimum=0)
@@ -233,13 +267,16 @@ def _max_words(default: int) -> Any:
 
 @dataclass(frozen=True)
 class FewShotConfig(Settings):
-    """k: shots per prompt (0 = zero-shot, the default); seed: which k of the training rows;
-    source: examples.parquet of judge-train-prepare, or its folder; split: the part drawn from."""
+    """Expert-scored training pairs shown before each judged pair (srrg.metrics.judges.few_shot;
+    docs/judges.md, "Few-shot judging")."""
 
     k: int = field(default=0, metadata=doc("Shots per prompt; 0 = zero-shot.", minimum=0))
-    seed: int = 0
-    source: str | None = None
-    split: str = "train"
+    seed: int = field(default=0, metadata=doc("Seed that picks which k of the training rows are shown."))
+    source: str | None = field(
+        default=None,
+        metadata=doc("examples.parquet of srrg judge-train-prepare, or its folder; needed when k > 0."),
+    )
+    split: str = field(default="train", metadata=doc("The split of the examples the shots are drawn from."))
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -249,61 +286,63 @@ class FewShotConfig(Settings):
 
 @dataclass(frozen=True)
 class JudgeConfig(Settings):
-    """Options every judge metric takes.
+    """Options every judge metric takes (docs/judges.md); each judge sets a max_tokens default that
+    fits its real answers."""
 
-    llm: the `llm` config slice (srrg.llm.LLMConfig) naming backend, model, cache and concurrency;
-    max_words: each report is cut to this many words before prompting (GREEN uses 300; 0 keeps all);
-    max_tokens: answer length limit of every request; each judge sets a default that fits its real
-    answers, and an answer that reaches it is `truncated`, never scored;
-    max_failure_fraction: a run with a larger share of failed answers (no answer, cut off,
-    unparseable) raises JudgeFailed; so does a run where no request got any answer;
-    modality: the imaging modality our prompts name ("chest X-ray" keeps the packaged text).
-    """
-
-    llm: Mapping[str, Any] = field(default_factory=dict)
+    llm: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata=doc("The `llm` config slice (srrg.llm.LLMConfig) naming backend, model, cache and concurrency."),
+    )
     max_words: int = _max_words(300)
     max_tokens: int = _max_tokens(1024)
     max_failure_fraction: float = field(
         default=0.1,
-        metadata=doc("A larger share of failed answers makes the run fail (JudgeFailed).", minimum=0, maximum=1),
+        metadata=doc(
+            "A larger share of failed answers (none, cut off, unparseable) makes the run fail (JudgeFailed); so does "
+            "a run where no request got any answer.",
+            minimum=0,
+            maximum=1,
+        ),
     )
     modality: str = field(
         default=DEFAULT_MODALITY,
         metadata=doc(
-            "The imaging modality the prompts name, a short name such as 'CT' or 'brain MRI'.", pattern=MODALITY_PATTERN
+            "The imaging modality the prompts name, a short name such as 'CT' or 'brain MRI' "
+            "('chest X-ray' keeps the packaged text).",
+            pattern=MODALITY_PATTERN,
         ),
     )
 
 
 @dataclass(frozen=True)
 class GreenConfig(JudgeConfig):
-    """number_words: also read counts written as words ("two."); False is the official parser.
-    max_tokens 1024: official GREEN answers run to about 340-440 tokens (the official code allows
-    2048 tokens, prompt included)."""
+    """Options of GREEN (docs/judges.md). max_tokens 1024: official GREEN answers run to about
+    340-440 tokens (the official code allows 2048 tokens, prompt included)."""
 
     max_tokens: int = _max_tokens(1024)
-    number_words: bool = True
+    number_words: bool = _number_words()
 
 
 @dataclass(frozen=True)
 class VertConfig(JudgeConfig):
-    """variant: direct | formula | rubric (the prompt; all three share the answer format);
-    number_words: also read counts written as words; few_shot: k expert-scored training pairs shown
-    before each pair (srrg.metrics.judges.few_shot). max_tokens 1024: the answer repeats GREEN's
-    error enumeration (about 340-440 tokens for a capable judge) and adds a score."""
+    """Options of VERT (docs/judges.md). max_tokens 1024: the answer repeats GREEN's error
+    enumeration (about 340-440 tokens for a capable judge) and adds a score."""
 
-    variant: VertVariant = "direct"
+    variant: VertVariant = field(
+        default="direct",
+        metadata=doc("The prompt: direct, formula or rubric (all three share the answer format)."),
+    )
     max_tokens: int = _max_tokens(1024)
-    number_words: bool = True
-    few_shot: FewShotConfig = field(default_factory=FewShotConfig)
+    number_words: bool = _number_words()
+    few_shot: FewShotConfig = field(
+        default_factory=FewShotConfig,
+        metadata=doc("k expert-scored training pairs shown before each pair (docs/judges.md, 'Few-shot judging')."),
+    )
 
 
 @dataclass(frozen=True)
 class GemaConfig(JudgeConfig):
-    """dimension_weights: disease/location/severity/uncertainty weights of S_obj (sum 1);
-    aspect_weights: fluency/grammar/terminology weights of S_sub (sum 1); alpha: weight of S_obj;
-    objective: paper (per-dimension precision/recall, the paper's) or shared_findings (attributes
-    compared on shared findings only, srrg's earlier reading; docs/judges.md)."""
+    """Options of GEMA (docs/judges.md): the score is alpha S_obj + (1 - alpha) S_sub."""
 
     max_tokens: int = _max_tokens(1024)  # the entity agent lists every finding of a long report as JSON
     dimension_weights: Mapping[str, float] = field(
@@ -320,8 +359,17 @@ class GemaConfig(JudgeConfig):
         ),
     )
     alpha: float = field(default=0.8, metadata=doc("Weight of S_obj in the score.", minimum=0, maximum=1))
-    penalty_per_error: float = 0.05
-    objective: GemaObjective = "paper"
+    penalty_per_error: float = field(
+        default=0.05,
+        metadata=doc("S_sub penalty per error: an aspect scores max(0, 1 - penalty_per_error x its errors)."),
+    )
+    objective: GemaObjective = field(
+        default="paper",
+        metadata=doc(
+            "paper: per-dimension precision/recall (the paper's); shared_findings: attributes compared on shared "
+            "findings only (srrg's earlier reading)."
+        ),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -342,11 +390,9 @@ class GemaConfig(JudgeConfig):
 
 @dataclass(frozen=True)
 class CrimsonConfig(JudgeConfig):
-    """guidelines: send the prompt's significance examples, attribute-severity and context guidelines
-    (null: on, except for the official fine-tuned model, trained without them, as the official code
-    decides); context: put the pair's patient context into the prompt when it has one.
-    max_words 0: the official code sends each report whole. max_tokens 4096: an answer lists every
-    abnormal finding of both reports with its level, and each attribute error with an explanation."""
+    """Options of CRIMSON (docs/judges.md). max_words 0: the official code sends each report whole.
+    max_tokens 4096: an answer lists every abnormal finding of both reports with its level, and each
+    attribute error with an explanation."""
 
     max_words: int = _max_words(0)
     max_tokens: int = _max_tokens(4096)
@@ -357,13 +403,19 @@ class CrimsonConfig(JudgeConfig):
             enum=[DEFAULT_MODALITY],
         ),
     )
-    guidelines: bool | None = None
-    context: bool = True
+    guidelines: bool | None = field(
+        default=None,
+        metadata=doc(
+            "Send the prompt's significance examples, attribute-severity and context guidelines; null = on, except "
+            "for the official fine-tuned model (trained without them), as the official code decides."
+        ),
+    )
+    context: bool = field(default=True, metadata=doc("Put the pair's patient context into the prompt when it has one."))
 
 
 @dataclass(frozen=True)
 class ProxyRatingConfig(JudgeConfig):
-    """scale_max: each dimension is an integer 0..scale_max. max_tokens 512: the answer is a small
+    """Options of the proxy rating judge (docs/judges.md). max_tokens 512: the answer is a small
     JSON object with a one- or two-sentence explanation."""
 
     max_tokens: int = _max_tokens(512)

