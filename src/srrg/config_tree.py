@@ -147,10 +147,11 @@ def dataclass_schema(cls: type, skip: frozenset[str] = frozenset(), with_default
 
 
 def _metric_options() -> dict[str, Any]:
-    """Each registered metric's options: the schema of its class in METRIC_OPTIONS (any object
-    for a metric without options; the pre-check refuses options there)."""
+    """Each registered metric's options: the schema of its class in METRIC_OPTIONS (an empty
+    object for a metric that takes none)."""
+    none = {"type": "object", "maxProperties": 0, "description": "Takes no options."}
     props = {
-        name: dataclass_schema(cls, with_defaults=False) if cls else {"type": "object"}
+        name: dataclass_schema(cls, with_defaults=False) if cls else none
         for name, cls in sorted(METRIC_OPTIONS.items())
     }
     return {"type": "object", "additionalProperties": False, "properties": props}

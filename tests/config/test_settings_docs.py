@@ -12,7 +12,6 @@ from typing import Any
 
 import srrg.settings
 from srrg.config import SCHEMA_PATH
-from srrg.settings.metrics import METRIC_OPTIONS
 
 
 def settings_classes() -> Iterator[type]:
@@ -39,10 +38,9 @@ def test_every_settings_field_has_a_description():
     assert not missing, f"fields without a description (metadata=doc(...) or hook(name, text)): {missing}"
 
 
-def _undescribed(node: Any, path: str, parent: str = "") -> Iterator[str]:
+def _undescribed(node: Any, path: str) -> Iterator[str]:
     """Dotted paths of the properties under any "properties" of the schema that lack a
-    description. Skipped: the `if` of a conditional (a test on a value, not a key) and a metric
-    that takes no options (METRIC_OPTIONS None: srrg.config_tree gives it a bare object)."""
+    description. Skipped: the `if` of a conditional (a test on a value, not a key)."""
     if isinstance(node, list):
         for i, item in enumerate(node):
             yield from _undescribed(item, f"{path}[{i}]")
@@ -55,14 +53,11 @@ def _undescribed(node: Any, path: str, parent: str = "") -> Iterator[str]:
         if key == "properties" and isinstance(value, dict):
             for name, prop in value.items():
                 where = f"{path}.{name}" if path else name
-                no_options = (
-                    parent == "options" and METRIC_OPTIONS.get(name, ...) is None and prop == {"type": "object"}
-                )
-                if isinstance(prop, dict) and not prop.get("description") and not no_options:
+                if isinstance(prop, dict) and not prop.get("description"):
                     yield where
-                yield from _undescribed(prop, where, name)
+                yield from _undescribed(prop, where)
         else:
-            yield from _undescribed(value, f"{path}/{key}", parent)
+            yield from _undescribed(value, f"{path}/{key}")
 
 
 def test_every_schema_property_has_a_description():
