@@ -19,6 +19,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from srrg.config import ConfigError, check_installed, check_results_dir, validate
@@ -252,6 +253,21 @@ def render(schema: Mapping[str, Any]) -> str:
     return json.dumps({"$comment": GENERATED, **schema}, indent=1, ensure_ascii=False) + "\n"
 
 
+def run_config_schema(path: Path, check: bool) -> str:
+    """The config-schema stage: the generated schema written to path or, with check, compared with
+    it (StageFailed when stale); returns the line it prints."""
+    from srrg.errors import StageFailed
+    from srrg.io import write_text
+
+    text = render(config_schema())
+    if check:
+        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
+            raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
+        return f"{path}: up to date"
+    write_text(path, text)
+    return f"wrote {path}"
+
+
 # ---- checks before the first job ---------------------------------------------------------------
 
 
@@ -330,7 +346,7 @@ def _check_normalize(cfg: Mapping[str, Any]) -> Any:
 def _check_judges(cfg: Mapping[str, Any]) -> None:
     """The judges' llm (the llm section under judge.llm), usable when any LLM judge runs: in the
     judge stage or on a ratings dataset of metaeval."""
-    llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]})
+    llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"]}, "judge.llm")
     used = list(cfg["judge"]["metrics"]) + (list(cfg["metaeval"]["metrics"]) if cfg["metaeval"]["datasets"] else [])
     judges = set(LLM_JUDGES) & set(used)
     if judges:
@@ -339,14 +355,15 @@ def _check_judges(cfg: Mapping[str, Any]) -> None:
 
 def _check_judge_train_llm(cfg: Mapping[str, Any]) -> None:
     """judge_train.llm as judge-train-score gets it: local-backend settings."""
-    LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"})
+    LLMConfig.from_dict({**cfg["judge_train"]["llm"], "backend": "local"}, "judge_train.llm")
 
 
 def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
     """One judge model of VERT's grid as its cells get it (the judges' llm, the model's settings
     over it; srrg.metaeval.grid.grid_cell_options): valid and usable before any job starts."""
     model = cfg["metaeval"]["grid"]["models"][name]
-    check_usable(LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"], **model}), f"VERT's grid model {name!r}")
+    llm = LLMConfig.from_dict({**cfg["llm"], **cfg["judge"]["llm"], **model}, f"metaeval.grid.models.{name}")
+    check_usable(llm, f"VERT's grid model {name!r}")
 
 
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:

@@ -140,7 +140,8 @@ def test_import_graph_has_no_cycle():
 # but themselves (tests/config/test_import_floors.py: nothing but the standard library); the
 # bottom (errors, text, the vocabulary data) only itself; the structured report only the bottom;
 # the door (srrg.config) the bottom and the settings; the config tree (schema and pre-check) the
-# door and the privacy guard, which reads llm settings.
+# door, the privacy guard (which reads llm settings) and the atomic writes of srrg.io (the schema
+# file).
 SETTINGS = ("srrg.settings",)
 BOTTOM = ("srrg.errors", "srrg.text", "srrg.vocab")
 DOOR = ("srrg.config", *BOTTOM, *SETTINGS)
@@ -150,7 +151,7 @@ LAYERS = {
     ("srrg.report",): BOTTOM,
     ("srrg.config",): DOOR,
     ("srrg.privacy",): ("srrg.errors", *SETTINGS),
-    ("srrg.config_tree",): (*DOOR, "srrg.privacy"),
+    ("srrg.config_tree",): (*DOOR, "srrg.privacy", "srrg.io"),
 }
 
 

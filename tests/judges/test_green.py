@@ -115,7 +115,7 @@ def test_section_runs_to_the_first_blank_line():
 
 
 def test_metric_rejects_unknown_options():
-    with pytest.raises(ValueError, match=r"unknown key\(s\) temperature in green options"):
+    with pytest.raises(ValueError, match=r"unknown key\(s\) green\.temperature \(allowed: "):
         Green(temperature=3)
 
 

@@ -146,7 +146,7 @@ def test_radevalx_layout_counts_and_errors(tmp_path):
         load_dataset("rate_eval", root / "radevalx_report.csv")
     with pytest.raises(UserError, match="unknown ratings adapter"):
         load_dataset("nope", root)
-    with pytest.raises(UserError, match="rexval options"):
+    with pytest.raises(UserError, match=r"unknown key\(s\) rexval\.options\.reference_col \(allowed: candidates\)"):
         load_dataset("rexval", LAYOUTS / "rexval", reference_col="x")
 
 

@@ -226,7 +226,7 @@ def test_grid_cell_options_merge_the_cell_model_over_the_judges_llm():
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        ({"model": "x", "temprature": 0.3}, r"metaeval\.grid\.models\.m1: unknown key\(s\) temprature in llm"),
+        ({"model": "x", "temprature": 0.3}, r"unknown key\(s\) metaeval\.grid\.models\.m1\.temprature \(allowed: "),
         ({"model": "x", "backend": "openai", "base_url": "https://api.example.com/v1"}, "is not on this host"),
     ],
 )

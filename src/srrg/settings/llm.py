@@ -142,16 +142,17 @@ class LLMConfig(Settings):
                 raise SettingsError("base_url", str(err)) from None
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> LLMConfig:
-        """Build from a config slice; unknown keys and inline secrets are errors that say what to do."""
+    def from_dict(cls, data: Mapping[str, Any] | None, where: str = "llm") -> LLMConfig:
+        """Build from a config slice (`where`: the key it came from, e.g. judge.llm); unknown keys
+        and inline secrets are errors that say what to do."""
         data = dict(data or {})
         secret = [k for k in data if _SECRET_KEY.search(k)]
         if secret:
             raise ValueError(
-                f"llm config must not hold secrets ({secret}): put the key in an environment variable "
+                f"{where} must not hold secrets ({secret}): put the key in an environment variable "
                 f"and name that variable in llm.api_key_env"
             )
-        return build(cls, data, "llm")
+        return build(cls, data, where)
 
     def to_dict(self) -> dict[str, Any]:
         """Safe to log or dump: holds the key's variable name, never the key."""

@@ -17,16 +17,6 @@ def run(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from srrg.config import SCHEMA_PATH
-    from srrg.config_tree import config_schema, render
-    from srrg.errors import StageFailed
-    from srrg.io import write_text
+    from srrg.config_tree import run_config_schema
 
-    path = Path(args.out or SCHEMA_PATH)
-    text = render(config_schema())
-    if not args.check:
-        write_text(path, text)
-        print(f"wrote {path}")
-    elif path.is_file() and path.read_bytes() == text.encode("utf-8"):
-        print(f"{path}: up to date")
-    else:
-        raise StageFailed(f"{path} is stale: run `srrg config-schema` and commit the result")
+    print(run_config_schema(Path(args.out or SCHEMA_PATH), args.check))
