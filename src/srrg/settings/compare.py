@@ -16,16 +16,15 @@ CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)
 
 @dataclass(frozen=True)
 class CompareConfig(Settings):
-    """n_boot: bootstrap resamples of the studies; n_rounds: randomization rounds (all 2^n swaps
-    are enumerated when that is fewer); seed: both tests are reproducible; ci_level: CI coverage;
-    correction: multiple-comparison adjustment over all metrics x system pairs (holm | bh | none)."""
+    """How `srrg compare` tests two systems on the same studies: a paired bootstrap for the CIs and
+    approximate randomization for the p-values, adjusted over all metrics x system pairs."""
 
     n_boot: int = field(default=1000, metadata=doc("Bootstrap resamples of the studies.", minimum=1))
     n_rounds: int = field(
         default=10000,
         metadata=doc("Approximate-randomization rounds (all 2^n swaps when that is fewer).", minimum=1),
     )
-    seed: int = field(default=0, metadata=doc("Seed of both tests."))
+    seed: int = field(default=0, metadata=doc("Seed of both tests: the same seed gives the same CIs and p-values."))
     ci_level: float = field(
         default=0.95, metadata=doc("Coverage of the confidence intervals.", exclusiveMinimum=0, exclusiveMaximum=1)
     )

@@ -43,9 +43,17 @@ class MetaevalConfig(Settings):
     lower_is_better: Sequence[str] = field(
         default=(), metadata=doc("Score columns where lower is better (negated before correlating).")
     )
-    n_boot: int = field(default=1000, metadata=doc("Bootstrap resamples behind each confidence interval."))
+    n_boot: int = field(
+        default=1000,
+        metadata=doc(
+            "Bootstrap resamples behind each confidence interval; 0 = no CIs (ci_status not_resampled).", minimum=0
+        ),
+    )
     seed: int = field(default=0, metadata=doc("Seed of the bootstrap: the same seed gives the same CIs."))
-    ci_level: float = field(default=0.95, metadata=doc("Confidence level of the bootstrap intervals."))
+    ci_level: float = field(
+        default=0.95,
+        metadata=doc("Confidence level of the bootstrap intervals.", exclusiveMinimum=0, exclusiveMaximum=1),
+    )
     resample: Literal["cluster", "pair"] = field(
         default="cluster",
         metadata=doc(
