@@ -18,6 +18,7 @@ from srrg.metrics.context import read_contexts
 from srrg.metrics.judges.common import JudgeFailed
 from srrg.metrics.section import MISSING, select_all
 from srrg.metrics.signature import SIGNATURES_FILE, compose, metric_of, with_section, write_signatures
+from srrg.settings.score import WHOLE_REPORT
 
 COUNTS = ("n_pairs", "n_unmatched", "section_missing_ref", "section_missing_hyp")
 
@@ -90,7 +91,7 @@ def run_score(
     id_col: str = "study_id",
     ref_col: str = "report",
     hyp_col: str = "report",
-    section: str = "both",
+    section: str = WHOLE_REPORT,
 ) -> dict[str, float]:
     """Score one prediction file; writes per_report.parquet, summary.csv (with a signature column
     per metric), signatures.csv (key -> signature), summary.md, unmatched.csv. `section` cuts
@@ -110,7 +111,7 @@ def run_score(
     result, failures = score_each(refs, hyps, metrics, options, contexts)
     sections: dict[str, list[str]] = {}
     counts: dict[str, float] = {}
-    if section != "both":  # which pairs lacked the section, per side (docs/metrics.md)
+    if section != WHOLE_REPORT:  # which pairs lacked the section, per side (docs/metrics.md)
         sections = {"section_ref_status": ref_status, "section_hyp_status": hyp_status}
         counts = {
             "section_missing_ref": float(ref_status.count(MISSING)),

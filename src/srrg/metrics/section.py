@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from srrg.settings.score import WHOLE_REPORT
+
 WHOLE, CUT, MISSING = "whole", "cut", "missing"
 
 
@@ -19,7 +21,7 @@ def select_section(text: str, section: str) -> tuple[str, str]:
     from srrg.report import looks_structured
     from srrg.text.sections import PREAMBLE, split_sections
 
-    if section == "both" or not isinstance(text, str) or looks_structured(text):
+    if section == WHOLE_REPORT or not isinstance(text, str) or looks_structured(text):
         return text, WHOLE
     parts = split_sections(text)
     named = [p for p in parts if p.name != PREAMBLE]

@@ -19,6 +19,7 @@ from typing import Any
 
 from srrg import __version__
 from srrg.errors import UserError
+from srrg.settings.score import WHOLE_REPORT
 
 SIGNATURES_FILE = "signatures.csv"
 UNKNOWN = "unknown"  # a summary written before signatures existed
@@ -131,7 +132,7 @@ def insert_part(signature: str, key: str, value: str) -> str:
 
 def with_section(signature: str, section: str) -> str:
     """The signature of a number scored on one report section only (`both` = the whole text)."""
-    return signature if section == "both" else insert_part(signature, "section", section)
+    return signature if section == WHOLE_REPORT else insert_part(signature, "section", section)
 
 
 def prompt_hash(requests: Iterable[Any]) -> str:

@@ -9,6 +9,7 @@ from srrg.settings.fields import Settings, doc, hook
 
 # what `score.section` may cut (srrg.metrics.section; docs/metrics.md, "Which section is scored")
 ScoredSection = Literal["findings", "impression", "both"]
+WHOLE_REPORT = "both"  # the section value that scores the whole text (the default)
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class ScoreSection(Settings):
         default_factory=dict, metadata=hook("metric_options", "Options per metric (docs/metrics.md).")
     )
     section: ScoredSection = field(
-        default="both",
+        default=WHOLE_REPORT,
         metadata=doc(
             "Report section scored, for references and hypotheses alike; both = the whole text (docs/metrics.md)."
         ),
