@@ -1,7 +1,7 @@
 """Ingest stage: a source collection -> studies.parquet, one row per study (docs/workflow.md).
 
 What every source shares: the table schema, the splits, the limit and the summary; each source's
-rows live in its module (srrg.sources.iu_xray, srrg.sources.mimic_cxr), and the settings of all of
+rows live in its module (srrg.sources.iu_xray, srrg.sources.mimic_cxr, srrg.sources.srrg), and the settings of all of
 them in srrg.settings.ingest. Every
 study a source names is a row; `ingest_status` says why a study has no usable report
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official
@@ -24,7 +24,7 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.settings.ingest import IngestConfig, SplitConfig
 from srrg.settings.splits import SPLITS
-from srrg.sources import iu_xray, mimic_cxr
+from srrg.sources import iu_xray, mimic_cxr, srrg
 from srrg.sources.common import NO_REPORT, natural_key
 
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
@@ -82,7 +82,7 @@ def assign_splits(rows: Iterable[dict[str, Any]], split: SplitConfig) -> None:
 def input_paths(cfg: IngestConfig) -> dict[str, str | None]:
     """Config key -> path of every file or folder the configured source reads (the outputs of
     ingest must be none of them)."""
-    section = cfg.iu_xray if cfg.source == "iu_xray" else cfg.mimic_cxr
+    section = {"iu_xray": cfg.iu_xray, "mimic_cxr": cfg.mimic_cxr, "srrg": cfg.srrg}[cfg.source]
     return {
         f"ingest.{cfg.source}.{f.name}": getattr(section, f.name)
         for f in dataclasses.fields(section)
@@ -94,6 +94,8 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     """Read the configured source into the studies table (sorted by study id, `limit` applied)."""
     if cfg.source == "mimic_cxr":
         rows = mimic_cxr.study_rows(cfg.mimic_cxr, cfg.n_process, progress)
+    elif cfg.source == "srrg":
+        rows = srrg.study_rows(cfg.srrg)
     else:  # iu_xray: IngestConfig allows no other source
         rows = iu_xray.study_rows(cfg.iu_xray, progress)
     if not rows:

@@ -146,7 +146,7 @@ def test_input_paths_name_every_file_of_the_configured_source():
 
 
 def test_ingest_refuses_an_unknown_source_and_an_empty_collection(monkeypatch):
-    with pytest.raises(ValueError, match=r"^source must be one of iu_xray, mimic_cxr, got 'dicom'$"):
+    with pytest.raises(ValueError, match=r"^source must be one of iu_xray, mimic_cxr, srrg, got 'dicom'$"):
         IngestConfig(source="dicom")  # type: ignore[arg-type]
     monkeypatch.setattr(iu_xray, "study_rows", lambda cfg, progress: [])
     with pytest.raises(

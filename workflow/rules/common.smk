@@ -135,20 +135,20 @@ def ingest_slice():
     """The ingest section without the inactive source, so editing MIMIC paths does not rerun an
     IU X-ray ingest (and vice versa)."""
     cfg = dict(config["ingest"])
-    for source in ("iu_xray", "mimic_cxr"):
+    for source in ("iu_xray", "mimic_cxr", "srrg"):
         if source != cfg["source"]:
-            cfg.pop(source)
+            cfg.pop(source, None)
     return cfg
 
 
 def ingest_data():
     """The source files ingest reads (when configured): changing them reruns ingest."""
     cfg = config["ingest"][config["ingest"]["source"]]
-    keys = (
-        ("archive", "metadata")
-        if config["ingest"]["source"] == "iu_xray"
-        else ("reports", "split_csv", "metadata_csv")
-    )
+    keys = {
+        "iu_xray": ("archive", "metadata"),
+        "mimic_cxr": ("reports", "split_csv", "metadata_csv"),
+        "srrg": ("findings", "impression"),
+    }[config["ingest"]["source"]]
     return [cfg[k] for k in keys if cfg.get(k)]
 
 
@@ -200,6 +200,17 @@ def run_config(name, section):
     if section == "train":
         cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
     return cfg
+
+
+# infer.samples (docs/model.md, "Per-image test sets"): one for every run, so Table 1's rows and the
+# reference runs written from them count the same samples; per-image pairs are scored by sample_id
+_SAMPLES = {n: run_config(n, "infer").get("samples", "study") for n in RUNS}
+if len(set(_SAMPLES.values())) > 1:
+    raise WorkflowError(
+        f"infer.samples differs between runs {_SAMPLES}: the tables compare runs on the same samples; "
+        "set infer.samples (study or image) for all runs alike"
+    )
+SCORE_ID = "sample_id" if "image" in _SAMPLES.values() else "study_id"
 
 
 def infer_parts(wc):

@@ -1,5 +1,5 @@
 rule ingest:
-    """A report collection (IU X-ray or MIMIC-CXR) -> one row per study."""
+    """A report collection (IU X-ray, MIMIC-CXR or SRRG) -> one row per study."""
     input:
         code=stage_code("ingest"),
         data=ingest_data(),

@@ -1,5 +1,5 @@
 """The `ingest` section: which report collection to read and how to split it (srrg ingest;
-docs/inputs.md), with each source's paths (`ingest.iu_xray`, `ingest.mimic_cxr`)."""
+docs/inputs.md), with each source's paths (`ingest.iu_xray`, `ingest.mimic_cxr`, `ingest.srrg`)."""
 
 from __future__ import annotations
 
@@ -82,11 +82,32 @@ class MimicConfig(Settings):
 
 
 @dataclass(frozen=True)
+class SrrgConfig(Settings):
+    """Local copies of the SRRG datasets (docs/inputs.md, "SRRG"); see the `ingest.srrg` config section."""
+
+    findings: str | None = field(
+        default=None,
+        metadata=doc("Copy of StanfordAIMI/srrg_findings: the folder holding data/<split>-*.parquet; null = not read."),
+    )
+    impression: str | None = field(
+        default=None,
+        metadata=doc(
+            "Copy of StanfordAIMI/srrg_impression: the folder holding data/<split>-*.parquet; null = not read."
+        ),
+    )
+    image_root: str | None = field(
+        default=None,
+        metadata=doc("Folder the datasets' image_paths are relative to; null = record the paths as written."),
+    )
+
+
+@dataclass(frozen=True)
 class IngestConfig(Settings):
     """Which report collection to read and how to split it (srrg ingest)."""
 
-    source: Literal["iu_xray", "mimic_cxr"] = field(
-        default="iu_xray", metadata=doc("Report collection to read: iu_xray (Open-i) or mimic_cxr (docs/inputs.md).")
+    source: Literal["iu_xray", "mimic_cxr", "srrg"] = field(
+        default="iu_xray",
+        metadata=doc("Report collection to read: iu_xray (Open-i), mimic_cxr or srrg (docs/inputs.md)."),
     )
     limit: int | None = field(
         default=None, metadata=doc("Keep only the first N studies (by study id), for demos and tests.", minimum=1)
@@ -108,4 +129,8 @@ class IngestConfig(Settings):
     )
     mimic_cxr: MimicConfig = field(
         default_factory=MimicConfig, metadata=doc("Paths of the published MIMIC-CXR files (source mimic_cxr).")
+    )
+    srrg: SrrgConfig = field(
+        default_factory=SrrgConfig,
+        metadata=doc("Local copies of the SRRG findings and impression datasets and their image folder (source srrg)."),
     )

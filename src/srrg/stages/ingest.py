@@ -6,12 +6,12 @@ import argparse
 
 from srrg.stages import _args
 
-HELP = "read IU X-ray or MIMIC-CXR reports into studies.parquet (one row per study)"
+HELP = "read IU X-ray, MIMIC-CXR or SRRG reports into studies.parquet (one row per study)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--source", choices=["iu_xray", "mimic_cxr"], help="collection to read (overrides `source` of --config)"
+        "--source", choices=["iu_xray", "mimic_cxr", "srrg"], help="collection to read (overrides `source` of --config)"
     )
     _args.config(parser, "ingest")
     parser.add_argument(
