@@ -32,6 +32,7 @@ from srrg.normalize.vocabulary import FILLER
 from srrg.report import Finding, StructuredReport, looks_structured, parse_report
 from srrg.settings.extract import ExtractConfig
 from srrg.settings.metrics import SScoreTextConfig
+from srrg.vocab.clinical import expected_findings, is_vaguer, significance_classes
 
 NAME = "s_score_text"
 FREE_TEXT = "free_text"
@@ -50,8 +51,9 @@ LEVEL_RANK: dict[str, float] = {
     "mild to moderate": 2.5, "small to moderate": 2.5,
     "moderate to large": 3.5, "moderate to severe": 3.5,
 }  # fmt: skip
-# Clinical significance of findings (docs/metrics.md, "Free-text S-Score"): urgent findings that a
-# radiologist communicates at once, and incidental or chronic ones that rarely change management.
+# Clinical significance of findings in `variant: v1` and in ce (docs/metrics.md, "Free-text S-Score"):
+# urgent findings that a radiologist communicates at once, and incidental or chronic ones that rarely
+# change management. `variant: v2` reads the cited table vocab/significance.yaml instead.
 URGENT = frozenset({
     "pneumothorax", "hydropneumothorax", "hemothorax", "pneumomediastinum", "pneumoperitoneum", "aortic aneurysm",
 })  # fmt: skip
@@ -163,34 +165,67 @@ def _observations_related(obs_a: tuple[str, ...], obs_b: tuple[str, ...]) -> boo
     return any(x in _lineage(y, parents) or y in _lineage(x, parents) for x in obs_a for y in obs_b)
 
 
-def related_pairs(ref_only: Sequence[str], hyp_only: Sequence[str]) -> list[tuple[str, str]]:
-    """Greedy one-to-one pairs of related findings among the unmatched ones, in report order."""
+def pair_credit(ref: str, hyp: str, cfg: SScoreTextConfig) -> float:
+    """Share of a match that a hypothesis finding earns for a different reference finding: v1:
+    related_credit when related; v2: specific_credit for a more specific name of it, vague_credit
+    for a vaguer one (vocab/hierarchy.yaml or the observation hierarchy), else related_credit when
+    related (one CheXpert observation: nodule and mass)."""
+    if cfg.variant != "v1":
+        if vaguer(ref, hyp, cfg.variant):
+            return cfg.specific_credit
+        if vaguer(hyp, ref, cfg.variant):
+            return cfg.vague_credit
+    return cfg.related_credit if related(ref, hyp) else 0.0
+
+
+def related_pairs(
+    ref_only: Sequence[str], hyp_only: Sequence[str], cfg: SScoreTextConfig
+) -> list[tuple[str, str, float]]:
+    """Greedy one-to-one pairs (reference, hypothesis, credit) among the unmatched findings: each
+    reference finding in report order takes the remaining hypothesis finding of the highest
+    positive credit (the first of equals)."""
     pairs, used = [], set()
     for r in ref_only:
-        h = next((h for h in hyp_only if h not in used and related(r, h)), None)
-        if h is not None:
-            used.add(h)
-            pairs.append((r, h))
+        credits = [(pair_credit(r, h, cfg), -k, h) for k, h in enumerate(hyp_only) if h not in used]
+        best = max(credits, default=None)
+        if best is not None and best[0] > 0:
+            used.add(best[2])
+            pairs.append((r, best[2], best[0]))
     return pairs
 
 
-def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
+def observation_vaguer(general: str, specific: str) -> bool:
+    """Whether all of `general`'s CheXpert observations are strict ancestors of one of `specific`'s."""
+    tree, parents = _observation_tree()
+    own = tree.get(general, ())
+    return (
+        bool(own)
+        and specific in tree
+        and any(all(o in _lineage(x, parents) and o not in tree[specific] for o in own) for x in tree[specific])
+    )
+
+
+def vaguer(general: str, specific: str, variant: str) -> bool:
+    """v1: observation_vaguer; v2: that or an ancestor in vocab/hierarchy.yaml (opacity for pneumonia)."""
+    return observation_vaguer(general, specific) or (variant != "v1" and is_vaguer(general, specific))
+
+
+def fold_general(findings: Mapping[str, Finding], variant: str = "v1") -> dict[str, Finding]:
     """The findings without those a more specific finding of the same report explains: one whose
     observations are all ancestors of another finding's at the same place (locations sharing an
     anatomical word, or one unstated): "left lower lobe opacity, likely pneumonia" is a pneumonia in
     the left lower lobe (a specific finding without a location takes the general one's), but a right
-    lower lobe opacity next to a left upper lobe nodule stays a finding of its own."""
-    tree, parents = _observation_tree()
+    lower lobe opacity next to a left upper lobe nodule stays a finding of its own. Which name is
+    vaguer follows `variant` (see vaguer)."""
 
     def same_place(a: Finding, b: Finding) -> bool:
         return a.location is None or b.location is None or location_agreement(a.location, b.location) > 0
 
     def explainer(f: Finding) -> Finding | None:
-        own = tree.get(f.name, ())
-        return next((
-            g for g in findings.values() if g.name != f.name and g.name in tree and same_place(f, g)
-            and any(all(o in _lineage(x, parents) and o not in tree[g.name] for o in own) for x in tree[g.name])
-        ), None) if own else None  # fmt: skip
+        return next(
+            (g for g in findings.values() if g.name != f.name and same_place(f, g) and vaguer(f.name, g.name, variant)),
+            None,
+        )
 
     folded = {f.name: explainer(f) for f in findings.values()}
     kept = {n: f for n, f in findings.items() if folded[n] is None}
@@ -203,43 +238,58 @@ def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
 
 
 def weight(name: str, significance: str) -> float:
-    """A finding's weight: URGENT 2, INCIDENTAL 0.5, any other 1; 1 for all when "uniform"."""
+    """A finding's v1 weight (and ce's): URGENT 2, INCIDENTAL 0.5, any other 1; 1 for all when "uniform"."""
     if significance == "uniform":
         return 1.0
     return 2.0 if name in URGENT else 0.5 if name in INCIDENTAL else 1.0
 
 
+def finding_weight(name: str, cfg: SScoreTextConfig, expected: frozenset[str] = frozenset()) -> float:
+    """A finding's weight in P and D: v1 `weight`; v2 its class weight (vocab/significance.yaml;
+    actionable for a name outside it), times expected_weight when the patient's context expects it."""
+    if cfg.variant == "v1":
+        return weight(name, cfg.significance)
+    base = 1.0
+    if cfg.significance != "uniform":
+        cls = significance_classes().get(name, "actionable")
+        base = {"urgent": cfg.w_urgent, "actionable": cfg.w_actionable, "incidental": cfg.w_incidental}[cls]
+    return base * cfg.expected_weight if name in expected else base
+
+
 def score_pair_text(
-    ref: StructuredReport, hyp: StructuredReport, cfg: SScoreTextConfig = SScoreTextConfig()
+    ref: StructuredReport,
+    hyp: StructuredReport,
+    cfg: SScoreTextConfig = SScoreTextConfig(),
+    expected: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """All free-text S-Score values of one pair of structured reports (keys without the suffix):
-    the S-Score's P and D over finding weights (a related pair weighs as its reference finding)."""
+    the S-Score's P and D over finding weights (a related pair weighs as its reference finding);
+    `expected`: the findings the pair's patient context expects (v2, expected_findings)."""
     r_pos = {f.name: f for f in ref.positive}
     h_pos = {f.name: f for f in hyp.positive}
     if cfg.fold_general:
-        r_pos, h_pos = fold_general(r_pos), fold_general(h_pos)
+        r_pos, h_pos = fold_general(r_pos, cfg.variant), fold_general(h_pos, cfg.variant)
     matched = [n for n in r_pos if n in h_pos]
     ref_only = [n for n in r_pos if n not in h_pos]
     hyp_only = [n for n in h_pos if n not in r_pos]
-    pairs = related_pairs(ref_only, hyp_only) if cfg.related_credit > 0 else []
-    paired = {n for pair in pairs for n in pair}
+    pairs = related_pairs(ref_only, hyp_only, cfg)
+    paired = {n for a, b, _ in pairs for n in (a, b)}
 
     def w(name: str) -> float:
-        return weight(name, cfg.significance)
+        return finding_weight(name, cfg, expected)
 
-    r = cfg.related_credit
-    credit = sum(w(n) for n in matched) + r * sum(w(a) for a, _ in pairs)
+    credit = sum(w(n) for n in matched) + sum(c * w(a) for a, _, c in pairs)
     unmatched = sum(w(n) for n in (*ref_only, *hyp_only) if n not in paired)
-    # a related pair is `related_credit` of a match and the rest a false and a missed finding
-    p_pos = smoothed_f1(credit, unmatched + 2 * (1 - r) * sum(w(a) for a, _ in pairs), 0, cfg.smoothing)
+    # a related pair is its credit of a match and the rest a false and a missed finding
+    p_pos = smoothed_f1(credit, unmatched + 2 * sum((1 - c) * w(a) for a, _, c in pairs), 0, cfg.smoothing)
     p_neg = set_f1(set(ref.negative), set(hyp.negative))
     p = p_pos if cfg.negatives == "ignore" else (p_pos + p_neg) / 2
 
     exact = [finding_agreement(r_pos[n], h_pos[n], cfg) for n in matched]
-    near = [finding_agreement(r_pos[a], h_pos[b], cfg) for a, b in pairs]
-    total = sum(w(n) * x[0] for n, x in zip(matched, exact)) + r * sum(w(a) * x[0] for (a, _), x in zip(pairs, near))
+    near = [finding_agreement(r_pos[a], h_pos[b], cfg) for a, b, _ in pairs]
+    total = sum(w(n) * x[0] for n, x in zip(matched, exact)) + sum(c * w(a) * x[0] for (a, _, c), x in zip(pairs, near))
     if cfg.d_over == "union":
-        denominator = sum(w(n) for n in matched) + sum(w(a) for a, _ in pairs) + unmatched
+        denominator = sum(w(n) for n in matched) + sum(w(a) for a, _, _ in pairs) + unmatched
     else:
         denominator = sum(w(n) for n in r_pos)
     d = total / denominator if denominator else 1.0
@@ -267,14 +317,20 @@ def hypothesis_kinds(hyps: Sequence[str | None], hyp_statuses: Sequence[str]) ->
 
 
 def score_texts(
-    refs: Sequence[str | None], hyps: Sequence[str | None], cfg: SScoreTextConfig = SScoreTextConfig()
+    refs: Sequence[str | None],
+    hyps: Sequence[str | None],
+    cfg: SScoreTextConfig = SScoreTextConfig(),
+    contexts: Sequence[Mapping[str, str]] | None = None,
 ) -> MetricResult:
     """Per-pair free-text S-Score values (keys suffixed `_text`) and a status naming the side that
-    had no usable text; such a side counts as the empty report, as in the S-Score of structured outputs."""
+    had no usable text; such a side counts as the empty report, as in the S-Score of structured outputs.
+    `contexts`: each pair's patient context (srrg.metrics.context), read by v2 only."""
     table = structure([*refs, *hyps], cfg.extract)
     ref_reports = [table[r if isinstance(r, str) else ""] for r in refs]
     hyp_reports = [table[h if isinstance(h, str) else ""] for h in hyps]
-    rows = [score_pair_text(r, h, cfg) for (r, _), (h, _) in zip(ref_reports, hyp_reports, strict=True)]
+    use_context = contexts is not None and cfg.variant != "v1" and cfg.expected_weight != 1
+    expected = [expected_findings(c) for c in contexts] if use_context else [frozenset()] * len(refs)
+    rows = [score_pair_text(r, h, cfg, e) for (r, _), (h, _), e in zip(ref_reports, hyp_reports, expected, strict=True)]
     names = (*SSCORE_KEYS, "s_size")
     per: dict[str, list[Any]] = {k + SUFFIX: [row[k] for row in rows] for k in names}
     per["s_score_text_status"] = [
@@ -301,3 +357,9 @@ class SScoreText(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         return score_texts(refs, hyps, self.cfg)
+
+    def compute_with_context(
+        self, refs: Sequence[str], hyps: Sequence[str], contexts: Sequence[Mapping[str, str]]
+    ) -> MetricResult:
+        """v2 weighs the findings a pair's patient context expects by expected_weight (vocab/expected.yaml)."""
+        return score_texts(refs, hyps, self.cfg, contexts)

@@ -23,6 +23,7 @@ TOKENIZATIONS: tuple[str, ...] = typing.get_args(Tokenization)
 SIGNIFICANCE = ("weighted", "uniform")
 NEGATIVES = ("ignore", "f1")
 LEVELS = ("ordinal", "exact")
+VARIANTS = ("v2", "v1")  # readings of s_score_text (docs/metrics.md, "Free-text S-Score")
 DOver = Literal["union", "reference"]
 RADEVAL_CACHE_DIR = ".cache/srrg/radeval"
 
@@ -81,6 +82,16 @@ class SScoreTextConfig(Settings):
     """Options of the free-text S-Score (docs/metrics.md, "Free-text S-Score"); `s_rrg()` gives the
     settings under which it equals the structured S-Score of the extracted reports."""
 
+    variant: str = field(
+        default="v2",
+        metadata=doc(
+            "v2: significance classes of vocab/significance.yaml (w_urgent, w_actionable, w_incidental), vaguer and "
+            "more specific names by vocab/hierarchy.yaml (vague_credit, specific_credit) and findings expected in the "
+            "patient's context (expected_weight); v1: the reading before them (fixed urgent/incidental lists, CheXpert "
+            "relations only, no context), which reproduces earlier numbers.",
+            enum=list(VARIANTS),
+        ),
+    )
     negatives: str = field(
         default="ignore",
         metadata=doc(
@@ -108,9 +119,46 @@ class SScoreTextConfig(Settings):
     significance: str = field(
         default="weighted",
         metadata=doc(
-            "weighted: urgent findings weigh 2 and incidental ones 0.5 in P and D (docs/metrics.md); "
-            "uniform: all weigh 1.",
+            "weighted: each finding weighs by its clinical significance in P and D (v2: w_urgent, w_actionable, "
+            "w_incidental by vocab/significance.yaml; v1: urgent 2, incidental 0.5, docs/metrics.md); uniform: all "
+            "weigh 1.",
             enum=list(SIGNIFICANCE),
+        ),
+    )
+    vague_credit: float = field(
+        default=0.5,
+        metadata=doc(
+            "v2: share of a match earned by a vaguer name of the reference finding (vocab/hierarchy.yaml: opacity "
+            "for pneumonia).",
+            minimum=0,
+            maximum=1,
+        ),
+    )
+    specific_credit: float = field(
+        default=1.0,
+        metadata=doc(
+            "v2: share of a match earned by a more specific name of the reference finding (vocab/hierarchy.yaml: "
+            "pneumonia for consolidation).",
+            minimum=0,
+            maximum=1,
+        ),
+    )
+    w_urgent: float = field(
+        default=2.0, metadata=doc("v2, weighted: weight of an urgent finding (vocab/significance.yaml).", minimum=0)
+    )
+    w_actionable: float = field(
+        default=1.0, metadata=doc("v2, weighted: weight of an actionable finding (vocab/significance.yaml).", minimum=0)
+    )
+    w_incidental: float = field(
+        default=0.5, metadata=doc("v2, weighted: weight of an incidental finding (vocab/significance.yaml).", minimum=0)
+    )
+    expected_weight: float = field(
+        default=0.5,
+        metadata=doc(
+            "v2: factor on the weight of a finding expected in the pair's patient context (vocab/expected.yaml: age, "
+            "indication); 1: context changes nothing.",
+            minimum=0,
+            maximum=1,
         ),
     )
     fold_general: bool = field(
@@ -172,8 +220,8 @@ class SScoreTextConfig(Settings):
     @classmethod
     def s_rrg(cls, **options: Any) -> SScoreTextConfig:
         """The settings under which s_score_text is the S-Score (S-RRG-Bench) of the extracted reports."""
-        parity = {"negatives": "f1", "smoothing": 0.0, "related_credit": 0.0, "significance": "uniform",
-                  "fold_general": False, "normalize_locations": False, "levels": "exact",
+        parity = {"variant": "v1", "negatives": "f1", "smoothing": 0.0, "related_credit": 0.0,
+                  "significance": "uniform", "fold_general": False, "normalize_locations": False, "levels": "exact",
                   "omitted_detail": 0.0, "extra_detail": 0.0, "w_size": 0.0}  # fmt: skip
         return cls(**{**parity, **options})
 
