@@ -10,6 +10,7 @@ identity")."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from collections.abc import Mapping
 from dataclasses import asdict
@@ -20,11 +21,28 @@ import torch
 
 from srrg.config import from_dict
 from srrg.errors import UserError, one_line
-from srrg.io import atomic_path
+from srrg.io import atomic_path, list_files
 from srrg.model.network import ReportGenerator
 from srrg.settings.model import DataConfig, ModelConfig
+from srrg.settings.splits import SPLITS
+from srrg.shards import MANIFEST_NAME, file_sha256
 
 REQUIRED = ("model_config", "state_dict", "data_config")
+
+
+def dataset_digest(dataset_dir: str | Path) -> str:
+    """The identity of a dataset folder (docs/model.md, "Safety and identity"): the SHA-256 of its
+    manifest.json, which records every shard's rows and SHA-256; a folder without one (shards
+    written by hand) hashes its shards' names and bytes. A checkpoint and an inference part are
+    keyed by it, so another dataset's state is never taken for this one's."""
+    root = Path(dataset_dir)
+    if (root / MANIFEST_NAME).is_file():
+        return file_sha256(root / MANIFEST_NAME)
+    digest = hashlib.sha256()
+    for split in SPLITS:
+        for path in list_files(root / split, suffix=".parquet"):
+            digest.update(f"{split}/{path.name}\0{file_sha256(path)}\0".encode())
+    return digest.hexdigest()
 
 
 def save_model(

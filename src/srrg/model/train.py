@@ -1,8 +1,9 @@
 """`srrg train`: fit one run (model x target) with Lightning and export its weights.
 
 Checkpoints live under checkpoint_dir/<run>/<fingerprint>, outside Snakemake's outputs: the
-fingerprint covers the run config and the source of the srrg modules training runs, so a killed job
-resumes from `last.ckpt` while a changed config or changed code trains afresh. Under `srun`
+fingerprint covers the run config, the source of the srrg modules training runs and the dataset
+(its manifest's digest), so a killed job resumes from `last.ckpt` while a changed config, changed
+code or another dataset trains afresh (a finished run's last.ckpt is never another dataset's start). Under `srun`
 Lightning's SLURMEnvironment supplies ranks (ntasks-per-node = devices); only rank 0 writes outputs.
 """
 
@@ -26,9 +27,10 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from srrg.codedeps import stage_files
 from srrg.config import config_hash
+from srrg.errors import UserError
 from srrg.io import write_text
 from srrg.model.datamodule import ReportDataModule
-from srrg.model.file import save_model
+from srrg.model.file import dataset_digest, first_line, save_model
 from srrg.model.findings import finding_labels
 from srrg.model.module import ReportModule
 from srrg.model.training_log import ProgressLog, loss_figure, write_metrics
@@ -63,13 +65,16 @@ def resolve_precision(precision: str, accelerator: str) -> str:
     return "bf16-mixed" if gpu else "32-true"
 
 
-def checkpoint_dir(cfg: TrainConfig, run: str, code: str | None = None) -> Path:
+def checkpoint_dir(cfg: TrainConfig, run: str, code: str | None = None, dataset: str | None = None) -> Path:
     """checkpoint_dir/<run>/<hash of everything that changes the trained weights: the config
-    without placement keys, and the training code (code_fingerprint of code_files by default)>."""
+    without placement keys, the training code (code_fingerprint of code_files by default) and the
+    dataset (srrg.model.file.dataset_digest; run_train always passes it)>."""
     data = cfg.to_dict()
     data["trainer"] = {k: v for k, v in data["trainer"].items() if k not in PLACEMENT_KEYS}
     data.pop("checkpoint_dir")
     data["code"] = code if code is not None else code_fingerprint(code_files())
+    if dataset is not None:
+        data["dataset"] = dataset
     return Path(cfg.checkpoint_dir) / run / config_hash(data)
 
 
@@ -141,18 +146,35 @@ def metrics_paths(out: str | Path) -> tuple[Path, Path]:
     return folder / "metrics.csv", folder / "loss.png"
 
 
+def check_resumable(path: Path) -> None:
+    """A last.ckpt to resume from must be a readable checkpoint: a truncated, garbage or empty file
+    (copied, edited, a full disk) is a UserError naming it and the fix, not Lightning's traceback.
+    Read memory-mapped and with the safe unpickler, so the check costs no copy of the weights."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        ok = isinstance(state, dict) and "state_dict" in state
+        problem = "" if ok else "no state_dict in it"
+    except Exception as exc:  # noqa: BLE001 - the safe unpickler fails on garbage with any error type
+        problem = first_line(exc) or type(exc).__name__
+    if problem:
+        raise UserError(
+            f"{path}: not a checkpoint training can resume from ({problem}); delete it (or its folder) "
+            "to train this run from scratch"
+        )
+
+
 def last_value(rows: list[dict[str, Any]], key: str) -> float | None:
     values = [r[key] for r in rows if r.get(key) is not None]
     return float(values[-1]) if values else None
 
 
 def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: str = "default") -> dict[str, Any]:
-    """Fit (resuming from the last checkpoint of the same config and code when there is one), then
+    """Fit (resuming from the last checkpoint of the same config, code and dataset when there is one), then
     write on rank 0: `out` (weights, model config, vocabulary), `out`.json (summary), and beside it
     metrics.csv and loss.png. Returns the summary."""
     start = time.perf_counter()
     L.seed_everything(cfg.trainer.seed, workers=True)
-    ckpt_dir = checkpoint_dir(cfg, run)
+    ckpt_dir = checkpoint_dir(cfg, run, dataset=dataset_digest(dataset_dir))
     data = ReportDataModule(dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed)
     data.setup("fit")
     assert data.train_set is not None
@@ -194,7 +216,8 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         )
     resume = (ckpt_dir / LAST).is_file()
     if resume:
-        log.info("resuming from %s (same config and code)", ckpt_dir / LAST)
+        check_resumable(ckpt_dir / LAST)
+        log.info("resuming from %s (same config, code and dataset)", ckpt_dir / LAST)
     else:
         log.info("training from scratch; checkpoints in %s", ckpt_dir)
     try:
