@@ -509,37 +509,60 @@ def carry_forward(lines: set[int], hunks: list[tuple[int, int, int, int]]) -> se
     return out
 
 
+def renames(diff: str) -> dict[str, str]:
+    """`git diff -M` text -> old path -> new path of every file the diff renames."""
+    out, old = {}, None
+    for line in diff.splitlines():
+        if line.startswith("rename from "):
+            old = line.removeprefix("rename from ")
+        elif line.startswith("rename to ") and old is not None:
+            out[old], old = line.removeprefix("rename to "), None
+    return out
+
+
+def _under(path: str, paths: list[str]) -> bool:
+    """Whether `path` is one of `paths` or inside one of them (folders)."""
+    return any(path == p.rstrip("/") or path.startswith(p.rstrip("/") + "/") for p in paths)
+
+
 def changed_lines(repo: Path, since: str, until: str | None, paths: list[str]) -> dict[str, set[int]]:
     """Path -> lines of the working tree that `git diff -U0 since [until]` wrote (Python files
-    only); with `until`, carried forward to the working tree through `git diff -U0 until`."""
+    only); with `until`, carried forward to the working tree through `git diff -U0 until`. Renames
+    are followed (`-M`), so a module moved by the change counts only the lines it changed, and one
+    moved after `until` is found under its new path."""
 
-    def diff(*revs: str) -> dict[str, list[tuple[int, int, int, int]]]:
-        cmd = ["git", "-C", str(repo), "diff", "-U0", "--no-color", "--no-ext-diff", *revs, "--", *paths]
-        return diff_hunks(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    def diff(*revs: str) -> tuple[dict[str, list[tuple[int, int, int, int]]], dict[str, str]]:
+        # no pathspec: a rename is only seen with both its paths; `paths` filters afterwards
+        cmd = ["git", "-C", str(repo), "diff", "-U0", "-M", "--no-color", "--no-ext-diff", *revs]
+        text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        return diff_hunks(text), renames(text)
 
-    changed = {p: added_lines(h) for p, h in diff(since, *([until] if until else [])).items() if p.endswith(".py")}
+    hunks, _ = diff(since, *([until] if until else []))
+    changed = {p: added_lines(h) for p, h in hunks.items() if p.endswith(".py")}
     if until:
-        later = diff(until)
-        changed = {p: carry_forward(lines, later.get(p, [])) for p, lines in changed.items()}
-    return {p: lines for p, lines in changed.items() if lines and (repo / p).is_file()}
+        later, moved = diff(until)
+        changed = {
+            moved.get(p, p): carry_forward(lines, later.get(moved.get(p, p), [])) for p, lines in changed.items()
+        }
+    return {p: lines for p, lines in changed.items() if lines and _under(p, paths) and (repo / p).is_file()}
 
 
 def tests_for(repo: Path, path: str) -> list[str]:
-    """The module's curated tests (TARGETS), else the test files that import it by name."""
-    for target in TARGETS.values():
-        if target.path == path:
-            return [t for t in target.tests if (repo / t).is_file()]
+    """The module's curated tests (TARGETS) and every test file that imports it by name, so a new
+    test file of the module is used without editing the table."""
+    curated = [t for target in TARGETS.values() if target.path == path for t in target.tests if (repo / t).is_file()]
     dotted = path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     parent, _, name = dotted.rpartition(".")
     pattern = re.compile(
         rf"(import {re.escape(dotted)}\b|from {re.escape(dotted)} import"
         rf"|from {re.escape(parent)} import [^\n]*\b{name}\b)"
     )
-    return sorted(
+    importing = [
         str(t.relative_to(repo))
         for t in (repo / "tests").rglob("test_*.py")
         if pattern.search(t.read_text(encoding="utf-8"))
-    )
+    ]
+    return sorted(set(curated) | set(importing))
 
 
 def run_tests(repo: Path, tests: list[str], timeout: float) -> tuple[int | str, float]:
