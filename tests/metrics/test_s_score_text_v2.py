@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from srrg.metrics import get_metric
-from srrg.metrics.sscore_text import finding_weight, pair_credit, score_pair_text
+from srrg.metrics.sscore_text import finding_weight, fold_general, pair_credit, score_pair_text
 from srrg.report import Finding, StructuredReport
 from srrg.settings.metrics import SScoreTextConfig
 from srrg.vocab import findings
@@ -79,6 +79,14 @@ def test_unrelated_and_sibling_findings_keep_their_credit():
     assert pair_credit("pleural effusion", "pneumothorax", V2) == 0.0
     assert pair_credit("pneumonia", "consolidation", V2) == V2.vague_credit
     assert pair_credit("consolidation", "pneumonia", V2) == V2.specific_credit
+
+
+def test_hierarchy_does_not_fold_a_report():
+    """A granuloma beside a nodule, cardiomegaly beside a pericardial effusion stay two findings each:
+    the hierarchy names answers, only the observation hierarchy folds (a lost nodule would go unscored)."""
+    report = {n: Finding(n) for n in ("granuloma", "nodule", "cardiomegaly", "pericardial effusion")}
+    assert set(fold_general(report)) == set(report)
+    assert s(rep("granuloma", "nodule"), rep("granuloma")) < s(rep("granuloma"), rep("granuloma"))
 
 
 def test_context_changes_only_expected_findings():

@@ -210,20 +210,26 @@ def vaguer(general: str, specific: str, variant: str) -> bool:
     return observation_vaguer(general, specific) or (variant != "v1" and is_vaguer(general, specific))
 
 
-def fold_general(findings: Mapping[str, Finding], variant: str = "v1") -> dict[str, Finding]:
+def fold_general(findings: Mapping[str, Finding]) -> dict[str, Finding]:
     """The findings without those a more specific finding of the same report explains: one whose
     observations are all ancestors of another finding's at the same place (locations sharing an
     anatomical word, or one unstated): "left lower lobe opacity, likely pneumonia" is a pneumonia in
     the left lower lobe (a specific finding without a location takes the general one's), but a right
-    lower lobe opacity next to a left upper lobe nodule stays a finding of its own. Which name is
-    vaguer follows `variant` (see vaguer)."""
+    lower lobe opacity next to a left upper lobe nodule stays a finding of its own. Only the
+    observation hierarchy folds (observation_vaguer), in v1 and v2 alike: vocab/hierarchy.yaml names
+    answers, and a report may state a sign and its cause as two findings (cardiomegaly and a
+    pericardial effusion; a granuloma and another nodule)."""
 
     def same_place(a: Finding, b: Finding) -> bool:
         return a.location is None or b.location is None or location_agreement(a.location, b.location) > 0
 
     def explainer(f: Finding) -> Finding | None:
         return next(
-            (g for g in findings.values() if g.name != f.name and same_place(f, g) and vaguer(f.name, g.name, variant)),
+            (
+                g
+                for g in findings.values()
+                if g.name != f.name and same_place(f, g) and observation_vaguer(f.name, g.name)
+            ),
             None,
         )
 
@@ -268,7 +274,7 @@ def score_pair_text(
     r_pos = {f.name: f for f in ref.positive}
     h_pos = {f.name: f for f in hyp.positive}
     if cfg.fold_general:
-        r_pos, h_pos = fold_general(r_pos, cfg.variant), fold_general(h_pos, cfg.variant)
+        r_pos, h_pos = fold_general(r_pos), fold_general(h_pos)
     matched = [n for n in r_pos if n in h_pos]
     ref_only = [n for n in r_pos if n not in h_pos]
     hyp_only = [n for n in h_pos if n not in r_pos]
