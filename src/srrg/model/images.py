@@ -1,7 +1,11 @@
 """The model input of a study under the one image switch `data.images` (docs/model.md).
 
 `real` reads the study's first image file and fails, naming the file, when it is missing: never a
-silent fallback. `phantom` renders the study's structured report (srrg.phantom, docs/phantom.md), so
+silent fallback. It reads the pixels from the image cache when the run has one (srrg.image_cache,
+docs/model.md "Image cache"), else decodes the file the same way the cache stage does (a JPEG at
+reduced scale, PIL's draft), so a cached and an uncached run see the same tensors.
+
+`phantom` renders the study's structured report (srrg.phantom, docs/phantom.md), so
 collections without images still carry readable content. `placeholder` is a smooth random pattern
 seeded by the study id: it carries no clinical content (plumbing checks only).
 """
@@ -17,9 +21,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
-from srrg.errors import UserError
+from srrg.image_cache import ImageCache, decode, pixels, resolve_image
+from srrg.image_cache import ImageError as ImageError  # re-exported: the stages catch it from here
 from srrg.phantom import render
 from srrg.report import from_obj
 
@@ -30,29 +35,33 @@ MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
 
-class ImageError(UserError):
-    """An image file is missing or unreadable; the message names the file."""
+def normalize(arr: np.ndarray) -> torch.Tensor:
+    """uint8 pixels (size, size) gray or (size, size, 3) -> float tensor (3, size, size), scaled to
+    [0, 1] and normalized; a gray image fills the 3 channels."""
+    rgb = np.repeat(arr[..., None], 3, axis=2) if arr.ndim == 2 else arr
+    out = rgb.astype(np.float32) / 255.0
+    out = (out - np.asarray(MEAN, dtype=np.float32)) / np.asarray(STD, dtype=np.float32)
+    return torch.from_numpy(out.transpose(2, 0, 1).copy())
 
 
 def to_tensor(image: Image.Image, size: int) -> torch.Tensor:
-    """RGB, square resize, scale to [0, 1], normalize -> float tensor (3, size, size)."""
-    rgb = image.convert("RGB").resize((size, size), Image.BILINEAR)
-    arr = np.asarray(rgb, dtype=np.float32) / 255.0
-    arr = (arr - np.asarray(MEAN, dtype=np.float32)) / np.asarray(STD, dtype=np.float32)
-    return torch.from_numpy(arr.transpose(2, 0, 1).copy())
+    """Square bilinear resize, RGB, normalize -> float tensor (3, size, size)."""
+    return normalize(pixels(image, size))
 
 
 def load_image(path: str | Path, size: int) -> torch.Tensor:
-    """Read a JPG/PNG (any mode; grayscale X-rays become 3 channels) as a normalized tensor."""
-    p = Path(path)
-    if not p.is_file():
-        raise ImageError(f"image not found: {p} (check data.image_root and the dataset's image_paths)")
-    try:
-        with Image.open(p) as img:
-            img.load()
-            return to_tensor(img, size)
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise ImageError(f"cannot read image {p}: {exc}") from exc
+    """Read a JPG/PNG (any mode; grayscale X-rays become 3 channels) as a normalized tensor, a JPEG
+    decoded at reduced scale (srrg.image_cache.decode)."""
+    return normalize(decode(path, size))
+
+
+def cached_image(cache: ImageCache, path: str | Path, size: int) -> torch.Tensor:
+    """A cached image as a normalized tensor; a cache built larger than `size` (image_cache.size)
+    is resized to it."""
+    arr = cache.get(path)
+    if arr.shape[0] != size:
+        arr = pixels(Image.fromarray(arr), size)
+    return normalize(arr)
 
 
 def placeholder_image(study_id: str, size: int) -> torch.Tensor:
@@ -74,18 +83,6 @@ def phantom_image(study_id: str, structured: str | None, size: int) -> torch.Ten
     return to_tensor(Image.fromarray(gray, mode="L"), size)
 
 
-def resolve_image(study_id: str, image_paths: list[str] | None, image_root: str | None) -> Path:
-    """The study's first image: absolute paths as recorded, relative ones under image_root."""
-    if not image_paths:
-        raise ImageError(f"study {study_id} has no image_paths (data.images is real)")
-    first = Path(image_paths[0])
-    if first.is_absolute():
-        return first
-    if image_root is None:
-        raise ImageError(f"study {study_id}: image path {first} is relative and train.data.image_root is not set")
-    return Path(image_root) / first
-
-
 def resolve_images(mode: str, image_root: str | None, image_paths: Iterable[list[str] | None]) -> str:
     """The image source a run uses: `auto` is real when image_root is set or the dataset records
     absolute image paths (ingest ran with an image root), else phantom."""
@@ -105,13 +102,17 @@ def log_image_source(mode: str, image_root: str | None) -> None:
         log.info("images: real files (image_root %s)", image_root or "recorded by ingest")
 
 
-def study_image(row: Mapping[str, Any], mode: str, image_root: str | None, size: int) -> torch.Tensor:
-    """The model input of one dataset row under a resolved image mode (real, phantom, placeholder)."""
+def study_image(
+    row: Mapping[str, Any], mode: str, image_root: str | None, size: int, cache: ImageCache | None = None
+) -> torch.Tensor:
+    """The model input of one dataset row under a resolved image mode (real, phantom, placeholder);
+    real images come from the cache when one is given."""
     study_id = str(row["study_id"])
     if mode == "placeholder":
         return placeholder_image(study_id, size)
     if mode == "phantom":
         return phantom_image(study_id, row.get("structured"), size)
     if mode == "real":
-        return load_image(resolve_image(study_id, row.get("image_paths"), image_root), size)
+        path = resolve_image(study_id, row.get("image_paths"), image_root)
+        return load_image(path, size) if cache is None else cached_image(cache, path, size)
     raise ValueError(f"unresolved image mode {mode!r} (expected real, phantom or placeholder)")
