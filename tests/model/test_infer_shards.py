@@ -87,5 +87,5 @@ def test_a_missing_part_is_one_line_exit_2(
     capsys.readouterr()
     assert srrg_main(["infer-merge", "--parts", str(part), "--out", str(tmp_path / "m.parquet")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "do not hold each study once" in err and len(err.splitlines()) == 1
+    assert "shard(s) 1 of 2 missing" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "m.parquet").exists()

@@ -1,4 +1,5 @@
-"""`srrg infer`: batched beam search over a dataset split; one predictions row per study.
+"""`srrg infer`: batched beam search over a dataset split; one predictions row per study, or per
+image of each study (infer.samples: image, docs/model.md "Per-image test sets").
 
 Structured-First outputs are parsed (valid / repaired / unparseable, never raising) and rendered to
 sentences for the NLG metrics; Sentence-Direct outputs are the sentences themselves. Studies outside
@@ -7,27 +8,36 @@ the view filter are kept with infer_status `view_filtered`; the scoring pairs fi
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import torch
+from torch.utils.data import DataLoader, Subset
 
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet
-from srrg.model.datamodule import ReportDataset, collate, reference_text, view_mask
-from srrg.model.file import load_model
+from srrg.model.datamodule import ReportDataset, collate, image_rows, open_cache, reference_text, worker_count
+from srrg.model.file import dataset_digest, load_model
 from srrg.model.images import log_image_source, resolve_images
 from srrg.report import parse_report, render_sentences
-from srrg.settings.model import InferConfig, check_decoding
+from srrg.settings.model import SAMPLE_ID, InferConfig, check_decoding
+from srrg.shards import file_sha256
+from srrg.srrg_text import parse_srrg
 
 log = logging.getLogger("srrg.infer")
 
 OK, VIEW_FILTERED = "ok", "view_filtered"
 POSITION = "position"  # a row's index in the one-worker predictions file (shard parts only)
+PART_KEY = "srrg_infer_part"  # a part's Parquet metadata: its run identity, row total, shard and shards
+IMAGE_COLUMNS = (SAMPLE_ID, "image_path", "view")  # what a per-image prediction adds after study_id
 
 
 def resolve_device(name: str) -> torch.device:
@@ -45,14 +55,46 @@ def prediction_fields(raw: str, target: str) -> dict[str, Any]:
             "sentences": render_sentences(report),
             "report": structured,
         }
+    if target == "srrg":  # SRRG text read back (srrg.srrg_text); `report` stays the text SRR-BERT and S-Score read
+        read = parse_srrg(raw)
+        return {
+            "parse_status": read.status,
+            "structured": read.report.to_json(),
+            "sentences": render_sentences(read.report),
+            "report": raw,
+        }
     return {"parse_status": None, "structured": None, "sentences": raw, "report": raw}
 
 
 def scoring_pairs(preds: pl.DataFrame) -> pl.DataFrame:
     """The predicted studies with their reference, the parsed `report` and the `raw` output: the
     workflow scores `raw`, so a structured metric's parse rates are those of parse_status (the
-    re-serialized `report` of an unparseable output is the empty report, which parses as valid)."""
-    return preds.filter(pl.col("infer_status") == OK).select("study_id", "reference", "report", "raw")
+    re-serialized `report` of an unparseable output is the empty report, which parses as valid).
+    Per-image predictions lead with their sample_id, the key they are scored by (each image against
+    its study's reference)."""
+    keys = [SAMPLE_ID] if SAMPLE_ID in preds.columns else []
+    return preds.filter(pl.col("infer_status") == OK).select(*keys, "study_id", "reference", "report", "raw")
+
+
+def infer_samples(rows: list[dict[str, Any]], views: Sequence[str] | None, samples: str) -> list[dict[str, Any]]:
+    """What infer predicts from the selected studies (infer.samples), in study order, each with
+    `_keep` (inside the view filter, data.views). study: each study once (its first image). image:
+    each recorded image (srrg.model.datamodule.image_rows) with its sample_id, image_path and view;
+    images outside the view filter stay, not kept, so every image is accounted for."""
+    out = []
+    for row in rows:
+        for sample in image_rows(row) if samples == "image" else [row]:
+            keep = views is None or sample.get("view") in views
+            if samples == "image":
+                index = sample.get("image_index")
+                paths = sample.get("image_paths") or [None]
+                sample = {
+                    **sample,
+                    SAMPLE_ID: row["study_id"] if index is None else f"{row['study_id']}/{index}",
+                    "image_path": paths[0],
+                }
+            out.append({**sample, "_keep": keep})
+    return out
 
 
 def shard_span(n_items: int, batch_size: int, shards: int, index: int) -> range:
@@ -76,6 +118,15 @@ PREDICTION_TYPES = {  # the generated columns, in the file's order
 }
 
 
+def run_identity(model_path: str | Path, dataset_dir: str | Path, cfg: InferConfig) -> str:
+    """The identity of one infer run that every shard part records (docs/model.md, "Safety and
+    identity"): the model file's SHA-256, the infer settings that shape the predictions (all but
+    how many shards run them) and the dataset's digest. Parts of different runs never merge."""
+    settings = {k: v for k, v in asdict(cfg).items() if k != "shards"}
+    blob = {"model": file_sha256(model_path), "infer": settings, "dataset": dataset_digest(dataset_dir)}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def run_infer(
     model_path: str | Path,
     dataset_dir: str | Path,
@@ -84,9 +135,9 @@ def run_infer(
     cfg: InferConfig,
     shard: int | None = None,
 ) -> dict[str, Any]:
-    """Write predictions (every selected study) and, if asked, the scoring pairs (study_id,
-    reference, report, raw) of the predicted studies. With `shard` (of cfg.shards), `out` is that
-    shard's part: its studies' rows (shard 0 also the view-filtered ones) with their POSITION in
+    """Write predictions (every sample of the selected studies: infer_samples) and, if asked, the
+    scoring pairs (scoring_pairs) of the predicted ones. With `shard` (of cfg.shards), `out` is that
+    shard's part: its samples' rows (shard 0 also the view-filtered ones) with their POSITION in
     the one-worker file, for merge_predictions. Returns a summary."""
     start = time.perf_counter()
     device = resolve_device(cfg.device)
@@ -100,38 +151,48 @@ def run_infer(
     total = rows.height
     if cfg.max_studies is not None:
         rows = rows.head(cfg.max_studies)
-    rows = rows.with_columns(view_mask(rows, data_cfg.views).alias("_keep"))
-    todo = rows.filter(pl.col("_keep")).to_dicts()
+    samples = infer_samples(rows.to_dicts(), data_cfg.views, cfg.samples)
+    todo = [s for s in samples if s["_keep"]]
     span = range(len(todo)) if shard is None else shard_span(len(todo), cfg.batch_size, cfg.shards, shard)
     log.info(
-        "predicting %d of %d %s studies (%d outside the view filter)%s",
+        "predicting %d %s samples of %d of %d %s studies (%d outside the view filter)%s",
         len(span),
+        cfg.samples,
+        rows.height,
         total,
         cfg.split,
-        rows.height - len(todo),
+        len(samples) - len(todo),
         "" if shard is None else f", shard {shard} of {cfg.shards}",
     )
     images = resolve_images(data_cfg.images, data_cfg.image_root, (r.get("image_paths") for r in todo))
     log_image_source(images, data_cfg.image_root)
-    dataset = ReportDataset(todo, target, images, data_cfg.image_root, net.cfg.encoder.image_size)
-    results: dict[str, dict[str, Any]] = {}
+    size = net.cfg.encoder.image_size
+    cache = open_cache(dataset_dir, [cfg.split], size) if images == "real" else None
+    dataset = ReportDataset(todo, target, images, data_cfg.image_root, size, cache)
+    results: dict[int, dict[str, Any]] = {}  # index in todo -> its prediction
     batches = range(span.start, span.stop, cfg.batch_size)
-    for n, i in enumerate(batches, 1):
-        batch = collate([dataset[j] for j in range(i, min(i + cfg.batch_size, span.stop))])
+    # the batches of the loop without workers, in order: workers only read images ahead
+    workers = worker_count(cfg.num_workers)
+    loader = DataLoader(Subset(dataset, span), batch_size=cfg.batch_size, num_workers=workers, collate_fn=collate)
+    for n, (i, batch) in enumerate(zip(batches, loader, strict=True), 1):
+        items = range(i, min(i + cfg.batch_size, span.stop))
         texts = net.generate(batch["images"].to(device), cfg)
-        for sid, cands in zip(batch["study_ids"], texts):
-            results[sid] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
+        for j, cands in zip(items, texts):
+            results[j] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
         if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)
             elapsed = time.perf_counter() - start
-            log.info("infer: %d/%d studies, %.1f studies/s", len(results), len(span), len(results) / elapsed)
+            log.info("infer: %d/%d samples, %.1f samples/s", len(results), len(span), len(results) / elapsed)
     records = []
-    for position, row in enumerate(rows.iter_rows(named=True)):
-        pred = results.get(row["study_id"])
+    kept = -1  # index in todo of the last kept sample
+    for position, row in enumerate(samples):
+        kept += row["_keep"]
+        pred = results.get(kept) if row["_keep"] else None
         if shard is not None and pred is None and (row["_keep"] or shard != 0):
-            continue  # another shard's study
+            continue  # another shard's sample
         records.append(
             {
                 "study_id": row["study_id"],
+                **({k: row[k] for k in IMAGE_COLUMNS} if cfg.samples == "image" else {}),
                 "target": target,
                 "infer_status": OK if row["_keep"] else VIEW_FILTERED,
                 "images": images,
@@ -140,13 +201,22 @@ def run_infer(
                 **({} if shard is None else {POSITION: position}),
             }
         )
-    preds = pl.DataFrame(records, schema_overrides=PREDICTION_TYPES)
-    write_parquet(preds, out)
+    image_types = dict.fromkeys(IMAGE_COLUMNS, pl.String) if cfg.samples == "image" else {}
+    preds = pl.DataFrame(records, schema_overrides={**PREDICTION_TYPES, **image_types})
+    part = {
+        "run": run_identity(model_path, dataset_dir, cfg),
+        "rows": len(samples),
+        "shard": shard,
+        "shards": cfg.shards,
+    }
+    write_parquet(preds, out, **({} if shard is None else {"metadata": {PART_KEY: json.dumps(part)}}))
     if pairs_out is not None:
         write_parquet(scoring_pairs(preds), pairs_out)
     statuses = preds["parse_status"].drop_nulls().value_counts().to_dicts()
     summary = {
-        "studies": preds.height,
+        "studies": rows.height,
+        "samples": cfg.samples,
+        "rows": preds.height,
         "predicted": len(results),
         "images": images,
         "parse_status": {d["parse_status"]: d["count"] for d in statuses},
@@ -156,17 +226,65 @@ def run_infer(
     return summary
 
 
+def read_part(path: str | Path) -> tuple[dict[str, Any], pl.DataFrame]:
+    """One part of `srrg infer --shard`: its identity (PART_KEY) and rows, checked to be what that
+    command writes (an integer POSITION column, the identity's fields); else a UserError naming it."""
+    try:
+        with open(path, "rb") as fh:
+            meta = json.loads(pl.read_parquet_metadata(fh).get(PART_KEY) or "null")
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        meta = None
+    frame = read_parquet(path)
+    fields = {"run": str, "rows": int, "shard": int, "shards": int}
+    if not isinstance(meta, dict) or any(not isinstance(meta.get(k), t) for k, t in fields.items()):
+        raise UserError(f"{path}: not a part written by `srrg infer --shard` (no run identity in its metadata)")
+    if POSITION not in frame.columns or not frame.schema[POSITION].is_integer():
+        raise UserError(f"{path}: not a part written by `srrg infer --shard` (no integer {POSITION} column)")
+    return meta, frame
+
+
+def check_parts(parts: Sequence[str | Path], metas: Sequence[dict[str, Any]]) -> None:
+    """Every shard of one run, each once: the same run identity and row total in all, shards
+    0..shards-1 with none missing, extra or given twice. A failure is one UserError line."""
+    first = metas[0]
+    for path, meta in zip(parts, metas):
+        if (meta["run"], meta["rows"], meta["shards"]) != (first["run"], first["rows"], first["shards"]):
+            raise UserError(
+                f"{path} is a part of another infer run than {parts[0]} (model file, infer settings or dataset "
+                "differ): pass the parts of one run"
+            )
+    seen: dict[int, str | Path] = {}
+    for path, meta in zip(parts, metas):
+        if not 0 <= meta["shard"] < first["shards"]:
+            raise UserError(f"{path}: shard {meta['shard']} is not one of the run's {first['shards']} shards")
+        if meta["shard"] in seen:
+            raise UserError(f"{path} and {seen[meta['shard']]} are both shard {meta['shard']}: pass each part once")
+        seen[meta["shard"]] = path
+    missing = sorted(set(range(first["shards"])) - set(seen))
+    if missing:
+        raise UserError(
+            f"shard(s) {', '.join(map(str, missing))} of {first['shards']} missing: the merge needs every part of "
+            "the run (a smaller test set would be scored)"
+        )
+
+
 def run_infer_merge(parts: list[str | Path], out: str | Path, pairs_out: str | Path | None) -> dict[str, Any]:
     """The predictions file of one worker from the parts of `srrg infer --shard` (any order):
-    rows in POSITION order, the column dropped. Parts that do not hold each position once (a
-    part missing, twice, or of another run) are a UserError."""
-    frames = [read_parquet(p) for p in parts]
-    for path, frame in zip(parts, frames):
-        if POSITION not in frame.columns:
-            raise UserError(f"{path}: not a part written by `srrg infer --shard` (no {POSITION} column)")
-    merged = pl.concat(frames, how="vertical").sort(POSITION)
-    if merged[POSITION].to_list() != list(range(merged.height)):
-        raise UserError(f"the {len(parts)} parts do not hold each study once: pass every shard of one infer run")
+    rows in POSITION order, the column dropped. Parts of another run (model file, settings, dataset),
+    a part missing, extra or twice, or rows that do not hold each of the run's positions once are a
+    UserError: the merge never writes a silently smaller or mixed test set."""
+    read = [read_part(p) for p in parts]
+    metas = [meta for meta, _ in read]
+    check_parts(parts, metas)
+    try:
+        merged = pl.concat([frame for _, frame in read], how="vertical").sort(POSITION)
+    except pl.exceptions.PolarsError as err:
+        raise UserError(f"the {len(parts)} parts do not share one schema ({str(err).splitlines()[0]})") from None
+    if merged[POSITION].to_list() != list(range(metas[0]["rows"])):
+        raise UserError(
+            f"the {len(parts)} parts do not hold each of the run's {metas[0]['rows']} rows once: pass every shard "
+            "of one infer run"
+        )
     preds = merged.drop(POSITION).rechunk()
     write_parquet(preds, out)
     if pairs_out is not None:
