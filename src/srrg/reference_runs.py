@@ -20,6 +20,7 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet
 from srrg.report import StructuredReport, from_obj, parse_report, render_sentences
+from srrg.settings.model import SAMPLE_ID
 
 log = logging.getLogger("srrg.reference_runs")
 
@@ -73,12 +74,14 @@ def reference_reports(refs: Sequence[str], constant: StructuredReport) -> dict[s
 def predictions_frame(pairs: pl.DataFrame, reports: Sequence[StructuredReport], images: str | None) -> pl.DataFrame:
     """Predictions in the layout of `srrg infer` (docs/model.md): every study `ok`, the report's JSON
     as raw, structured and scored text. parse_status is null: the reports are written, not
-    generated, so there is no output to parse (Table 1 shows their parse rates as "-")."""
+    generated, so there is no output to parse (Table 1 shows their parse rates as "-"). Pairs of a
+    per-image run keep their sample_id (infer.samples: image), the key they are scored by."""
     texts = [r.to_json() for r in reports]
     n = pairs.height
     return pl.DataFrame(
         {
             "study_id": pairs["study_id"].cast(pl.String),
+            **({SAMPLE_ID: pairs[SAMPLE_ID].cast(pl.String)} if SAMPLE_ID in pairs.columns else {}),
             "target": ["json"] * n,
             "infer_status": ["ok"] * n,
             "images": [images] * n,
@@ -117,7 +120,8 @@ def run_reference_runs(pairs_paths: Sequence[str | Path], dataset: str | Path, o
     for name, reports in reference_reports(pairs["reference"].to_list(), constant).items():
         preds = predictions_frame(pairs, reports, IMAGES[name])
         write_parquet(preds, Path(out_dir) / name / "predictions.parquet")
-        write_parquet(preds.select(PAIRS_COLUMNS), Path(out_dir) / name / "pairs.parquet")
+        keys = [SAMPLE_ID] if SAMPLE_ID in preds.columns else []
+        write_parquet(preds.select(*keys, *PAIRS_COLUMNS), Path(out_dir) / name / "pairs.parquet")
         written[name] = preds.height
     log.info("reference runs on the %d studies of %s: %s", pairs.height, base, ", ".join(written))
     return written

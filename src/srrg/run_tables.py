@@ -32,6 +32,7 @@ from srrg.metrics.signature import column_signatures
 from srrg.metrics.signature_files import read_signatures
 from srrg.reference_runs import CAPTION, base_run
 from srrg.report import REPAIRED, VALID
+from srrg.settings.model import SAMPLE_ID
 
 TABLE1 = (
     ("BLEU-1", "bleu_1"),
@@ -51,6 +52,11 @@ TABLE2 = (
     ("ROUGE", "rouge_l"),
 )
 PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
+IMAGES_SCORED = ("Images", "samples")  # the scored images, a column when a run predicts per image
+PER_IMAGE_NOTE = (
+    "Per image (infer.samples: image): each test image's prediction is scored against its study's "
+    "reference; Images counts them, Studies the studies they belong to."
+)
 IMAGE_NOTES = {
     "real": "Images: real image files.",
     "phantom": "Images: PHANTOM radiographs rendered from each study's report (docs/phantom.md), not real images.",
@@ -68,6 +74,25 @@ class RunEntry:
     target: str
     summary: str
     predictions: str
+    rl_summary: str | None = None  # an RL run's model summary (srrg rl): its reward goes in the caption
+
+
+def rl_note(runs: Sequence[RunEntry]) -> str:
+    """`RL: <label> = <run> fine-tuned from <base> with reward <signature> (...)` for every RL run
+    (the reward's signature as srrg rl recorded it in the model file's summary)."""
+    notes = []
+    for run in runs:
+        if run.rl_summary is None:
+            continue
+        try:
+            rl = json.loads(Path(run.rl_summary).read_text(encoding="utf-8"))["rl"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise UserError(f"{run.rl_summary}: not the summary of `srrg rl` ({exc})") from exc
+        notes.append(
+            f"{run.label} ({run.name}): reinforcement fine-tuning of {Path(rl['from']).parent.name} with reward "
+            f"{rl['reward_signature']} (G {rl['group_size']}, {rl['baseline']} baseline, KL coef {rl['kl_coef']:g})."
+        )
+    return " ".join(notes)
 
 
 def parse_rates(statuses: Sequence[str | None]) -> dict[str, float]:
@@ -103,12 +128,20 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
         )
     preds = scored(preds)
     images = preds["images"].drop_nulls().unique().sort().to_list() if "images" in preds.columns else []
+    per_image = SAMPLE_ID in preds.columns
     return {
         **values,
         **parse_rates(preds["parse_status"].to_list()),
-        "studies": preds.height,
+        "studies": preds["study_id"].n_unique() if per_image else preds.height,
+        "samples": preds.height,
+        "per_image": per_image,
         "images": ",".join(images) or None,
     }
+
+
+def count_columns(results: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """The parse-rate and count columns: PARSE, and Images when a run was scored per image."""
+    return PARSE + ((IMAGES_SCORED,) if any(r.get("per_image") for r in results.values()) else ())
 
 
 def shown_references(
@@ -123,16 +156,17 @@ def shown_references(
     Structured-First run, or scored on another number of studies than that run, are a UserError."""
     if not references:
         return []
-    json_runs = {r.name: int(results[r.name]["studies"]) for r in runs if r.target == "json"}
+    json_runs = {r.name: int(results[r.name]["samples"]) for r in runs if r.target == "json"}
     if not json_runs:
         raise UserError("--references: no Structured-First run in --runs to end Table 1 after")
     base = base_run(json_runs)
     shown = []
     for ref in references:
         got = ref_results[ref.name]
-        if got["studies"] != json_runs[base]:
+        if got["samples"] != json_runs[base]:
             raise UserError(
-                f"--references {ref.name}: scored on {got['studies']} studies, the run {base} on "
+                f"--references {ref.name}: scored on {got['samples']} {'images' if got['per_image'] else 'studies'},"
+                f" the run {base} on "
                 f"{json_runs[base]}; write the reference runs from the same runs (srrg reference-runs)"
             )
         if got["images"] in (None, results[base]["images"]):
@@ -171,29 +205,37 @@ def image_note(results: Mapping[str, Mapping[str, Any]]) -> str:
 def _row(label: str, values: Mapping[str, Any], columns: Sequence[tuple[str, str]]) -> dict[str, Any]:
     return {
         "Method": label,
-        **{name: (int(values[key]) if key == "studies" else float(values.get(key, math.nan))) for name, key in columns},
+        **{
+            name: (int(values[key]) if key in ("studies", "samples") else float(values.get(key, math.nan)))
+            for name, key in columns
+        },
     }
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pl.DataFrame:
-    types = {"Method": pl.String, "Target": pl.String, "Studies": pl.Int64}
+    types = {"Method": pl.String, "Target": pl.String, "Studies": pl.Int64, "Images": pl.Int64}
     return pl.DataFrame(rows, schema={c: types.get(c, pl.Float64) for c in columns})
 
 
 def table1(
-    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]], references: Sequence[dict[str, Any]] = ()
+    runs: Sequence[RunEntry],
+    results: Mapping[str, Mapping[str, Any]],
+    references: Sequence[dict[str, Any]] = (),
+    counts: Sequence[tuple[str, str]] = PARSE,
 ) -> pl.DataFrame:
-    """Structured-First runs, then the reference rows."""
-    rows = [_row(r.label, results[r.name], TABLE1 + PARSE) for r in runs if r.target == "json"]
-    return _frame([*rows, *references], ["Method", *(n for n, _ in TABLE1 + PARSE)])
+    """Structured-First runs, then the reference rows; `counts`: the count columns (count_columns)."""
+    rows = [_row(r.label, results[r.name], (*TABLE1, *counts)) for r in runs if r.target == "json"]
+    return _frame([*rows, *references], ["Method", *(n for n, _ in (*TABLE1, *counts))])
 
 
-def table2(runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, float]]) -> pl.DataFrame:
+def table2(
+    runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, float]], counts: Sequence[tuple[str, str]] = PARSE
+) -> pl.DataFrame:
     """Methods in first-seen order, Structured-First before Sentence-Direct within a method."""
     order = {label: i for i, label in enumerate(dict.fromkeys(r.label for r in runs))}
     chosen = sorted((r for r in runs if r.target in TARGET_LABEL), key=lambda r: (order[r.label], r.target != "json"))
-    rows = [{**_row(r.label, results[r.name], TABLE2 + PARSE), "Target": TARGET_LABEL[r.target]} for r in chosen]
-    return _frame(rows, ["Method", "Target", *(n for n, _ in TABLE2 + PARSE)])
+    rows = [{**_row(r.label, results[r.name], (*TABLE2, *counts)), "Target": TARGET_LABEL[r.target]} for r in chosen]
+    return _frame(rows, ["Method", "Target", *(n for n, _ in (*TABLE2, *counts))])
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -285,6 +327,8 @@ def captions(
     """Caption per table; `signatures`: table name -> its signature note."""
     signatures = signatures or {}
     note = image_note(results)
+    if any(r.get("per_image") for r in results.values()):
+        note = f"{PER_IMAGE_NOTE} {note}".strip()
     refs = f" {CAPTION}" if references else ""
     return {
         "table1": " ".join(
@@ -323,12 +367,15 @@ def run_tables(
     shown = shown_references(runs, results, references, ref_results)
     row_sigs = {r.name: read_signatures(r.summary) for r in [*runs, *shown]}
     out = Path(out_dir)
-    ref_rows = [_row(r.label, ref_results[r.name], TABLE1 + PARSE) for r in shown]
-    tables = {"table1": table1(runs, results, ref_rows), "table2": table2(runs, results)}
+    counts = count_columns(results)
+    ref_rows = [_row(r.label, ref_results[r.name], (*TABLE1, *counts)) for r in shown]
+    tables = {"table1": table1(runs, results, ref_rows, counts), "table2": table2(runs, results, counts)}
     json_runs = {r.name: row_sigs[r.name] for r in [*(r for r in runs if r.target == "json"), *shown]}
     table_runs = {r.name: row_sigs[r.name] for r in runs if r.target in TARGET_LABEL}
     notes = {
-        "table1": signature_note(table_signatures(json_runs, TABLE1, allow_mixed)),
+        "table1": " ".join(
+            filter(None, (rl_note(runs), signature_note(table_signatures(json_runs, TABLE1, allow_mixed))))
+        ),
         "table2": signature_note(table_signatures(table_runs, TABLE2, allow_mixed)),
     }
     text = captions(results, bool(shown), notes)

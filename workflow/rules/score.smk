@@ -28,8 +28,9 @@ rule score:
         ),
         options=as_json(config["score"]["options"]),
         section=config["score"]["section"],
+        id_col=SCORE_ID,
         out_dir=lambda wc: results("runs", wc.run, "score"),
     shell:
-        "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw"
+        "python -m srrg score --refs {input.pairs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw --id-col {params.id_col}"
         " --metrics {params.metrics} --out {params.out_dir:q} --config {params.options:q} --section {params.section}"
         " > {log:q} 2>&1"

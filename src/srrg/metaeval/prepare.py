@@ -14,6 +14,7 @@ from srrg.metaeval.readers.common import PAIR_INFO_SCHEMA
 from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import ID
 from srrg.metrics.context import CONTEXT_FIELDS, patient_context
+from srrg.settings.model import SAMPLE_ID
 
 
 def context_columns(pairs: pl.DataFrame) -> list[pl.Series]:
@@ -63,18 +64,15 @@ def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) 
 
 def run_judge_subset(path: str, limit: int, ref_col: str, hyp_col: str, out_dir: Path) -> str:
     """The first `limit` predictions by study id (deterministic), for judges that are too slow for
-    the whole test split."""
+    the whole test split. Per-image predictions (a sample_id column, infer.samples: image) are
+    keyed by their sample_id, written as the files' id."""
     df = read_table(path)
     missing = [c for c in (ID, ref_col, hyp_col) if c not in df.columns]
     if missing:
         raise UserError(f"{path}: missing column(s) {missing}; found {df.columns}")
-    subset = df.sort(ID).head(limit) if limit > 0 else df.sort(ID)
-    write_parquet(
-        subset.select(pl.col(ID).cast(pl.String), pl.col(ref_col).cast(pl.String).fill_null("").alias("report")),
-        out_dir / "refs.parquet",
-    )
-    write_parquet(
-        subset.select(pl.col(ID).cast(pl.String), pl.col(hyp_col).cast(pl.String).fill_null("").alias("report")),
-        out_dir / "hyps.parquet",
-    )
+    key = SAMPLE_ID if SAMPLE_ID in df.columns else ID
+    subset = df.sort(key).head(limit) if limit > 0 else df.sort(key)
+    for col, name in ((ref_col, "refs.parquet"), (hyp_col, "hyps.parquet")):
+        text = pl.col(col).cast(pl.String).fill_null("").alias("report")
+        write_parquet(subset.select(pl.col(key).cast(pl.String).alias(ID), text), out_dir / name)
     return f"{subset.height} of {df.height} predictions selected"

@@ -32,23 +32,31 @@ def select_rows(df: pl.DataFrame, views: Sequence[str] | None, limit: int | None
     return kept if limit is None else kept.head(limit)
 
 
+def image_rows(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per recorded image of a study (docs/model.md): image_paths narrowed to that image,
+    `view` the image's own view (image_views, when the dataset records it), `image_index` its place
+    in the study's image_paths. A study without image paths stays one row, without image_index
+    (phantoms and placeholders are drawn per study)."""
+    paths = list(row.get("image_paths") or [])
+    if not paths:
+        return [row]
+    image_views = list(row.get("image_views") or [row.get("view")] * len(paths))
+    return [
+        {**row, "image_paths": [path], "image_views": [view], "view": view, "image_index": k}
+        for k, (path, view) in enumerate(zip(paths, image_views, strict=True))
+    ]
+
+
 def image_samples(rows: list[dict[str, Any]], views: Sequence[str] | None) -> list[dict[str, Any]]:
-    """`data.samples: image` (docs/model.md): one sample per image of each study, its row with
-    image_paths narrowed to that image and `view` set to the image's own view (image_views, when
-    the dataset records it). With a view filter, images of other views are dropped (a study's
-    lateral beside its PA). A study without image paths stays one sample (phantoms and
-    placeholders are drawn per study)."""
-    out = []
-    for row in rows:
-        paths = list(row.get("image_paths") or [])
-        if not paths:
-            out.append(row)
-            continue
-        image_views = list(row.get("image_views") or [row.get("view")] * len(paths))
-        for path, view in zip(paths, image_views, strict=True):
-            if views is None or view in views:
-                out.append({**row, "image_paths": [path], "image_views": [view], "view": view})
-    return out
+    """`data.samples: image` (docs/model.md): one sample per image of each study (image_rows). With
+    a view filter, images of other views are dropped (a study's lateral beside its PA); a study
+    without image paths stays one sample (the study filter, select_rows, ran before)."""
+    return [
+        image
+        for row in rows
+        for image in image_rows(row)
+        if views is None or "image_index" not in image or image["view"] in views
+    ]
 
 
 def dataset_report(structured: str | None) -> StructuredReport:

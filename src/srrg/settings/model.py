@@ -20,6 +20,7 @@ ARCHS: tuple[str, ...] = ("llm", "baseline")
 VOCABS: tuple[str, ...] = ("words", "llm")
 IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
 SAMPLES: tuple[str, ...] = ("study", "image")
+SAMPLE_ID = "sample_id"  # the key of a per-image prediction (infer.samples image): <study_id>/<image index>
 ENCODER_TUNINGS: tuple[str, ...] = ("full", "frozen")
 LLM_TUNINGS: tuple[str, ...] = ("frozen", "lora")
 
@@ -323,6 +324,14 @@ class InferConfig(Settings):
     )
     shards: int = field(
         default=1, metadata=doc("Infer jobs per run, each its share of the batches, merged after.", minimum=1)
+    )
+    samples: str = field(
+        default="study",
+        metadata=doc(
+            "study: one prediction per study (its first image); image: one per image of each study, each scored "
+            "against its study's reference (docs/model.md, 'Per-image test sets').",
+            enum=list(SAMPLES),
+        ),
     )
 
     def __post_init__(self) -> None:

@@ -13,7 +13,9 @@ HELP = "beam-search predictions of a trained model for one dataset split"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model file written by `srrg train`")
     parser.add_argument("--dataset", required=True, help="dataset folder with <split>/ Parquet shards")
-    parser.add_argument("--out", required=True, help="predictions Parquet file to write (one row per study)")
+    parser.add_argument(
+        "--out", required=True, help="predictions Parquet file to write (a row per study, or per image: infer.samples)"
+    )
     parser.add_argument(
         "--pairs", help="also write the pairs to score (study_id, reference, report) to this Parquet file"
     )
