@@ -6,8 +6,8 @@ Layout: a JSON list of categories {category, description, tests: [{id, ground_tr
 {C1: {text, context?}, ...}, expected_ranking}]}; expected_ranking is "Ci > Cj" (Ci must score
 strictly higher), "Ci = Cj" (scores within 0.01) or a list of such relations that must all hold
 (RadJudge's own rule). A NaN score fails its relation. A candidate's patient context (age,
-indication) goes to the metrics with its pair (Metric.compute_with_context): CRIMSON reads it, text
-metrics ignore it; the cases that carry one are counted in info.json.
+indication) goes to the metrics with its pair (Metric.compute_with_context): CRIMSON and s_score_text
+(variant v2) read it, the other text metrics ignore it; the cases that carry one are counted in info.json.
 """
 
 from __future__ import annotations
@@ -210,8 +210,8 @@ def run_metaeval_rank(
     out = Path(out_dir)
     caption = (
         f"RadJudge ranking cases passed per category ({len(cases)} cases; '>' strictly greater, '=' within "
-        f"{EQUAL_TOLERANCE}, every relation of a case must hold; patient context reaches crimson, text metrics "
-        "ignore it)."
+        f"{EQUAL_TOLERANCE}, every relation of a case must hold; patient context reaches crimson and "
+        "s_score_text v2, the other text metrics ignore it)."
     )
     markdown = category_markdown(table, checked_keys, caption)
     write_text(out / "rank_cases.csv", checked.write_csv())

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from srrg.settings.extract import ExtractConfig
 from srrg.settings.fields import Settings, SettingsError, doc
+from srrg.settings.splits import SPLITS
 
 # --- text metrics -------------------------------------------------------------------------------
 
@@ -67,7 +68,10 @@ class SScoreConfig(Settings):
     w_loc: float = field(default=1 / 3, metadata=doc("Weight of s_loc in d.", minimum=0))
     d_over: DOver = field(
         default="union",
-        metadata=doc("Set D averages over: union (R_pos ∪ H_pos, the paper's definition) or reference (R_pos only)."),
+        metadata=doc(
+            "Set D averages over: union (R_pos ∪ H_pos; srrg's reading, the paper does not say) or reference "
+            "(R_pos only)."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -319,12 +323,15 @@ class FewShotConfig(Settings):
     docs/judges.md, "Few-shot judging")."""
 
     k: int = field(default=0, metadata=doc("Shots per prompt; 0 = zero-shot.", minimum=0))
-    seed: int = field(default=0, metadata=doc("Seed that picks which k of the training rows are shown."))
+    seed: int = field(default=0, metadata=doc("Seed that picks which k of the training rows are shown.", minimum=0))
     source: str | None = field(
         default=None,
         metadata=doc("examples.parquet of srrg judge-train-prepare, or its folder; needed when k > 0."),
     )
-    split: str = field(default="train", metadata=doc("The split of the examples the shots are drawn from."))
+    split: str = field(
+        default="train",
+        metadata=doc("The split of the examples the shots are drawn from.", enum=list(SPLITS)),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -409,7 +416,9 @@ class GemaConfig(JudgeConfig):
     alpha: float = field(default=0.8, metadata=doc("Weight of S_obj in the score.", minimum=0, maximum=1))
     penalty_per_error: float = field(
         default=0.05,
-        metadata=doc("S_sub penalty per error: an aspect scores max(0, 1 - penalty_per_error x its errors)."),
+        metadata=doc(
+            "S_sub penalty per error: an aspect scores max(0, 1 - penalty_per_error x its errors).", minimum=0
+        ),
     )
     objective: GemaObjective = field(
         default="paper",
