@@ -28,6 +28,7 @@ from srrg.privacy import check_usable
 from srrg.settings.dataset import DatasetConfig
 from srrg.settings.extract import ExtractConfig
 from srrg.settings.fields import SettingsError, build
+from srrg.settings.image_cache import ImageCacheConfig
 from srrg.settings.ingest import IngestConfig
 from srrg.settings.judge import LLM_JUDGES, JudgeSection
 from srrg.settings.judge_train import JudgeTrainSection
@@ -50,6 +51,7 @@ SECTIONS: dict[str, type] = {
     "llm": LLMConfig,
     "dataset": DatasetConfig,
     "stats": StatsConfig,
+    "image_cache": ImageCacheConfig,
     "train": TrainConfig,
     "infer": InferConfig,
     "score": ScoreSection,

@@ -22,7 +22,7 @@ from srrg.text.decode import config_value, load_yaml
 # commands that no rule runs (tools for users); every other stage module is a rule
 TOOLS = {"dataset", "judge_train_merge", "compare", "config_schema", "models", "rexrank_prepare", "rexrank_export"}
 AGGREGATE_RULES = {"all", "data"}
-DATA_STAGES = ("ingest", "dataset_plan", "dataset_shard", "dataset_manifest", "stats")
+DATA_STAGES = ("ingest", "dataset_plan", "dataset_shard", "dataset_manifest", "image_cache", "stats")
 
 
 def workflow_rules() -> set[str]:

@@ -278,7 +278,7 @@ def real_image_dataset(root: Path, images: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_infer_with_workers_and_cache_predicts_the_same_bytes(tmp_path: Path) -> None:
+def test_infer_with_workers_and_cache_predicts_the_same_bytes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Catches a DataLoader that reorders, drops or regroups samples, or workers that compute other
     tensors, and a cache that changes the model's input: `infer` with 2 workers and without, each
     with and without the image cache, writes byte-identical predictions (tiny model, CPU)."""
@@ -300,7 +300,9 @@ def test_infer_with_workers_and_cache_predicts_the_same_bytes(tmp_path: Path) ->
     outputs = {}
     for name, workers in (("cache_w0", 0), ("cache_w2", 2)):
         cfg = InferConfig(num_beams=2, max_new_tokens=48, batch_size=2, device="cpu", num_workers=workers)
-        run_infer(tmp_path / "model.pt", ds, tmp_path / f"{name}.parquet", None, cfg)
+        with caplog.at_level(logging.INFO, logger="srrg.model.datamodule"):
+            run_infer(tmp_path / "model.pt", ds, tmp_path / f"{name}.parquet", None, cfg)
+        assert "images: read from the image cache" in caplog.text  # the cache path ran
         outputs[name] = (tmp_path / f"{name}.parquet").read_bytes()
     import shutil
 

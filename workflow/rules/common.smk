@@ -20,6 +20,7 @@ sys.path.insert(0, str(SRC))
 from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
+from srrg.settings.image_cache import cache_roots, cache_sizes
 from srrg.settings.model import run_slice, run_specs
 from srrg.settings.splits import SPLITS
 
@@ -211,6 +212,40 @@ if len(set(_SAMPLES.values())) > 1:
         "set infer.samples (study or image) for all runs alike"
     )
 SCORE_ID = "sample_id" if "image" in _SAMPLES.values() else "study_id"
+
+
+# The image cache (image_cache.smk): run -> the cache size it reads (runs on real images only:
+# phantom runs, the embedded default, plan none), and size -> the image_root its jobs resolve under.
+try:
+    IMAGE_CACHE_SIZES = cache_sizes(config)
+    IMAGE_CACHE_ROOTS = cache_roots(config)
+except ValueError as err:
+    raise WorkflowError(f"config.yaml / --config / --configfile: {err}") from None
+
+
+def image_cache_files(size, wildcards):
+    """The array and index of the cache shard of every dataset shard, at one size."""
+    dataset = Path(results("dataset"))
+    out = []
+    for shard in dataset_shards(wildcards):
+        rel = Path(shard).relative_to(dataset).with_suffix("")
+        out += [
+            results("dataset", "image_cache", f"{size}px", f"{rel}.{ext}")
+            for ext in ("npy", "json")
+        ]
+    return out
+
+
+def run_image_cache(wildcards):
+    """The image cache a run's train and infer jobs read (none for phantom runs)."""
+    size = IMAGE_CACHE_SIZES.get(wildcards.run)
+    return [] if size is None else image_cache_files(size, wildcards)
+
+
+def image_root_option(wildcards):
+    """--image-root of an image_cache job, when the runs of its size set one."""
+    root = IMAGE_CACHE_ROOTS.get(int(wildcards.size))
+    return "" if root is None else f"--image-root {shlex.quote(root)}"
 
 
 def infer_parts(wc):

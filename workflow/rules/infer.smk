@@ -5,6 +5,7 @@ rule infer:
         model=rules.train.output.model,
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
+        images=run_image_cache,
         code=stage_code("infer"),
     output:
         part=results("runs", "{run}", "infer", "part-{shard}.parquet"),

@@ -7,6 +7,7 @@ rule train:
     input:
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
+        images=run_image_cache,
         code=stage_code("train"),
     output:
         model=results("runs", "{run}", "model.pt"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,10 +16,41 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from srrg.dataset import read_split
 from srrg.errors import UserError
+from srrg.image_cache import ImageCache, find_cache
 from srrg.io import list_files
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
 from srrg.settings.model import DataConfig
+from srrg.shards import split_files
+
+log = logging.getLogger(__name__)
+MAX_AUTO_WORKERS = 8  # beyond this the loader outruns one GPU on cached images (docs/model.md)
+
+
+def worker_count(setting: int | None) -> int:
+    """DataLoader workers: the setting, or when null the job's CPUs less the main process, at most
+    MAX_AUTO_WORKERS. The job's CPUs are SLURM_CPUS_PER_TASK on SLURM, else the threads Snakemake
+    gave the job (it exports OMP_NUM_THREADS), else one: 0 workers on the local profile and
+    outside the workflow, cpus_per_task - 1 on the SLURM profile."""
+    if setting is not None:
+        return setting
+    for var in ("SLURM_CPUS_PER_TASK", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "")
+        if value.isdigit() and int(value) > 0:
+            return min(int(value) - 1, MAX_AUTO_WORKERS)
+    return 0
+
+
+def open_cache(dataset_dir: str | Path, splits: Sequence[str], size: int) -> ImageCache | None:
+    """The image cache of a dataset's splits for input size `size` when the dataset folder holds
+    one (srrg.image_cache.find_cache), checked against the manifest; None when it holds none."""
+    cache_dir = find_cache(dataset_dir, size)
+    if cache_dir is None:
+        return None
+    rels = [p.relative_to(dataset_dir).as_posix() for s in splits for p in split_files(dataset_dir, s)]
+    cache = ImageCache(cache_dir, dataset_dir, rels)
+    log.info("images: read from the image cache %s (%d images, %d px)", cache_dir, len(cache), cache.size)
+    return cache
 
 
 def view_mask(df: pl.DataFrame, views: Sequence[str] | None) -> pl.Series:
@@ -91,17 +124,25 @@ def positive_names(report: StructuredReport) -> list[str]:
 
 class ReportDataset(Dataset):
     """One item per sample (a study, or one image of it: image_samples): the normalized image
-    tensor (under a resolved image mode) and the target text."""
+    tensor (under a resolved image mode; real images from the image cache when given one) and the
+    target text."""
 
     def __init__(
-        self, rows: list[dict[str, Any]], target: str, images: str, image_root: str | None, image_size: int
+        self,
+        rows: list[dict[str, Any]],
+        target: str,
+        images: str,
+        image_root: str | None,
+        image_size: int,
+        cache: ImageCache | None = None,
     ) -> None:
-        self.rows, self.target, self.images, self.image_root, self.image_size = (
+        self.rows, self.target, self.images, self.image_root, self.image_size, self.cache = (
             rows,
             target,
             images,
             image_root,
             image_size,
+            cache,
         )
 
     def __len__(self) -> int:
@@ -117,7 +158,7 @@ class ReportDataset(Dataset):
     def __getitem__(self, i: int) -> dict[str, Any]:
         """The row's report is decoded once for both the target and the finding labels."""
         row = self.rows[i]
-        image = study_image(row, self.images, self.image_root, self.image_size)
+        image = study_image(row, self.images, self.image_root, self.image_size, self.cache)
         report = dataset_report(row.get("structured"))
         return {
             "study_id": row["study_id"],
@@ -193,11 +234,14 @@ class ReportDataModule(L.LightningDataModule):
             raise UserError(f"no training studies in {self.dataset_dir}/train after the view filter {self.cfg.views}")
         self.images = resolve_images(self.cfg.images, self.cfg.image_root, (r.get("image_paths") for r in train))
         log_image_source(self.images, self.cfg.image_root)
-        self.train_set = ReportDataset(train, self.target, self.images, self.cfg.image_root, self.image_size)
         val_dir = Path(self.dataset_dir) / "validate"
-        if list_files(val_dir, suffix=".parquet"):
+        validate = bool(list_files(val_dir, suffix=".parquet"))
+        splits = ["train", "validate"] if validate else ["train"]
+        cache = open_cache(self.dataset_dir, splits, self.image_size) if self.images == "real" else None
+        self.train_set = ReportDataset(train, self.target, self.images, self.cfg.image_root, self.image_size, cache)
+        if validate:
             val = self._rows("validate", self.cfg.max_val_studies)
-            self.val_set = ReportDataset(val, self.target, self.images, self.cfg.image_root, self.image_size)
+            self.val_set = ReportDataset(val, self.target, self.images, self.cfg.image_root, self.image_size, cache)
 
     def _sampler(self, ds: ReportDataset, shuffle: bool) -> SkippingSampler:
         """Seeded per epoch (Lightning calls set_epoch), sharded over the DDP ranks."""
@@ -219,9 +263,9 @@ class ReportDataModule(L.LightningDataModule):
             self.train_set,
             batch_size=self.cfg.batch_size,
             sampler=self._sampler(self.train_set, True),
-            num_workers=self.cfg.num_workers,
+            num_workers=worker_count(self.cfg.num_workers),
             collate_fn=collate,
-            persistent_workers=self.cfg.num_workers > 0,
+            persistent_workers=worker_count(self.cfg.num_workers) > 0,
             progress=self._trained_batches,
             generator=self._generator(),
         )
@@ -235,7 +279,7 @@ class ReportDataModule(L.LightningDataModule):
                 self.val_set,
                 batch_size=self.cfg.batch_size,
                 sampler=sampler,
-                num_workers=self.cfg.num_workers,
+                num_workers=worker_count(self.cfg.num_workers),
                 collate_fn=collate,
                 generator=self._generator(),
             )

@@ -198,7 +198,14 @@ class DataConfig(Settings):
         default=None, metadata=doc("Allowed view values (e.g. [PA, AP]); null = every view.")
     )
     batch_size: int = field(default=2, metadata=doc("Samples per batch on each device."))
-    num_workers: int = field(default=0, metadata=doc("DataLoader worker processes; 0 = load in the main process."))
+    num_workers: int | None = field(
+        default=None,
+        metadata=doc(
+            "DataLoader worker processes; 0 = load in the main process; null = the job's CPUs less one, at most 8 "
+            "(SLURM_CPUS_PER_TASK, else the threads Snakemake gives the job: 0 on the local profile; docs/model.md).",
+            minimum=0,
+        ),
+    )
     max_train_studies: int | None = field(
         default=None,
         metadata=doc("Train on the first N studies of the train split (after the view filter); null = all."),
@@ -324,6 +331,14 @@ class InferConfig(Settings):
     )
     shards: int = field(
         default=1, metadata=doc("Infer jobs per run, each its share of the batches, merged after.", minimum=1)
+    )
+    num_workers: int | None = field(
+        default=None,
+        metadata=doc(
+            "DataLoader worker processes that read the images; 0 = the main process; null = the job's CPUs less one, "
+            "at most 8 (as train.data.num_workers). Predictions are the same for any number.",
+            minimum=0,
+        ),
     )
     samples: str = field(
         default="study",
