@@ -74,7 +74,9 @@ def test_leave_one_out_row_and_per_rater_pearson_match_scipy_on_the_radpref_fixt
         assert got["value"].item() == pytest.approx(want, abs=1e-12) and got["n"].item() == len(keep)
     u3 = per.filter((pl.col("metric") == CEILING) & (pl.col("rater") == "user_3") & (pl.col("method") == "kendall"))
     assert u3["value"].item() == pytest.approx(loo[2], abs=1e-12) and u3["n"].item() == 6
-    pair = res.inter_rater.filter((pl.col("rater_a") == "user_1") & (pl.col("rater_b") == "user_3"))
+    pair = res.inter_rater.filter(
+        (pl.col("rater_a") == "user_1") & (pl.col("rater_b") == "user_3") & (pl.col("method") == "kendall")
+    )
     common = [pid for pid in ids if pid in raw["user_3"]]
     want = stats.kendalltau([raw["user_1"][p] for p in common], [raw["user_3"][p] for p in common], variant="b")
     assert pair["value"].item() == pytest.approx(want.statistic, abs=1e-12)
@@ -331,7 +333,9 @@ def test_per_category_rows_match_the_raw_counts(tmp_path, category):
     ids, res, _ = _radpref(tmp_path)
     raw = _raw_significant(category)
     mean = [-np.mean([r[p] for r in raw.values() if p in r]) for p in ids]
-    got = res.per_category.filter((pl.col("metric") == "bleu_1") & (pl.col("category") == category))
+    got = res.per_category.filter(
+        (pl.col("metric") == "bleu_1") & (pl.col("category") == category) & (pl.col("method") == "kendall")
+    )
     assert got["value"].item() == pytest.approx(stats.kendalltau(BLEU, mean, variant="b").statistic, abs=1e-12)
 
 

@@ -17,6 +17,9 @@ from srrg.metaeval.correlation import Correlation, coefficient_value, correlate,
 from srrg.metaeval.readers.common import ERRORS, human_category_counts, human_scores
 
 CEILING = "Radiologists (leave-one-out)"
+MEAN_RATER = "Mean of the others"  # the inter-rater matrix's extra row and column (GREEN Fig. 6)
+# the coefficients of the inter-rater matrix and the per-category table (GEMA-Score Tables 4-5 are Pearson)
+MATRIX_METHODS = ("kendall", "pearson")
 ONE_RATER = (
     "One rater: no human ceiling (leave-one-rater-out agreement needs two or more raters' own judgements of a pair)."
 )
@@ -159,6 +162,31 @@ def inter_rater_rows(matrix: Mapping[str, np.ndarray], method: str, boot: Mappin
             c = done.get((a, b)) or done.get((b, a)) or correlate(matrix[a], matrix[a], method, **{**boot, "n_boot": 0})
             rows.append({"rater_a": a, "rater_b": b, **_record(c)})
     return rows
+
+
+def mean_rater_rows(matrix: Mapping[str, np.ndarray], method: str, boot: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The inter-rater matrix's mean-rater row and column: each rater against the mean of the other
+    raters (leave-one-out, so a rater is never correlated with its own judgements), the same value
+    in (rater, MEAN_RATER) and (MEAN_RATER, rater). Its diagonal is left out (the mean differs per
+    rater)."""
+    rows = []
+    for rater, (own, others) in leave_one_out(matrix).items():
+        record = _record(correlate(own, others, method, **boot))
+        rows += [
+            {"rater_a": rater, "rater_b": MEAN_RATER, **record},
+            {"rater_a": MEAN_RATER, "rater_b": rater, **record},
+        ]
+    return rows
+
+
+def inter_rater_table(matrix: Mapping[str, np.ndarray], boot: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """inter_rater.csv: for each of MATRIX_METHODS every ordered pair of raters, then the mean-rater
+    row and column."""
+    return [
+        row
+        for method in MATRIX_METHODS
+        for row in inter_rater_rows(matrix, method, boot) + mean_rater_rows(matrix, method, boot)
+    ]
 
 
 def category_rows(

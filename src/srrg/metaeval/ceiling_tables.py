@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from srrg.io import atomic_path
-from srrg.metaeval.ceiling import CEILING
+from srrg.metaeval.ceiling import CEILING, MEAN_RATER
 from srrg.metaeval.tables import markdown
 
 METHOD_NAMES = {"kendall": "Kendall τb", "spearman": "Spearman ρ", "pearson": "Pearson r"}
@@ -57,27 +57,53 @@ def per_rater_markdown(per_rater: pl.DataFrame, inter_rater: pl.DataFrame, capti
             rows.append(cells)
         parts.append(markdown(("Metric", *raters), rows, f"**{METHOD_NAMES[method]}** against each rater."))
     if not inter_rater.is_empty():
-        rows = [
-            [a, *(_cell(inter_rater.filter((pl.col("rater_a") == a) & (pl.col("rater_b") == b)).row(0, named=True))
-                  for b in raters)]
-            for a in raters
-        ]  # fmt: skip
-        parts.append(markdown(("Rater", *raters), rows, "**Inter-rater Kendall τb** on the pairs both judged."))
+        parts += inter_rater_markdown(inter_rater, raters)
     return "\n".join(parts)
 
 
+def inter_rater_markdown(inter_rater: pl.DataFrame, raters: Sequence[str]) -> list[str]:
+    """One matrix per method (a frame without a method column is Kendall's), with the mean-rater
+    row and column where the frame has them (GREEN Fig. 6)."""
+    by_method = (
+        inter_rater.partition_by("method", maintain_order=True, as_dict=True)
+        if "method" in inter_rater.columns
+        else {("kendall",): inter_rater}
+    )
+    names = list(raters) + ([MEAN_RATER] if MEAN_RATER in inter_rater["rater_a"].to_list() else [])
+    parts = []
+    for (method,), frame in by_method.items():
+        cells = {(r["rater_a"], r["rater_b"]): _cell(r) for r in frame.iter_rows(named=True)}
+        rows = [[a, *(cells.get((a, b), "–") for b in names)] for a in names]
+        caption = f"**Inter-rater {METHOD_NAMES[method]}** on the pairs both judged."
+        if MEAN_RATER in names:
+            caption += f" {MEAN_RATER}: each rater against the mean of the other raters."
+        parts.append(markdown(("Rater", *names), rows, caption))
+    return parts
+
+
 def per_category_markdown(per_category: pl.DataFrame, caption: str) -> str:
-    """A row per metric (the leave-one-out row first), a column per error category."""
-    categories = per_category["category"].unique(maintain_order=True).to_list()
+    """A row per metric (the leave-one-out row first), a column per error category; one table per
+    method where the frame has a method column (its heading names the method)."""
+    if "method" not in per_category.columns:
+        return markdown(("Metric", *_categories(per_category)), _category_rows(per_category), caption)
+    parts = [caption, ""]
+    for (method,), frame in per_category.partition_by("method", maintain_order=True, as_dict=True).items():
+        heading = f"**{METHOD_NAMES[method]}** per error category."
+        parts.append(markdown(("Metric", *_categories(frame)), _category_rows(frame), heading))
+    return "\n".join(parts)
+
+
+def _categories(per_category: pl.DataFrame) -> list[str]:
+    return per_category["category"].unique(maintain_order=True).to_list()
+
+
+def _category_rows(per_category: pl.DataFrame) -> list[list[str]]:
+    cells = {(r["metric"], r["category"]): _cell(r) for r in per_category.iter_rows(named=True)}
     metrics = per_category["metric"].unique(maintain_order=True).to_list()
-    rows = []
-    for metric in sorted(metrics, key=lambda m: m != CEILING):  # the ceiling row first (a stable sort)
-        cells = [metric]
-        for category in categories:
-            hit = per_category.filter((pl.col("metric") == metric) & (pl.col("category") == category))
-            cells.append(_cell(hit.row(0, named=True)) if hit.height else "–")
-        rows.append(cells)
-    return markdown(("Metric", *categories), rows, caption)
+    return [
+        [metric, *(cells.get((metric, c), "–") for c in _categories(per_category))]
+        for metric in sorted(metrics, key=lambda m: m != CEILING)  # the ceiling row first (a stable sort)
+    ]
 
 
 def better_than_markdown(matrix: pl.DataFrame, caption: str) -> str:

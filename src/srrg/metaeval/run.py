@@ -18,11 +18,12 @@ from srrg.metaeval import tables
 from srrg.metaeval.between import better_than, metric_tests
 from srrg.metaeval.ceiling import (
     CEILING,
+    MATRIX_METHODS,
     ONE_RATER,
     category_rater_matrices,
     category_rows,
     ceiling,
-    inter_rater_rows,
+    inter_rater_table,
     leave_one_out,
     pooled_ceiling,
     rater_matrix,
@@ -339,13 +340,12 @@ def human_frames(
     out = {"summary": pl.DataFrame(summary)}
     if raters:
         out["per_rater"] = pl.DataFrame(rater_rows(raters, xs, ALL_METHODS, boot))
-        out["inter_rater"] = (
-            pl.DataFrame(inter_rater_rows(raters, "kendall", boot)) if len(raters) > 1 else pl.DataFrame()
-        )
+        out["inter_rater"] = pl.DataFrame(inter_rater_table(raters, boot)) if len(raters) > 1 else pl.DataFrame()
     if ratings is not None:
         by_category = category_rater_matrices(ratings, ids)
         if by_category:
-            out["per_category"] = pl.DataFrame(category_rows(by_category, xs, "kendall", boot))
+            rows = [row for method in MATRIX_METHODS for row in category_rows(by_category, xs, method, boot)]
+            out["per_category"] = pl.DataFrame(rows)
     return out
 
 
@@ -443,8 +443,8 @@ def write_human(result: MetaevalResult, out: Path, note: str, what: str) -> None
         write_text(out / "table_raters.md", note + per_rater_markdown(result.per_rater, result.inter_rater, caption))
     if not result.per_category.is_empty():
         caption = (
-            "Kendall τb of every metric against the raters' mean count of clinically significant errors of each "
-            f"category (fewer is better; {info['n_boot']} bootstrap resamples of {info['resampling']}). {loo}"
+            "Kendall τb and Pearson r of every metric against the raters' mean count of clinically significant errors "
+            f"of each category (fewer is better; {info['n_boot']} bootstrap resamples of {info['resampling']}). {loo}"
         )
         write_text(out / "table_categories.md", note + per_category_markdown(result.per_category, caption))
     caption = (
