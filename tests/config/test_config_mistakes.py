@@ -97,6 +97,9 @@ def schema_mistakes() -> list[tuple[str, tuple[str | int, ...], Any]]:
             out.append(("range", path, sub["minimum"] - 1))
         if number and "maximum" in sub:
             out.append(("range", path, sub["maximum"] + 1))
+        for key in ("exclusiveMinimum", "exclusiveMaximum"):
+            if number and key in sub:
+                out.append(("range", path, sub[key]))
         if "enum" in sub:
             out.append(("range", path, "no_such_value"))
         if sub.get("minItems"):
@@ -202,6 +205,35 @@ def _named(message: str, path: tuple[str | int, ...]) -> bool:
 
 
 MISTAKES = schema_mistakes() + class_mistakes()
+BOUNDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "enum")
+# numeric keys without a bound of their own: any real number is meaningful (the ends of a rating
+# scale), or the range depends on another key (a codec's levels: DatasetConfig's cross-field check)
+UNBOUNDED = {
+    ("judge_train", "train", "score_min"),
+    ("judge_train", "train", "score_max"),
+    ("dataset", "compression_level"),
+}
+
+
+def _numeric(sub: Mapping[str, Any]) -> bool:
+    kinds = sub.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    return bool({"integer", "number"} & set(kinds))
+
+
+def test_every_numeric_key_of_the_schema_has_a_bound():
+    """Issue 46 (C1, C2, C4): 11 model/data keys and 14 trainer keys without bounds passed
+    `snakemake -n` and killed the train job (heads 0, dropout 1.5, batch_size 0, max_steps -1 trained
+    3,000 steps) and a negative seed failed in numpy. Every numeric key now carries a bound, so the
+    generated mistakes above reach each of them."""
+    loose = sorted(
+        {
+            _dotted(tuple(p for p in path if not isinstance(p, int)))
+            for path, sub in _concrete(SCHEMA, ())
+            if _numeric(sub) and not set(BOUNDS) & set(sub) and path not in UNBOUNDED
+        }
+    )
+    assert loose == [], f"numeric keys without a bound: {loose}"
 
 
 def test_the_generator_reaches_every_kind_and_every_section():

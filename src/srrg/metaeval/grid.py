@@ -24,19 +24,26 @@ GREEN_COLUMNS = (("GREEN", "green"), ("GREEN-EC", "green_ec"), ("GREEN-F1", "gre
 LOWER_IS_BETTER = ("GREEN-EC",)  # a count of significant errors: fewer is better
 
 
+GEMA_PROMPT = "gema"  # the GEMA backbone grid's one prompt (docs/metaeval.md, "GEMA's backbone grid")
+
+
 def prompt_columns(prompt: str) -> tuple[tuple[str, str], ...]:
-    """The grid columns one prompt's answers give: GREEN's three, or a VERT variant's score."""
+    """The grid columns one prompt's answers give: GREEN's three, a VERT variant's score, or GEMA's."""
     if prompt == "green":
         return GREEN_COLUMNS
     if prompt in VERT_VARIANTS:
         return ((prompt, "vert"),)
-    raise UserError(f"unknown grid prompt {prompt!r}; use green or a VERT variant {', '.join(VERT_VARIANTS)}")
+    if prompt == GEMA_PROMPT:
+        return (("GEMA", "gema"),)
+    raise UserError(
+        f"unknown grid prompt {prompt!r}; use green, gema or a VERT variant {', '.join(VERT_VARIANTS)}"
+    )
 
 
 def prompt_metric(prompt: str) -> str:
     """The registered metric that asks a grid prompt (VERT variants: vert with that variant)."""
     prompt_columns(prompt)  # an unknown prompt is an error
-    return "green" if prompt == "green" else "vert"
+    return prompt if prompt in ("green", GEMA_PROMPT) else "vert"
 
 
 def grid_cell_options(config: Mapping[str, Any], model: str, prompt: str) -> dict[str, Any]:
@@ -133,7 +140,9 @@ def run_vert_grid(
     for model, model_cells in by_model.items():
         frame = model_scores(model_cells)
         write_parquet(frame, out / model / "scores.parquet")
-        model_cfg = dataclasses.replace(per_model_cfg, metrics=[c for c in columns if c in frame.columns])
+        metrics = [c for c in columns if c in frame.columns]
+        lower = tuple(c for c in LOWER_IS_BETTER if c in metrics)  # GREEN-EC only where the green prompt ran
+        model_cfg = dataclasses.replace(per_model_cfg, metrics=metrics, lower_is_better=lower)
         results.append(
             (model, run_metaeval_correlate(str(out / model / "scores.parquet"), ratings, pairs, model_cfg, out / model))
         )

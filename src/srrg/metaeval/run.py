@@ -51,7 +51,8 @@ from srrg.metaeval.readers.common import (
 from srrg.metaeval.tie_accuracy import calibrated, tie_calibrated_accuracy
 from srrg.metrics.judges.common import CATEGORIES
 from srrg.rank_correlation import ALL_METHODS, METHODS, agreement_markdown, orient, ranking_agreement, system_means
-from srrg.settings.metaeval import MetaevalConfig
+from srrg.settings.fields import SettingsError
+from srrg.settings.metaeval import MetaevalConfig, check_metric_names
 
 ID = "study_id"  # the per_report.parquet key written by `srrg score` (= pair_id of the ratings)
 # headline score columns correlated by default (per-category counts and statuses are not)
@@ -182,9 +183,12 @@ def run_metaeval(
     the within-case agreement, systems for the system-ranking agreement)."""
     human, target, human_lower = resolve_human(scores, ratings, cfg)
     joined = scores.join(human, on=ID, how="left")
-    metrics, unmeasured = measured_metrics(
-        joined, metric_columns(scores, cfg, exclude=[cfg.human_column or ""]), cfg.drop_unmeasured
-    )
+    columns = metric_columns(scores, cfg, exclude=[cfg.human_column or ""])
+    try:  # with `metrics` unset the correlated columns are known only here (docs/metaeval.md)
+        check_metric_names(cfg, columns, "the scores table's")
+    except SettingsError as err:
+        raise UserError(f"metaeval.correlate.{err}") from None
+    metrics, unmeasured = measured_metrics(joined, columns, cfg.drop_unmeasured)
     ids = joined[ID].cast(pl.String).to_list()
     clusters = cluster_ids(ids, pairs)
     boot_clusters = clusters if cfg.resample == "cluster" else None

@@ -29,7 +29,7 @@ class SplitConfig(Settings):
             },
         },
     )
-    seed: int = field(default=13, metadata=doc("Seed of the id hash."))
+    seed: int = field(default=13, metadata=doc("Seed of the id hash.", minimum=0))
 
     def __post_init__(self) -> None:
         super().__post_init__()

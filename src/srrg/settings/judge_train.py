@@ -45,14 +45,16 @@ class JudgeTrainConfig(Settings):
     score_max: float | None = field(
         default=None, metadata=doc("Human score scaled to 1; null = the highest value observed in the ratings.")
     )
-    decimals: int = field(default=1, metadata=doc("Decimals of the scaled score target (VERT: 1)."))
+    decimals: int = field(default=1, metadata=doc("Decimals of the scaled score target (VERT: 1).", minimum=0))
     validate_fraction: float = field(
         default=0.1, metadata=doc("Share of cases held out for validation.", minimum=0.0, exclusiveMaximum=1.0)
     )
     test_fraction: float = field(
         default=0.2, metadata=doc("Share of cases held out for testing.", minimum=0.0, exclusiveMaximum=1.0)
     )
-    split_seed: int = field(default=0, metadata=doc("Seed of the split of cases into train, validate and test."))
+    split_seed: int = field(
+        default=0, metadata=doc("Seed of the split of cases into train, validate and test.", minimum=0)
+    )
     case_by: str = field(
         default="reference",
         metadata=doc(
@@ -62,7 +64,8 @@ class JudgeTrainConfig(Settings):
         ),
     )
     max_words: int = field(
-        default=300, metadata=doc("Each report is cut to this many words in the prompt, as the judge metrics do.")
+        default=300,
+        metadata=doc("Each report is cut to this many words in the prompt, as the judge metrics do.", minimum=0),
     )
     max_length: int = field(
         default=4096,
@@ -80,7 +83,9 @@ class JudgeTrainConfig(Settings):
     )
     lora_r: int = field(default=32, metadata=doc("LoRA rank.", exclusiveMinimum=0))
     lora_alpha: int = field(default=64, metadata=doc("LoRA alpha.", exclusiveMinimum=0))
-    lora_dropout: float = field(default=0.05, metadata=doc("Dropout on the LoRA adapter input."))
+    lora_dropout: float = field(
+        default=0.05, metadata=doc("Dropout on the LoRA adapter input.", minimum=0, exclusiveMaximum=1)
+    )
     lora_target_modules: str | tuple[str, ...] = field(
         default="all-linear", metadata=doc("Modules that get LoRA adapters: peft's all-linear, or a list of names.")
     )
@@ -99,15 +104,20 @@ class JudgeTrainConfig(Settings):
         ),
     )
     epochs: float = field(default=5.0, metadata=doc("Passes over the training examples.", exclusiveMinimum=0))
-    max_steps: int = field(default=0, metadata=doc("Optimizer steps; > 0 overrides epochs, 0 = train for epochs."))
+    max_steps: int = field(
+        default=0, metadata=doc("Optimizer steps; > 0 overrides epochs, 0 = train for epochs.", minimum=0)
+    )
     learning_rate: float = field(default=2e-4, metadata=doc("Peak learning rate.", exclusiveMinimum=0))
     warmup_ratio: float = field(
-        default=0.03, metadata=doc("Warmup of the cosine learning-rate schedule, as a share of the training steps.")
+        default=0.03,
+        metadata=doc(
+            "Warmup of the cosine learning-rate schedule, as a share of the training steps.", minimum=0, maximum=1
+        ),
     )
-    weight_decay: float = field(default=0.0, metadata=doc("AdamW weight decay."))
+    weight_decay: float = field(default=0.0, metadata=doc("AdamW weight decay.", minimum=0))
     batch_size: int = field(default=1, metadata=doc("Examples per device step.", exclusiveMinimum=0))
     grad_accum: int = field(default=8, metadata=doc("Steps accumulated per optimizer step.", exclusiveMinimum=0))
-    max_grad_norm: float = field(default=1.0, metadata=doc("Gradients are clipped to this norm."))
+    max_grad_norm: float = field(default=1.0, metadata=doc("Gradients are clipped to this norm.", exclusiveMinimum=0))
     gradient_checkpointing: bool = field(
         default=False, metadata=doc("Recompute activations in the backward pass (less memory, slower steps).")
     )
@@ -121,7 +131,7 @@ class JudgeTrainConfig(Settings):
     save_steps: int = field(
         default=200, metadata=doc("Steps between checkpoints (a rerun resumes from the last).", exclusiveMinimum=0)
     )
-    seed: int = field(default=0, metadata=doc("Seed of the trainer and its data order."))
+    seed: int = field(default=0, metadata=doc("Seed of the trainer and its data order.", minimum=0))
     merge: bool = field(default=True, metadata=doc("Also write the merged model folder that `llm.model` loads."))
 
     def __post_init__(self) -> None:

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from srrg.settings.compare import Correction
-from srrg.settings.fields import Settings, build, doc, hook
+from srrg.settings.fields import Settings, SettingsError, build, doc, hook
 
 # the human judgements a ratings table gives (srrg.metaeval.readers.common.TARGETS; a test checks)
 HUMAN_TARGETS = ("rating", "errors_total", "errors_significant", "errors_insignificant")
+# the judges whose `<judge>_sig_<a..f>` columns count errors per category (srrg.metrics.judges.green, .vert)
+CountJudge = Literal["green", "vert"]
 HumanTarget = Literal["auto", "rating", "errors_total", "errors_significant", "errors_insignificant"]
 Adapter = Literal["rexval", "radpref", "rate_eval", "radevalx", "radeval_expert", "radjudge"]
 
@@ -41,7 +43,12 @@ class MetaevalConfig(Settings):
         ),
     )
     lower_is_better: Sequence[str] = field(
-        default=(), metadata=doc("Score columns where lower is better (negated before correlating).")
+        default=(),
+        metadata=doc(
+            "Score columns where lower is better (negated before correlating); each must be a correlated column "
+            "(one of `metrics` when set, else a column of the scores table).",
+            uniqueItems=True,
+        ),
     )
     n_boot: int = field(
         default=1000,
@@ -49,7 +56,7 @@ class MetaevalConfig(Settings):
             "Bootstrap resamples behind each confidence interval; 0 = no CIs (ci_status not_resampled).", minimum=0
         ),
     )
-    seed: int = field(default=0, metadata=doc("Seed of the bootstrap: the same seed gives the same CIs."))
+    seed: int = field(default=0, metadata=doc("Seed of the bootstrap: the same seed gives the same CIs.", minimum=0))
     ci_level: float = field(
         default=0.95,
         metadata=doc("Confidence level of the bootstrap intervals.", exclusiveMinimum=0, exclusiveMaximum=1),
@@ -71,9 +78,12 @@ class MetaevalConfig(Settings):
     )
     paired_reference: str | None = field(
         default=None,
-        metadata=doc("Metric every other metric is tested against; null = the metric with the highest Kendall tau."),
+        metadata=doc(
+            "Metric every other metric is tested against (one of `metrics` when set, else a column of the scores "
+            "table); null = the metric with the highest Kendall tau."
+        ),
     )
-    count_judges: Sequence[str] = field(
+    count_judges: tuple[CountJudge, ...] = field(
         default=("green", "vert"),
         metadata=doc("Judges whose `<judge>_sig_<a..f>` columns are compared with the human error counts."),
     )
@@ -81,9 +91,14 @@ class MetaevalConfig(Settings):
         default_factory=dict, metadata=doc("Ensemble name -> its member score columns (docs/judges.md, 'Ensembles').")
     )
     test_fraction: float = field(
-        default=0.5, metadata=doc("Share of pairs held out to evaluate the ensembles (between 0 and 1, exclusive).")
+        default=0.5,
+        metadata=doc(
+            "Share of pairs held out to evaluate the ensembles (between 0 and 1, exclusive).",
+            exclusiveMinimum=0,
+            exclusiveMaximum=1,
+        ),
     )
-    ensemble_seed: int = field(default=0, metadata=doc("Seed of the ensembles' held-out split."))
+    ensemble_seed: int = field(default=0, metadata=doc("Seed of the ensembles' held-out split.", minimum=0))
     caveat: str = field(
         default="",
         metadata=doc("A sentence printed above every table (e.g. that the judge is a 135M model); empty = none."),
@@ -110,6 +125,31 @@ class MetaevalConfig(Settings):
             "statistic (holm: family-wise error rate; bh: false discovery rate), as in `srrg compare`."
         ),
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.metrics:  # the correlated columns are known: every name that refers to one must be among them
+            check_metric_names(self, self.metrics, "metaeval.correlate.metrics")
+
+    def metric_names(self) -> dict[str, list[str]]:
+        """Setting -> the score column names it refers to (lower_is_better, paired_reference and
+        each ensemble's members): what check_metric_names checks against the correlated columns."""
+        names = {"lower_is_better": list(self.lower_is_better)}
+        names["paired_reference"] = [self.paired_reference] if self.paired_reference else []
+        for name, members in self.ensembles.items():
+            names[f"ensembles.{name}"] = list(members)
+        return names
+
+
+def check_metric_names(cfg: MetaevalConfig, columns: Sequence[str], where: str) -> None:
+    """Every metric name in the correlation settings is one of `columns` (a typo in
+    lower_is_better would keep a metric's wrong sign without a word). SettingsError naming the key."""
+    for key, names in cfg.metric_names().items():
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            raise SettingsError(
+                key, f"{', '.join(map(repr, unknown))} not among the correlated columns ({where}: {', '.join(columns)})"
+            )
 
 
 # ---- the options of each ratings reader (srrg.metaeval.readers) ---------------------------------
@@ -212,7 +252,15 @@ class VertGrid(Settings):
         ),
     )
     variants: tuple[Literal["direct", "formula", "rubric"], ...] = field(
-        default=("direct", "formula", "rubric"), metadata=doc("VERT prompt variants (columns next to GREEN's).")
+        default=("direct", "formula", "rubric"),
+        metadata=doc("VERT prompt variants (columns next to GREEN's); at least one.", minItems=1, uniqueItems=True),
+    )
+    gema: bool = field(
+        default=False,
+        metadata=doc(
+            "Also score GEMA with every grid model on the rating sets that count errors: gema_grid.md, GEMA-Score "
+            "Tables 1-2 with a row per judge backbone (docs/metaeval.md, 'GEMA's backbone grid')."
+        ),
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from srrg.settings.fields import Settings, SettingsError, build, doc
 from srrg.settings.splits import SPLITS
 
-TARGETS: tuple[str, ...] = ("json", "sentences")
+TARGETS: tuple[str, ...] = ("json", "sentences", "srrg")
 ARCHS: tuple[str, ...] = ("llm", "baseline")
 VOCABS: tuple[str, ...] = ("words", "llm")
 IMAGES: tuple[str, ...] = ("auto", "real", "phantom", "placeholder")
@@ -23,6 +23,11 @@ SAMPLES: tuple[str, ...] = ("study", "image")
 SAMPLE_ID = "sample_id"  # the key of a per-image prediction (infer.samples image): <study_id>/<image index>
 ENCODER_TUNINGS: tuple[str, ...] = ("full", "frozen")
 LLM_TUNINGS: tuple[str, ...] = ("frozen", "lora")
+# trainer.precision: auto (srrg.model.train.resolve_precision) or a Lightning 2 precision (and its short aliases)
+PRECISIONS: tuple[str, ...] = (
+    "auto", "32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "64-true",
+    "transformer-engine", "transformer-engine-float16", "32", "16", "bf16", "64",
+)  # fmt: skip
 
 
 # Builtin encoder names (docs/model.md): timm model + kwargs. `tiny-swin` is the embedded default's
@@ -60,6 +65,15 @@ class EncoderConfig(Settings):
         default=1,
         metadata=doc(
             "k: average the token grid over k x k cells (k^2 fewer visual tokens; 1 = every token).", minimum=1
+        ),
+    )
+    init_from: str | None = field(
+        default=None,
+        metadata=doc(
+            "Start the encoder (backbone and position embedding) from the encoder of this srrg model file "
+            "(the same encoder name, image size and token_pool); in the workflow a name of train.runs stands for "
+            "that run's model file, which the run then waits for (docs/model.md, 'Encoder warm start'). "
+            "null = timm's initialization."
         ),
     )
 
@@ -120,10 +134,10 @@ class FrozenLLMConfig(Settings):
 class BaselineConfig(Settings):
     """The randomly initialized Transformer decoder (cross-attends to the projected image tokens)."""
 
-    d_model: int = field(default=512, metadata=doc("Width of the decoder."))
-    layers: int = field(default=6, metadata=doc("Decoder layers."))
-    heads: int = field(default=8, metadata=doc("Attention heads per layer."))
-    dropout: float = field(default=0.1, metadata=doc("Dropout of the decoder."))
+    d_model: int = field(default=512, metadata=doc("Width of the decoder (a multiple of heads).", minimum=1))
+    layers: int = field(default=6, metadata=doc("Decoder layers.", minimum=1))
+    heads: int = field(default=8, metadata=doc("Attention heads per layer (they split d_model).", minimum=1))
+    dropout: float = field(default=0.1, metadata=doc("Dropout of the decoder.", minimum=0, exclusiveMaximum=1))
     vocab: str = field(
         default="words",
         metadata=doc(
@@ -132,8 +146,16 @@ class BaselineConfig(Settings):
         ),
     )
     min_word_count: int = field(
-        default=3, metadata=doc("vocab words: pieces seen fewer times in the training targets are left out.")
+        default=3,
+        metadata=doc("vocab words: pieces seen fewer times in the training targets are left out.", minimum=1),
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.d_model % self.heads:  # multi-head attention splits the width into equal heads
+            raise SettingsError(
+                "heads", f"{self.heads} does not divide d_model {self.d_model} (each head gets d_model / heads)"
+            )
 
 
 @dataclass(frozen=True)
@@ -144,14 +166,21 @@ class ModelConfig(Settings):
         default="llm", metadata=doc("llm: the frozen LLM decodes; baseline: a Transformer.", enum=list(ARCHS))
     )
     target: str = field(
-        default="json", metadata=doc("json: Structured-First reports; sentences: Sentence-Direct.", enum=list(TARGETS))
+        default="json",
+        metadata=doc(
+            "json: Structured-First reports; sentences: Sentence-Direct; srrg: SRRG organ-header text "
+            "(docs/inputs.md).",
+            enum=list(TARGETS),
+        ),
     )
     encoder: EncoderConfig = field(
         default_factory=EncoderConfig, metadata=doc("The image encoder: a timm model, or the builtin tiny-swin.")
     )
     projector_hidden: int | None = field(
         default=None,
-        metadata=doc("Hidden size of the projector from image tokens to the decoder; null = the decoder width."),
+        metadata=doc(
+            "Hidden size of the projector from image tokens to the decoder; null = the decoder width.", minimum=1
+        ),
     )
     llm: FrozenLLMConfig = field(
         default_factory=FrozenLLMConfig,
@@ -164,7 +193,8 @@ class ModelConfig(Settings):
         ),
     )
     max_target_tokens: int = field(
-        default=512, metadata=doc("Training targets are cut to this many tokens (end of sequence included).")
+        default=512,
+        metadata=doc("Training targets are cut to this many tokens (end of sequence included).", minimum=2),
     )
     finding_loss: float = field(
         default=0.0,
@@ -197,7 +227,7 @@ class DataConfig(Settings):
     views: tuple[str, ...] | None = field(
         default=None, metadata=doc("Allowed view values (e.g. [PA, AP]); null = every view.")
     )
-    batch_size: int = field(default=2, metadata=doc("Samples per batch on each device."))
+    batch_size: int = field(default=2, metadata=doc("Samples per batch on each device.", minimum=1))
     num_workers: int | None = field(
         default=None,
         metadata=doc(
@@ -208,10 +238,10 @@ class DataConfig(Settings):
     )
     max_train_studies: int | None = field(
         default=None,
-        metadata=doc("Train on the first N studies of the train split (after the view filter); null = all."),
+        metadata=doc("Train on the first N studies of the train split (after the view filter); null = all.", minimum=1),
     )
     max_val_studies: int | None = field(
-        default=None, metadata=doc("Validate on the first N studies of the validate split; null = all.")
+        default=None, metadata=doc("Validate on the first N studies of the validate split; null = all.", minimum=1)
     )
     samples: str = field(
         default="study",
@@ -236,7 +266,7 @@ class OptimConfig(Settings):
 class TrainerConfig(Settings):
     """The Lightning trainer: steps, placement, precision, checkpoints and validation (docs/model.md)."""
 
-    max_steps: int = field(default=4, metadata=doc("Optimizer steps."))
+    max_steps: int = field(default=4, metadata=doc("Optimizer steps.", minimum=1))
     max_epochs: int | None = field(
         default=None,
         metadata=doc(
@@ -245,26 +275,40 @@ class TrainerConfig(Settings):
             minimum=1,
         ),
     )
-    accelerator: str = field(default="auto", metadata=doc("Lightning accelerator (auto, cpu, gpu, ...)."))
-    devices: int | str = field(default="auto", metadata=doc("Lightning devices: a count, or auto."))
-    num_nodes: int = field(default=1, metadata=doc("Lightning nodes."))
+    accelerator: str = field(
+        default="auto", metadata=doc("Lightning accelerator.", enum=["auto", "cpu", "gpu", "cuda", "mps", "tpu"])
+    )
+    devices: int | str = field(default="auto", metadata=doc("Lightning devices: a count, or auto.", minimum=1))
+    num_nodes: int = field(default=1, metadata=doc("Lightning nodes.", minimum=1))
     strategy: str = field(default="auto", metadata=doc("Lightning strategy (ddp for DDP)."))
     precision: str = field(
-        default="auto", metadata=doc("Lightning precision; auto = bf16-mixed on a GPU, 32-true on CPU.")
+        default="auto",
+        metadata=doc("Lightning precision; auto = bf16-mixed on a GPU, 32-true on CPU.", enum=list(PRECISIONS)),
     )
-    seed: int = field(default=42, metadata=doc("Seeds everything."))
-    checkpoint_every_n_steps: int = field(default=50, metadata=doc("Steps between writes of last.ckpt."))
+    seed: int = field(default=42, metadata=doc("Seeds everything.", minimum=0))
+    checkpoint_every_n_steps: int = field(default=50, metadata=doc("Steps between writes of last.ckpt.", minimum=1))
     val_check_interval: int | None = field(
-        default=None, metadata=doc("Steps between validations; null = once per epoch.")
+        default=None, metadata=doc("Steps between validations; null = once per epoch.", minimum=1)
     )
     limit_val_batches: int | float = field(
-        default=1.0, metadata=doc("Validation batches per check: a count, or a share of them (1.0 = all).")
+        default=1.0,
+        metadata=doc(
+            "Validation batches per check: a count, or a share of them (1.0 = all; a share is at most 1.0).",
+            minimum=0,
+        ),
     )
-    accumulate_grad_batches: int = field(default=1, metadata=doc("Batches accumulated per optimizer step."))
+    accumulate_grad_batches: int = field(default=1, metadata=doc("Batches accumulated per optimizer step.", minimum=1))
     gradient_clip_val: float | None = field(
-        default=1.0, metadata=doc("Gradients are clipped to this norm; null = no clipping.")
+        default=1.0, metadata=doc("Gradients are clipped to this norm; null = no clipping.", exclusiveMinimum=0)
     )
-    log_every_n_steps: int = field(default=10, metadata=doc("Steps between training log lines."))
+    log_every_n_steps: int = field(default=10, metadata=doc("Steps between training log lines.", minimum=1))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.limit_val_batches, float) and self.limit_val_batches > 1:  # Lightning refuses it in the job
+            raise SettingsError("limit_val_batches", f"{self.limit_val_batches} is a share above 1.0 (use a count)")
+        if isinstance(self.devices, str) and self.devices != "auto":
+            raise SettingsError("devices", f"must be a count or auto, got {self.devices!r}")
 
 
 @dataclass(frozen=True)
@@ -381,6 +425,13 @@ class RunSpec(Settings):
     infer: dict[str, Any] = field(
         default_factory=dict, metadata=doc("Infer settings merged over the infer section for this run.")
     )
+    rl: dict[str, Any] | None = field(
+        default=None,
+        metadata=doc(
+            "Make this run a reinforcement fine-tuning of another: {from: <run>, ...rl settings over the rl "
+            "section} (srrg rl; docs/model.md); null = a supervised run (srrg train)."
+        ),
+    )
 
 
 def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
@@ -391,18 +442,25 @@ def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise SettingsError("train.runs", f"names must be unique, got {names}", located=True)
+    from srrg.settings.rl import check_rl_runs  # rl builds on this module
+
+    check_rl_runs({s.name: s for s in specs})
     return specs
 
 
 def run_slice(cfg: Mapping[str, Any], name: str, section: Literal["train", "infer"]) -> dict[str, Any]:
     """One run's fully merged slice of `section` (docs/model.md), the same way for both: the section
     deep-merged with the run's own keys (train: its `overrides`, then its arch and target; infer: its
-    `infer`). A plain dict (Snakemake params); the stage validates it once (srrg.config.stage_config)."""
+    `infer`); an RL run's are those of the run it starts from (its `infer` on top). A plain dict
+    (Snakemake params); the stage validates it once (srrg.config.stage_config)."""
     train = cfg.get("train") or {}
     specs = {s.name: s for s in run_specs(train)}
     if name not in specs:
         raise ValueError(f"unknown run {name!r}; configured runs: {sorted(specs)}")
     spec = specs[name]
+    if spec.rl is not None:  # an RL run (srrg.settings.rl): its starting run's model and decoding, then its own infer
+        base = run_slice(cfg, spec.rl["from"], section)
+        return deep_merge(base, spec.infer) if section == "infer" else base
     if section == "infer":
         return deep_merge(cfg.get("infer") or {}, spec.infer)
     base = {k: v for k, v in train.items() if k != "runs"}
