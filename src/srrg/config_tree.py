@@ -376,9 +376,12 @@ def _check_run(cfg: Mapping[str, Any], name: str) -> None:
 
 def _check_metric_options(where: str, metric: str, options: Mapping[str, Any]) -> None:
     """One metric's options built as the metric builds them (srrg.metrics.base.Metric), from its
-    class in METRIC_OPTIONS; options for a metric that takes none are refused."""
+    class in METRIC_OPTIONS, a judge's `llm` settings as its client builds them
+    (srrg.metrics.judges.common.client_for); options for a metric that takes none are refused."""
     config_class = METRIC_OPTIONS[metric]
     if config_class is not None:
         build(config_class, options, f"{where}.{metric}")
+        if metric in LLM_JUDGES and isinstance(options.get("llm"), Mapping):  # what the judge's client builds
+            LLMConfig.from_dict(dict(options["llm"]), f"{where}.{metric}.llm")
     elif options:
         raise ValueError(f"metric {metric!r} takes no options, got {', '.join(sorted(options))}")
