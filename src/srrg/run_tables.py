@@ -136,7 +136,32 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
         "samples": preds.height,
         "per_image": per_image,
         "images": ",".join(images) or None,
+        "scored_ids": scored_ids(preds, SAMPLE_ID if per_image else "study_id"),
     }
+
+
+def scored_ids(preds: pl.DataFrame, key: str) -> frozenset[str] | int:
+    """The ids of the scored predictions; their number when the file has no id column."""
+    return frozenset(preds[key].to_list()) if key in preds.columns else preds.height
+
+
+def check_same_studies(runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]]) -> None:
+    """Table 2 compares a method's Structured-First and Sentence-Direct runs on the same test
+    studies (docs/model.md, "Table 2"): a method whose runs were scored on different studies
+    (another infer.max_studies, another view filter) is a UserError naming them, not a row pair
+    that differs in its test set."""
+    groups: dict[str, list[RunEntry]] = {}
+    for r in runs:
+        if r.target in TARGET_LABEL:
+            groups.setdefault(r.label, []).append(r)
+    for label, group in groups.items():
+        sets = {r.name: results[r.name]["scored_ids"] for r in group}
+        if len(set(sets.values())) > 1:
+            sizes = ", ".join(f"{name} {ids if isinstance(ids, int) else len(ids)}" for name, ids in sets.items())
+            raise UserError(
+                f"Table 2, method {label!r}: its runs were scored on different test studies ({sizes} studies); "
+                "give them the same infer.max_studies and data.views so both targets are compared on the same studies"
+            )
 
 
 def count_columns(results: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
@@ -346,7 +371,10 @@ def captions(
             filter(
                 None,
                 (
-                    "Structured-First vs Sentence-Direct (NLG metrics on sentence renderings).",
+                    "Structured-First vs Sentence-Direct, both targets of a method scored on the same test "
+                    "studies: NLG metrics on sentence renderings (a Structured-First output parsed into its "
+                    "structured report and rendered as sentences, docs/report.md; a Sentence-Direct output as "
+                    "written). S-Score, which needs the parsed structure, is in Table 1.",
                     note,
                     signatures.get("table2"),
                 ),
@@ -363,6 +391,7 @@ def run_tables(
     names the signatures of its columns; a column whose rows were made differently is a UserError
     naming both signatures unless allow_mixed."""
     results = {r.name: load_run(r) for r in runs}
+    check_same_studies(runs, results)
     ref_results = {r.name: load_run(r) for r in references}
     shown = shown_references(runs, results, references, ref_results)
     row_sigs = {r.name: read_signatures(r.summary) for r in [*runs, *shown]}

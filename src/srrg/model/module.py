@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from srrg.config import from_dict
+from srrg.model.file import read_blob
 from srrg.model.network import ReportGenerator
 from srrg.settings.model import ModelConfig, OptimConfig
 
@@ -32,6 +33,30 @@ def param_groups(net: ReportGenerator, lr: float, encoder_lr_scale: float) -> li
     ids = {id(p) for p in visual}
     rest = [p for p in net.parameters() if p.requires_grad and id(p) not in ids]
     return [{"params": rest, "lr": lr}, {"params": visual, "lr": lr * encoder_lr_scale}]
+
+
+ENCODER_PREFIX = "encoder."
+
+
+def init_encoder(net: ReportGenerator, path: str) -> int:
+    """Copy the encoder weights (backbone, BatchNorm statistics, position embedding) of the srrg
+    model file `path` into `net.encoder` (model.encoder.init_from, docs/model.md): a run then starts
+    from an encoder that already reads the images (e.g. the baseline's, trained with the finding
+    loss) and its decoder side only has to learn to read those features. The file must hold every
+    encoder tensor with the same shape (same encoder name, image size and token_pool): anything
+    else is a ValueError naming the file. Returns the number of tensors copied."""
+    state = read_blob(path)["state_dict"]
+    own = net.encoder.state_dict()
+    theirs = {k[len(ENCODER_PREFIX) :]: v for k, v in state.items() if k.startswith(ENCODER_PREFIX)}
+    missing = sorted(set(own) - set(theirs))
+    shapes = sorted(k for k in set(own) & set(theirs) if own[k].shape != theirs[k].shape)
+    if missing or shapes:
+        raise ValueError(
+            f"model.encoder.init_from {path}: its encoder does not fit this run's (missing {missing[:3]}, "
+            f"other shapes {shapes[:3]}); use a model file with the same encoder name, image_size and token_pool"
+        )
+    net.encoder.load_state_dict({k: theirs[k] for k in own})
+    return len(own)
 
 
 RNG_KEY = "srrg_rng_state"
@@ -76,6 +101,8 @@ class ReportModule(L.LightningModule):
         self.model_cfg = from_dict(ModelConfig, model, "model")
         self.optim_cfg = from_dict(OptimConfig, optim, "optim")
         self.net = ReportGenerator(self.model_cfg, vocab=vocab, findings=findings)
+        if self.model_cfg.encoder.init_from:  # a resumed run then loads its checkpoint over it
+            init_encoder(self.net, self.model_cfg.encoder.init_from)
         # checkpoints omit a reloadable frozen LLM; on_load_checkpoint checks the rest is complete
         self.strict_loading = False
 

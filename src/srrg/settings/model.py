@@ -76,6 +76,15 @@ class EncoderConfig(Settings):
             "null = timm's initialization."
         ),
     )
+    init_from: str | None = field(
+        default=None,
+        metadata=doc(
+            "Start the encoder (backbone and position embedding) from the encoder of this srrg model file "
+            "(the same encoder name, image size and token_pool); in the workflow a name of train.runs stands for "
+            "that run's model file, which the run then waits for (docs/model.md, 'Encoder warm start'). "
+            "null = timm's initialization."
+        ),
+    )
 
     def timm_spec(self) -> tuple[str, dict[str, Any]]:
         """(timm model name, kwargs) with an alias resolved and the user's kwargs on top."""
