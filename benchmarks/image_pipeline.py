@@ -58,6 +58,23 @@ def make_images(folder: Path, n: int, width: int, height: int, quality: int, noi
     return paths
 
 
+def parquet_reader(array: np.ndarray, path: Path, rows_per_group: int):
+    """The alternative layout: the same pixels as a binary column in Parquet row groups (zstd).
+    Returns a reader of one row, as a DataLoader's random access does: its row group decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    column = pa.array([row.tobytes() for row in array], type=pa.binary())
+    pq.write_table(pa.table({"pixels": column}), path, row_group_size=rows_per_group, compression="zstd")
+    reader = pq.ParquetFile(path)
+
+    def read(i: int) -> torch.Tensor:
+        group = reader.read_row_group(i // rows_per_group, columns=["pixels"]).column(0)
+        return normalize(np.frombuffer(group[i % rows_per_group].as_py(), np.uint8).reshape(array.shape[1:]))
+
+    return read
+
+
 def cpu_per_image(fn, items: list, repeat: int) -> float:
     """CPU seconds per item of fn over items, the best of `repeat` passes."""
     best = math.inf
@@ -80,6 +97,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16, help="images per GPU step")
     parser.add_argument("--steps-per-s", type=float, default=4.0, help="GPU steps per second to keep fed")
     parser.add_argument("--repeat", type=int, default=3, help="passes per measurement (the best counts)")
+    parser.add_argument("--rows-per-group", type=int, default=8, help="images per row group of the Parquet layout")
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,7 +120,10 @@ def main() -> None:
         draft = cpu_per_image(lambda p: normalize(decode(p, args.size, draft=True)), paths, args.repeat)
         reads = [str(p) for p in paths] * 50  # the cache read is fast: more items for a steady clock
         cached = cpu_per_image(lambda p: cached_image(cache, p, args.size), reads, args.repeat)
-        array_bytes = shard_files(cache_dir, SHARD)[0].stat().st_size / len(paths)
+        array_path = shard_files(cache_dir, SHARD)[0]
+        array_bytes = array_path.stat().st_size / len(paths)
+        read_parquet = parquet_reader(np.load(array_path), root / "pixels.parquet", args.rows_per_group)
+        parquet = cpu_per_image(read_parquet, list(range(len(paths))) * 10, args.repeat)
     need = args.batch * args.steps_per_s
     print(
         f"{len(paths)} synthetic JPEGs {args.width}x{args.height} gray, quality {args.quality}, {mb:.2f} MB each; "
@@ -113,6 +134,7 @@ def main() -> None:
         ("(a) full decode + resize", full),
         ("(b) draft decode + resize", draft),
         ("(c) cache read (memory map)", cached),
+        (f"(c') Parquet row groups of {args.rows_per_group}", parquet),
         ("cache stage (draft+write+hash)", stage_cpu),
     ):
         print(f"{name:<34}{sec * 1e3:>14.2f}{1 / sec:>15.1f}{full / sec:>8.1f}{math.ceil(need * sec):>15d}")
