@@ -189,8 +189,10 @@ def dataset_checksums(wildcards):
 # Runs (train, infer, score, tables): model x target, names checked by the config validation.
 RUNS = {spec.name: spec for spec in run_specs(config["train"])}
 RUN_NAMES = wildcard_choice(RUNS)
-# Metrics that need structured reports on both sides; Sentence-Direct runs skip them.
+# Metrics that need structured reports on both sides; Sentence-Direct runs skip them (an SRRG-text
+# run is read into structured reports by S-Score itself: docs/inputs.md, "SRRG text").
 STRUCTURED_METRICS = {"s_score"}
+STRUCTURED_TARGETS = {"json", "srrg"}
 
 
 def run_config(name, section):
@@ -264,7 +266,7 @@ def ddp_tasks_per_node(name):
 
 def run_metrics(name):
     metrics = config["score"]["metrics"]
-    if RUNS[name].target != "json":
+    if RUNS[name].target not in STRUCTURED_TARGETS:
         metrics = [m for m in metrics if m not in STRUCTURED_METRICS]
     return ",".join(metrics)
 
