@@ -200,6 +200,13 @@ def manifest_digests(dataset_dir: str | Path) -> dict[str, str]:
         ) from None
 
 
+def cache_key(path: str, image_root: str | None) -> str:
+    """The file a recorded image path names, as the readers resolve it (resolve_path); a relative
+    path without a root (recorded missing when the cache was built) stays as it is."""
+    p = Path(path)
+    return str(p if p.is_absolute() or image_root is None else Path(image_root) / p)
+
+
 def find_cache(dataset_dir: str | Path, size: int) -> Path | None:
     """The cache a run of input size `size` reads: the folder of that size, else the smallest
     larger one (image_cache.size set above the encoder's), else None (no cache: decode per step)."""
@@ -219,6 +226,7 @@ class ImageCache:
         self.cache_dir = Path(cache_dir)
         digests = manifest_digests(dataset_dir)
         self.arrays: list[Path] = []
+        self.size: int | None = None  # the side of the cached images, from the indexes
         self.where: dict[str, tuple[int, int, str, str | None]] = {}  # file -> (array, row, status, error)
         for rel in shard_rels:
             self._add(rel, digests.get(rel))
@@ -229,8 +237,9 @@ class ImageCache:
         fix = f"delete {self.cache_dir} and rerun the workflow (rule image_cache rebuilds it)"
         try:
             index = json.loads(index_path.read_text(encoding="utf-8"))
-            entries, root, shape = index["images"], index["image_root"], tuple(index["shape"])
+            root, shape = index["image_root"], tuple(index["shape"])
             size, array_sha = int(index["size"]), index["array_sha256"]
+            entries = [(cache_key(e["path"], root), e["status"], e.get("error")) for e in index["images"]]
         except FileNotFoundError:
             raise UserError(
                 f"image cache {self.cache_dir} has no index for shard {rel} ({index_path}); {fix}"
@@ -247,9 +256,8 @@ class ImageCache:
         self.size = size
         k = len(self.arrays)
         self.arrays.append(array_path)
-        for row, e in enumerate(entries):
-            key = str(resolve_path(e["study_id"], e["path"], root))
-            self.where.setdefault(key, (k, row, e["status"], e.get("error")))
+        for row, (key, status, error) in enumerate(entries):
+            self.where.setdefault(key, (k, row, status, error))
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_maps": {}}  # each worker maps the files itself

@@ -159,8 +159,9 @@ def test_missing_and_unreadable_images_are_recorded_statuses(
 
 
 def test_a_corrupted_or_stale_cache_file_is_refused_naming_it(tmp_path: Path, images_dir: Path) -> None:
-    """Catches a reader that trusts cache bytes: a flipped byte in the array, a truncated index,
-    and an index built from another dataset shard are each a UserError naming the file."""
+    """Catches a reader that trusts cache bytes: a flipped byte in the array, a truncated index, an
+    index entry without its keys and an index built from another dataset shard are each a
+    UserError naming the file (never a traceback)."""
     ds = write_dataset(tmp_path / "ds", {"s1": [str(images_dir / "a.jpg")]})
     run_image_cache(ds, "train", 0, 32, None, progress=False)
     array = cache_root(ds, 32) / "train" / "part-00000.npy"
@@ -173,6 +174,9 @@ def test_a_corrupted_or_stale_cache_file_is_refused_naming_it(tmp_path: Path, im
     text = index.read_text()
     index.write_text(text[:50])
     with pytest.raises(UserError, match=rf"image cache index {index} is not readable"):
+        open_cache(ds, ["train"], 32)
+    index.write_text(json.dumps({**json.loads(text), "images": [{"path": "a.jpg"}]}))
+    with pytest.raises(UserError, match=rf"image cache index {index} is not readable \(KeyError\)"):
         open_cache(ds, ["train"], 32)
     index.write_text(text.replace(json.loads(text)["dataset_sha256"], "0" * 64))
     with pytest.raises(UserError, match=rf"{index} was built from another train/part-00000.parquet \(stale\)"):
