@@ -197,3 +197,36 @@ def parse_srrg(text: str | None, extractor: Extractor | None = None) -> SrrgPars
     )
     status = VALID if not (n_free or n_unread) else REPAIRED
     return SrrgParse(merged, status, n_template, n_free, n_unread)
+
+
+def looks_srrg(text: object) -> bool:
+    """True for SRRG findings text: not JSON, and a line that is one of the eight headers."""
+    return (
+        isinstance(text, str)
+        and not text.lstrip().startswith("{")
+        and any(header_of(line) is not None for line in text.splitlines())
+    )
+
+
+def extract_bullet(text: str) -> Mapping[str, Any]:
+    """srrg's extractor on one free-text bullet (imported on first use: spaCy loads only when an
+    SRRG text has a bullet outside the template)."""
+    from srrg.extract import extract
+
+    return extract(text)
+
+
+def structured_texts(texts: list[Any]) -> tuple[list[Any], list[str | None]]:
+    """Each SRRG text as srrg's structured-report JSON, with parse_srrg's status (free bullets
+    extracted); any other text unchanged, status None. What S-Score reads for the srrg target."""
+    out: list[Any] = []
+    statuses: list[str | None] = []
+    for text in texts:
+        if looks_srrg(text):
+            read = parse_srrg(text, extract_bullet)
+            out.append(read.report.to_json())
+            statuses.append(read.status)
+        else:
+            out.append(text)
+            statuses.append(None)
+    return out, statuses

@@ -9,7 +9,7 @@ if JUDGE_RUN is not None:
     JUDGE_METRICS = JUDGE["metrics"] + [
         m
         for m in JUDGE["extra_metrics"]
-        if RUNS[JUDGE_RUN].target == "json" or m not in STRUCTURED_METRICS
+        if RUNS[JUDGE_RUN].target in STRUCTURED_TARGETS or m not in STRUCTURED_METRICS
     ]
 
     rule judge_subset:

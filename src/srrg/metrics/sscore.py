@@ -21,6 +21,7 @@ from srrg.gc_policy import relaxed_gc
 from srrg.metrics.base import Metric, MetricResult, hypothesis_rates, nanmean, register
 from srrg.report import UNPARSEABLE, Finding, ReportIndex, StructuredReport, index_report, parse_indexed
 from srrg.settings.metrics import SScoreConfig
+from srrg.srrg_text import structured_texts
 
 KEYS = ("s_score", "p_score", "d_score", "p_pos", "p_neg", "s_prob", "s_level", "s_loc")
 _TOKEN = re.compile(r"\w+")
@@ -258,13 +259,15 @@ class SScore(Metric):
     keys = (*KEYS, "s_score_hyp_status")
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
+        # SRRG organ-header text (the srrg target) is read into structured reports first (docs/inputs.md)
+        texts, srrg_statuses = structured_texts([*refs, *hyps])
         with relaxed_gc():  # parsing and scoring allocate many small acyclic objects
-            indexes, statuses = parse_indexed([*refs, *hyps])  # a text in both lists is parsed once
+            indexes, statuses = parse_indexed(texts)  # a text in both lists is parsed once
             n = len(refs)
             _refuse_unstructured(refs, statuses[:n])
             with relaxed_gc():  # the indexes, alive to the end, frozen too: scoring never rescans them
                 result = score_indexed(indexes[:n], indexes[n:], self.cfg)
-        statuses = statuses[n:]
+        statuses = [read or parsed for read, parsed in zip(srrg_statuses[n:], statuses[n:], strict=True)]
         result.per_report["s_score_hyp_status"] = statuses
         result.summary.update(hypothesis_rates(self.name, statuses))
         return result

@@ -22,6 +22,7 @@ from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
 from srrg.settings.model import DataConfig
 from srrg.shards import split_files
+from srrg.srrg_text import render_srrg
 
 log = logging.getLogger(__name__)
 MAX_AUTO_WORKERS = 8  # beyond this the loader outruns one GPU on cached images (docs/model.md)
@@ -101,10 +102,12 @@ def dataset_report(structured: str | None) -> StructuredReport:
 
 
 def report_target(report: StructuredReport, sentences: str | None, target: str) -> str:
-    """The training target of a decoded report: compact MIMIC-STRUC JSON, or the sentence rendering
-    of docs/report.md."""
+    """The training target of a decoded report: compact MIMIC-STRUC JSON, the SRRG organ-header
+    text (srrg.srrg_text, docs/inputs.md), or the sentence rendering of docs/report.md."""
     if target == "json":
         return report.to_json()
+    if target == "srrg":
+        return render_srrg(report)
     return sentences if sentences else render_sentences(report)
 
 

@@ -14,6 +14,8 @@ INSTRUCTIONS = {
     "json": "Generate a structure report for this chest x-ray image in JSON format. "
     "Make sure the output is valid JSON format.",
     "sentences": "Generate a report for this chest x-ray image. Write one short sentence per finding.",
+    "srrg": "Generate the structured findings of this chest x-ray image: organ-system headers, "
+    "each followed by one bullet per finding.",
 }
 IMAGE_SLOT = "<ImageHere>"
 
