@@ -37,6 +37,7 @@ from srrg.settings.metaeval import ADAPTER_OPTIONS, Adapter, MetaevalSection, Ra
 from srrg.settings.metrics import METRIC_OPTIONS
 from srrg.settings.model import InferConfig, RunSpec, TrainConfig, check_decoding, run_slice, run_specs
 from srrg.settings.normalize import NormalizeConfig
+from srrg.settings.rl import FROM, RLConfig
 from srrg.settings.score import ScoreSection
 from srrg.settings.stats import StatsConfig
 from srrg.text.decode import read_mapping_file
@@ -54,6 +55,7 @@ SECTIONS: dict[str, type] = {
     "image_cache": ImageCacheConfig,
     "train": TrainConfig,
     "infer": InferConfig,
+    "rl": RLConfig,
     "score": ScoreSection,
     "judge": JudgeSection,
     "metaeval": MetaevalSection,
@@ -195,6 +197,18 @@ def _runs() -> dict[str, Any]:
     # and ranges, without defaults (what a run leaves out comes from the sections)
     for key, section in (("overrides", "train"), ("infer", "infer")):
         run["properties"][key] = {**dataclass_schema(SECTIONS[section], with_defaults=False), "default": {}}
+    # an RL run's `rl`: the run it starts from, and rl settings over the rl section (srrg.settings.rl)
+    rl = dataclass_schema(SECTIONS["rl"], with_defaults=False)
+    rl["properties"] = {
+        FROM: {"type": "string", "description": "The supervised run this one starts from."},
+        **rl["properties"],
+    }
+    rl["required"] = [FROM]
+    run["properties"]["rl"] = {
+        "anyOf": [{"type": "null"}, rl],
+        "default": None,
+        "description": run["properties"]["rl"].get("description", ""),
+    }
     return {"type": "array", "items": run, "description": "One model x target per run; names: letters, digits, '_'."}
 
 

@@ -13,6 +13,7 @@ rule tables:
         predictions=[
             results("runs", r, "predictions.parquet") for r in [*RUNS, *REFERENCE_RUNS]
         ],
+        rl=[results("runs", r, "model.pt.json") for r in RL_RUNS],
         code=stage_code("tables"),
     output:
         table1_csv=report(
@@ -53,7 +54,17 @@ rule tables:
     conda:
         "../../envs/score.yaml"
     params:
-        runs=as_json(table_runs()),
+        # an RL run's entry also names its model summary (the reward, for the caption)
+        runs=as_json(
+            [
+                (
+                    {**e, "rl_summary": results("runs", e["name"], "model.pt.json")}
+                    if e["name"] in RL_RUNS
+                    else e
+                )
+                for e in table_runs()
+            ]
+        ),
         # the reference runs' entries, as table_runs() gives the runs'
         references=as_json(
             [

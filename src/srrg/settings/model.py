@@ -76,15 +76,6 @@ class EncoderConfig(Settings):
             "null = timm's initialization."
         ),
     )
-    init_from: str | None = field(
-        default=None,
-        metadata=doc(
-            "Start the encoder (backbone and position embedding) from the encoder of this srrg model file "
-            "(the same encoder name, image size and token_pool); in the workflow a name of train.runs stands for "
-            "that run's model file, which the run then waits for (docs/model.md, 'Encoder warm start'). "
-            "null = timm's initialization."
-        ),
-    )
 
     def timm_spec(self) -> tuple[str, dict[str, Any]]:
         """(timm model name, kwargs) with an alias resolved and the user's kwargs on top."""
@@ -418,6 +409,9 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
+RL_FROM = "from"  # the key of a run's `rl` entry that names the run it fine-tunes (srrg.settings.rl)
+
+
 @dataclass(frozen=True)
 class RunSpec(Settings):
     """One trained model of the result tables: a method label, an architecture and a target;
@@ -443,6 +437,26 @@ class RunSpec(Settings):
     )
 
 
+def check_rl_runs(runs: Mapping[str, Any]) -> None:
+    """Each RL run names, in `rl.from`, a supervised run of the list with its architecture and
+    target (name -> RunSpec); refused with the run's dotted key otherwise."""
+    for name, spec in runs.items():
+        if spec.rl is None:
+            continue
+        base = spec.rl.get(RL_FROM)
+        where = f"train.runs[{name}].rl.from"
+        if not isinstance(base, str) or base not in runs:
+            raise SettingsError(where, f"must name another run of train.runs, got {base!r}", located=True)
+        if runs[base].rl is not None:
+            raise SettingsError(where, f"{base!r} is itself an RL run; name a supervised run", located=True)
+        if (runs[base].arch, runs[base].target) != (spec.arch, spec.target):
+            raise SettingsError(
+                where,
+                f"run {base!r} is {runs[base].arch}/{runs[base].target}; set arch and target of {name!r} to match",
+                located=True,
+            )
+
+
 def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
     """The `runs` list of the train slice (none when absent: config.yaml lists the embedded
     default's runs, the one place they are written); names must be unique (they name output folders)."""
@@ -451,8 +465,6 @@ def run_specs(train_slice: Mapping[str, Any]) -> list[RunSpec]:
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise SettingsError("train.runs", f"names must be unique, got {names}", located=True)
-    from srrg.settings.rl import check_rl_runs  # rl builds on this module
-
     check_rl_runs({s.name: s for s in specs})
     return specs
 
@@ -468,7 +480,7 @@ def run_slice(cfg: Mapping[str, Any], name: str, section: Literal["train", "infe
         raise ValueError(f"unknown run {name!r}; configured runs: {sorted(specs)}")
     spec = specs[name]
     if spec.rl is not None:  # an RL run (srrg.settings.rl): its starting run's model and decoding, then its own infer
-        base = run_slice(cfg, spec.rl["from"], section)
+        base = run_slice(cfg, spec.rl[RL_FROM], section)
         return deep_merge(base, spec.infer) if section == "infer" else base
     if section == "infer":
         return deep_merge(cfg.get("infer") or {}, spec.infer)

@@ -1,0 +1,132 @@
+"""Reward and test S-Score against RL steps (issue 47): `srrg rl`'s objective on a trained run, two seeds.
+
+Fine-tunes a finished run's model file (by default the demo's Transformer baseline) with the RL
+settings given (default: the embedded default's RL run) and, every --every steps, decodes the first
+--eval-studies test studies with beam search (infer's settings: 3 beams) and scores them with
+S-Score, as Table 1 does; prints one row per evaluation: seed, step, mean training reward of the
+last --every steps, test S-Score, parse rate, no-findings predictions. No checkpoints are kept.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/rl_reward.py --results results [--run transformer_json]
+        [--steps 40] [--every 10] [--seeds 1 2] [--eval-studies 200] [--config '{"lr": 1e-4}']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+
+from srrg.config import stage_config
+from srrg.dataset import read_split
+from srrg.metrics import evaluate
+from srrg.model.datamodule import ReportDataModule, ReportDataset, collate, reference_text
+from srrg.model.file import load_model
+from srrg.model.images import resolve_images
+from srrg.model.rl import RLLog, RLModule
+from srrg.model.train import build_trainer
+from srrg.report import REPAIRED, VALID, parse_report
+from srrg.settings.model import InferConfig, TrainConfig
+from srrg.settings.rl import RLConfig, rl_slice
+
+DEMO_RL = "transformer_json_rl"  # config.yaml's RL run, whose settings are the default here
+
+
+def test_batches(net: Any, data_cfg: Any, dataset: Path, n: int) -> tuple[list[dict[str, Any]], list[str]]:
+    rows = read_split(dataset, "test").head(n).to_dicts()
+    images = resolve_images(data_cfg.images, data_cfg.image_root, (r.get("image_paths") for r in rows))
+    ds = ReportDataset(rows, net.cfg.target, images, data_cfg.image_root, net.cfg.encoder.image_size)
+    batches = [collate([ds[j] for j in range(i, min(i + 16, len(ds)))]) for i in range(0, len(ds), 16)]
+    return batches, [reference_text(r, net.cfg.target) for r in rows]
+
+
+def test_scores(net: Any, batches: list[dict[str, Any]], refs: list[str], max_new_tokens: int) -> dict[str, float]:
+    """Beam-3 decodes of the test studies: S-Score, parse rate, predictions without a positive finding."""
+    net.eval()
+    search = InferConfig(num_beams=3, max_new_tokens=max_new_tokens)
+    hyps = [c[0] for b in batches for c in net.generate(b["images"], search)]
+    parsed = [parse_report(h) for h in hyps]
+    return {
+        "s_score": evaluate(refs, hyps, ["s_score"])["s_score"],
+        "parsed": sum(status in (VALID, REPAIRED) for _, status in parsed) / len(hyps),
+        "no_findings": sum(not report.positive for report, _ in parsed),
+    }
+
+
+class Probe(L.Callback):
+    """Scores the test studies before the first step and every `every` steps."""
+
+    def __init__(self, every: int, batches: list[dict[str, Any]], refs: list[str], budget: int, log: RLLog) -> None:
+        self.every, self.batches, self.refs, self.budget, self.log = every, batches, refs, budget, log
+        self.rows: list[dict[str, Any]] = []
+
+    def probe(self, step: int, module: RLModule) -> None:
+        with torch.no_grad():
+            scores = test_scores(module.net, self.batches, self.refs, self.budget)
+        recent = [r["reward_mean"] for r in self.log.rows[-self.every :]] if step else []
+        reward = sum(recent) / len(recent) if recent else float("nan")
+        self.rows.append({"step": step, "reward": reward, **scores})
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.probe(0, pl_module)  # type: ignore[arg-type]
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
+        if trainer.global_step % self.every == 0:
+            self.probe(trainer.global_step, pl_module)  # type: ignore[arg-type]
+
+
+def run_seed(args: argparse.Namespace, raw: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    base = args.results / "runs" / args.run / "model.pt"
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer_cfg = {**raw.get("trainer", {}), "max_steps": args.steps, "seed": seed, "accelerator": "cpu"}
+        cfg = stage_config({**raw, "trainer": trainer_cfg, "checkpoint_dir": tmp}, RLConfig, "rl")
+        L.seed_everything(seed, workers=True)
+        net, data_cfg = load_model(base, torch.device("cpu"))
+        batches, refs = test_batches(net, data_cfg, args.results / "dataset", args.eval_studies)
+        data_cfg = replace(data_cfg, batch_size=cfg.batch_size, max_train_studies=cfg.max_studies, max_val_studies=1)
+        data = ReportDataModule(args.results / "dataset", data_cfg, net.cfg.target, net.cfg.encoder.image_size, seed)
+        log = RLLog(cfg.trainer.log_every_n_steps)
+        trainer = build_trainer(TrainConfig(trainer=cfg.trainer), Path(tmp), log)
+        probe = Probe(args.every, batches, refs, net.cfg.max_target_tokens, log)
+        trainer.callbacks.append(probe)
+        trainer.fit(RLModule(net, cfg), datamodule=data)
+    return probe.rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=Path("results"), type=Path, help="a results folder with the run")
+    parser.add_argument("--run", default="transformer_json", help="the supervised run to start from")
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--every", type=int, default=10)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--eval-studies", type=int, default=200)
+    parser.add_argument("--config", default="{}", help="RL settings over the demo RL run's (inline JSON)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    import yaml
+
+    default = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    spec = next(r for r in default["train"]["runs"] if r["name"] == DEMO_RL)
+    raw = {**rl_slice(default, spec["rl"]), **json.loads(args.config)}
+    print(f"RL settings: {json.dumps(raw, sort_keys=True)}")
+    print("| seed | step | train reward | test S-Score | parsed | no-findings | seconds |")
+    print("|---|---|---|---|---|---|---|")
+    for seed in args.seeds:
+        start = time.perf_counter()
+        for row in run_seed(args, raw, seed):
+            print(
+                f"| {seed} | {row['step']} | {row['reward']:.4f} | {row['s_score']:.4f} | {row['parsed']:.3f} | "
+                f"{row['no_findings']} | {time.perf_counter() - start:.0f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
