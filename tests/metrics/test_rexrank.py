@@ -197,7 +197,7 @@ def test_preset_writes_every_rexrank_column_with_its_signature(monkeypatch, caps
     assert result.summary["rexrank_bleu"] == pytest.approx((1 + math.exp(-0.5) * math.sqrt(0.05)) / 2)
     assert math.isnan(result.summary["fineradscore_inverse"])
     assert result.per_report["fineradscore_status"] == ["unavailable", "unavailable"]
-    assert result.summary["rexrank_unavailable"] == 1.0
+    assert "rexrank_unavailable" not in result.summary  # issue 46 R1: no status count among the scores
     sig = result.signatures
     assert sig["ratescore"].startswith("ratescore|radeval:") and "status:unavailable" not in sig["ratescore"]
     assert sig["fineradscore_inverse"].startswith("fineradscore|status:unavailable|reason:llm-judge-not-built|")
@@ -219,7 +219,7 @@ def test_missing_weights_leave_their_columns_unavailable_with_one_line_each(monk
     assert result.per_report["rexrank_radcliq_status"] == ["unavailable", "unavailable"]
     assert math.isnan(result.summary["ratescore"]) and result.summary["green_model"] == pytest.approx(0.5)
     assert result.summary["rexrank_bleu"] == pytest.approx(0.5)  # the part without weights still scores
-    assert result.summary["rexrank_unavailable"] == 6.0  # 4 RadCliQ columns, RaTEScore, FineRadScore
+    assert result.per_report["ratescore_status"] == ["unavailable", "unavailable"]  # said per part, not counted
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"rexrank: BERTScore, SembScore, RadGraph, 1/RadCliQ-v1 not scored: {missing}",

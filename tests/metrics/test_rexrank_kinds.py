@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from srrg.metrics import radeval as rv
-from srrg.metrics import rexrank as rx
 from srrg.metrics.base import score_all
 from srrg.metrics.rexrank import sentence_bleu
 
@@ -93,15 +92,17 @@ def test_a_row_missing_one_input_is_no_score_and_counted(monkeypatch):
     assert result.summary["rexrank_sembscore"] == pytest.approx(0.7)
 
 
-def test_the_preset_names_fineradscore_and_counts_the_unavailable_columns(monkeypatch, capsys):
-    """Bugs: FineRadScore's status written under another key (or the count of unavailable columns
-    written as FineRadScore's value), the count's signature not naming the column total."""
+def test_the_preset_names_fineradscore_and_keeps_status_counts_out_of_the_scores(monkeypatch, capsys):
+    """Bugs: FineRadScore's status written under another key (or a count of unavailable columns
+    written as FineRadScore's value). Issue 46 R1: the summary carried a numeric
+    `rexrank_unavailable = 7.000` column beside the scores; the unavailable columns are said by their
+    `<part>_status` per report and `status:unavailable` signatures, never as a score."""
     fake_radeval(monkeypatch, INPUTS)
     result = score_all(["a", "b"], ["c", "d"], ["rexrank"])
     assert result.per_report["fineradscore_status"] == ["unavailable", "unavailable"]
     assert math.isnan(result.summary["fineradscore_inverse"]) and "fineradscore_status" not in result.summary
-    assert result.summary["rexrank_unavailable"] == 1.0
-    assert result.signatures["rexrank_unavailable"].startswith(f"rexrank|columns:{len(rx.COLUMNS)}|")
+    assert "rexrank_unavailable" not in result.summary and "rexrank_unavailable" not in result.signatures
+    assert not any(k.endswith("_unavailable") for k in result.summary)
     for key in ("fineradscore_status", "fineradscore_inverse"):
         assert result.signatures[key].startswith("fineradscore|status:unavailable|reason:llm-judge-not-built|")
     assert "rexrank: 1/FineRadScore not scored" in capsys.readouterr().err

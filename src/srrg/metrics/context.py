@@ -11,6 +11,7 @@ and every metric scores as before.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,18 +35,35 @@ _ALIASES = {
 _KEY_NOISE = re.compile(r"[\s_-]+")
 
 
+_MISSING = frozenset({"nan", "none", "null", "n/a", "na"})  # what a table writes for "no value"
+
+
+def context_text(value: Any) -> str | None:
+    """One context value as a person would write it (docs/judges.md, "Patient context"): text
+    stripped, an integral number without its ".0" (45.0 -> "45"), any other number as written; a
+    missing value (null, NaN, blank, "nan") and a value no one writes as an age, sex or indication
+    (true/false, a list, bytes, a mapping) give None, so the field is left out, never sent as
+    "Age: NaN" or "Age: true"."""
+    if value is None or isinstance(value, (bool, Mapping, list, tuple, bytes, bytearray)):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return str(int(value)) if value.is_integer() else f"{value:g}"
+    text = str(value).strip()
+    return text if text and text.lower() not in _MISSING else None
+
+
 def patient_context(raw: Mapping[str, Any] | None) -> dict[str, str]:
     """The canonical context of one pair from a layout's mapping: the known keys (any case,
-    `PatientAge` or `age`) with their values as stripped text; blank, null and other keys are left
-    out, so a pair without context gives {}. Two keys naming one field (`age` and `PatientAge`) with
-    different values are a UserError."""
+    `PatientAge` or `age`) with their values as text (context_text); missing values and other keys
+    are left out, so a pair without context gives {}. Two keys naming one field (`age` and
+    `PatientAge`) with different values are a UserError."""
     out: dict[str, str] = {}
     for key, value in (raw or {}).items():
         name = _ALIASES.get(_KEY_NOISE.sub("", str(key)).lower())
-        if name is None or value is None or isinstance(value, (Mapping, list)):
-            continue
-        text = str(value).strip()
-        if not text:
+        text = None if name is None else context_text(value)
+        if text is None:
             continue
         if out.get(name, text) != text:
             raise UserError(f"patient context names {name} twice with different values: {out[name]!r} and {text!r}")
@@ -65,6 +83,10 @@ def read_contexts(path: str | Path, id_col: str, ids: Sequence[str]) -> list[dic
     present = [c for c in CONTEXT_FIELDS if c in table.columns]
     if not present or id_col not in table.columns:
         return None
-    frame = table.select(pl.col(id_col), *(pl.col(c).cast(pl.String) for c in present))
+    for c in present:  # values are read as they are (context_text), so a nested or binary column is refused here
+        dtype = table.schema[c]
+        if not (dtype.is_numeric() or dtype in (pl.String, pl.Boolean, pl.Null)):
+            raise UserError(f"{path}: column {c} holds {dtype} values; patient context is numbers or text, one a row")
+    frame = table.select(id_col, *present)
     by_id = {row[id_col]: patient_context(row) for row in frame.iter_rows(named=True)}
     return [by_id.get(i, {}) for i in ids]

@@ -217,7 +217,6 @@ class Rexrank(Metric):
 
     def compute(self, refs: Sequence[str], hyps: Sequence[str]) -> MetricResult:
         merged = MetricResult({}, {})
-        missing: list[str] = []
         failed: set[str] = set()
         for name in PARTS:
             metric = self.part(name)
@@ -227,7 +226,6 @@ class Rexrank(Metric):
                 failed.add(name)
                 columns = [c for c in COLUMNS if c.metric == name]
                 result = MetricResult({f"{name}_status": [UNAVAILABLE] * len(refs)}, {c.key: math.nan for c in columns})
-                missing += [c.heading for c in columns]
                 note(f"{', '.join(c.heading for c in columns)} not scored: {str(err).strip().splitlines()[0]}")
             merged.per_report.update(result.per_report)
             merged.summary.update(result.summary)
@@ -236,12 +234,9 @@ class Rexrank(Metric):
                 self.signatures[key] = insert_part(signature, "status", UNAVAILABLE) if name in failed else signature
         merged.per_report["fineradscore_status"] = [UNAVAILABLE] * len(refs)
         merged.summary["fineradscore_inverse"] = math.nan
-        missing.append("1/FineRadScore")
         note(f"1/FineRadScore not scored: {FINERADSCORE_REASON}")
         fine = compose("fineradscore", [("status", UNAVAILABLE), ("reason", "llm-judge-not-built")])
         self.signatures.update({"fineradscore_status": fine, "fineradscore_inverse": fine})
-        merged.summary["rexrank_unavailable"] = float(len(missing))
-        self.signatures["rexrank_unavailable"] = compose(self.name, [("columns", str(len(COLUMNS)))])
         return merged
 
     def signature(self, key: str) -> str:

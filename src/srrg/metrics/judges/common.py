@@ -316,18 +316,18 @@ def object_schema(title: str, properties: Mapping[str, Any]) -> dict[str, Any]:
 def strict_object(reply: Reply, schema: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """(object, status) of a structured answer: the whole text must be one JSON object valid under
     the schema (no repair, no prose around it), else unparseable; a reply that failed in transport
-    keeps its status (no_response, truncated)."""
+    keeps its status (no_response, truncated). An answer nested deeper than Python's recursion
+    limit (a degenerate model repeating `[`) is unparseable too, never a RecursionError."""
     import jsonschema
 
     if reply.status != OK or reply.text is None:
         return None, reply.status if reply.status != OK else NO_RESPONSE
     try:
         obj = json.loads(reply.text)
-    except ValueError:
+        valid = isinstance(obj, dict) and jsonschema.Draft202012Validator(schema).is_valid(obj)
+    except (ValueError, RecursionError):
         return None, UNPARSEABLE
-    if not isinstance(obj, dict) or not jsonschema.Draft202012Validator(schema).is_valid(obj):
-        return None, UNPARSEABLE
-    return obj, OK
+    return (obj, OK) if valid else (None, UNPARSEABLE)
 
 
 def structured_error_report(
