@@ -11,6 +11,7 @@ the location where the bullet states none. Parsing never raises: it returns a re
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -230,3 +231,47 @@ def structured_texts(texts: list[Any]) -> tuple[list[Any], list[str | None]]:
             out.append(text)
             statuses.append(None)
     return out, statuses
+
+
+def header_at(text: str, offset: int) -> str | None:
+    """The SRRG header the character at `offset` of text sits under (None before any header)."""
+    header, start = None, 0
+    for line in text.splitlines(keepends=True):
+        if start > offset:
+            break
+        header = header_of(line) or header
+        start += len(line)
+    return header
+
+
+def with_header_locations(findings: str | None, structured: str, provenance: str) -> str:
+    """The extracted report of an SRRG study with the organ header as location evidence: a positive
+    finding whose mentions state no location takes the location of the header its first findings
+    mention sits under (srrg_organs.yaml; none for a header that is no place of its own)."""
+    if not looks_srrg(findings):
+        return structured
+    report = json.loads(structured)
+    first: dict[str, int] = {}
+    for mention in json.loads(provenance or "[]"):
+        span = (mention.get("spans") or {}).get("name")
+        if mention.get("section") == "findings" and mention.get("status") == "positive" and span:
+            first.setdefault(mention["name"], span[0])
+    changed = False
+    for finding in report.get("positive", []):
+        if finding.get("location") is None and finding.get("name") in first:
+            where = organ_map().header_location.get(header_at(findings or "", first[finding["name"]]) or "")
+            if where:
+                finding["location"], changed = where, True
+    return json.dumps(report, ensure_ascii=False) if changed else structured
+
+
+def header_locations_table(table: Any) -> Any:
+    """with_header_locations on the rows of an extracted table that came from the SRRG source
+    (column `source` = srrg); other rows, and a table without those columns, are returned as they are."""
+    import polars as pl
+
+    if not {"source", "findings", "structured", "provenance"} <= set(table.columns):
+        return table
+    rows = table.select("source", "findings", "structured", "provenance").iter_rows()
+    values = [with_header_locations(f, s, p) if src == "srrg" and s else s for src, f, s, p in rows]
+    return table.with_columns(pl.Series("structured", values, dtype=pl.Utf8))

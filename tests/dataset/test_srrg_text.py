@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -103,3 +104,28 @@ def test_round_trip_on_every_iu_xray_report_of_the_demo() -> None:
     assert len(reports) == 3955
     assert sum(not r.is_empty for r in reports) > 3500
     assert round_trip(reports) == []
+
+
+def test_the_organ_header_is_location_evidence_in_extracted_srrg_studies() -> None:
+    """Catches the header ignored (a finding of an SRRG study left without location when its bullet
+    states none), a location the bullet does state overwritten, or rows of another source changed."""
+    import polars as pl
+
+    from srrg.extract.table import extract_table
+    from srrg.settings.extract import ExtractConfig
+    from srrg.srrg_text import header_locations_table
+
+    text = (
+        "Lungs and Airways:\n- Mild atelectasis.\n- Nodule in the right upper lobe.\n\n"
+        "Hila and Mediastinum:\n- Lymphadenopathy.\n\nCardiovascular:\n- Moderate cardiomegaly."
+    )
+    df = pl.DataFrame({"source": ["srrg", "iu_xray"], "findings": [text, text], "impression": [None, None]})
+    out = header_locations_table(extract_table(df, ExtractConfig(n_process=1), progress=False))
+    srrg, other = ({f["name"]: f["location"] for f in json.loads(s)["positive"]} for s in out["structured"])
+    assert srrg == {
+        "atelectasis": "lung",
+        "nodule": "right upper lobe",
+        "lymphadenopathy": "mediastinal",
+        "cardiomegaly": None,  # Cardiovascular is no place of its own
+    }
+    assert other == {"atelectasis": None, "nodule": "right upper lobe", "lymphadenopathy": None, "cardiomegaly": None}

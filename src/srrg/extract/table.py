@@ -23,6 +23,7 @@ from srrg.extract.pipeline import column_sections, get_extractor, run_reports
 from srrg.io import read_table, write_parquet
 from srrg.progress import tracked
 from srrg.settings.extract import ExtractConfig
+from srrg.srrg_text import header_locations_table
 
 T, R = TypeVar("T"), TypeVar("R")
 
@@ -86,7 +87,8 @@ def run_extract(inp: str, out: str, config: ExtractConfig, progress: bool = True
     """The extract stage: the table at inp extracted (extract_table) and written to out; returns
     the rows and statuses line it prints."""
     df = read_table(inp)
-    table = extract_table(df, config, progress=progress)
+    # SRRG studies: the organ header is location evidence where a bullet states none (docs/inputs.md)
+    table = header_locations_table(extract_table(df, config, progress=progress))
     write_parquet(table, out)
     statuses = Counter(table["extract_status"].to_list())
     return f"{df.height} rows in, {table.height} rows out, statuses {dict(statuses)}"
