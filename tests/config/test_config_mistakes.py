@@ -274,6 +274,14 @@ THROUGH_SNAKEMAKE = [
         "score.options.ce.smoothing: -1.0 is less than the minimum of 0",
     ),
     ({"score": {"options": {"s_score_text": {"w_prob": 0.5}}}}, "score.options.s_score_text: S-Score weights"),
+    # issue 46 (C1, C2, C3, C5): each passed `snakemake -n` and failed, or was ignored, in its job
+    ({"train": {"trainer": {"max_steps": -1}}}, "train.trainer.max_steps: -1 is less than the minimum of 1"),
+    ({"train": {"model": {"baseline": {"heads": 3}}}}, "train.model.baseline.heads 3 does not divide d_model 512"),
+    ({"score": {"options": {"green": {"llm": {"backend": "nope"}}}}}, "score.options.green.llm.backend must be one"),
+    (
+        {"metaeval": {"correlate": {"metrics": ["bleu_4"], "lower_is_better": ["bleu4"]}}},
+        "metaeval.correlate.lower_is_better 'bleu4' not among the correlated columns",
+    ),
 ]
 
 
