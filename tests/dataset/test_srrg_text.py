@@ -92,7 +92,7 @@ def test_round_trip_on_every_iu_xray_report_of_the_demo() -> None:
     """Catches a finding, negative, level or location that the SRRG text loses or changes, on all
     3,955 IU X-ray reports the demo extracts (the benchmark prints the same count)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from srrg_round_trip import round_trip
+    from srrg_round_trip import normalized, round_trip
 
     from srrg.extract import extract_many
     from srrg.report import from_obj
@@ -104,6 +104,7 @@ def test_round_trip_on_every_iu_xray_report_of_the_demo() -> None:
     assert len(reports) == 3955
     assert sum(not r.is_empty for r in reports) > 3500
     assert round_trip(reports) == []
+    assert round_trip(normalized(reports)) == []  # the locations as the demo's dataset holds them
 
 
 def test_the_organ_header_is_location_evidence_in_extracted_srrg_studies() -> None:
