@@ -421,7 +421,7 @@ class RunSpec(Settings):
     label: str = field(metadata=doc("Method label of the run in the result tables."))
     # model.arch and model.target of the run's merged slice, checked there
     arch: str = field(default="llm", metadata=doc("model.arch of the run: llm or baseline."))
-    target: str = field(default="json", metadata=doc("model.target of the run: json or sentences."))
+    target: str = field(default="json", metadata=doc("model.target of the run: json, sentences or srrg."))
     overrides: dict[str, Any] = field(
         default_factory=dict, metadata=doc("Train settings deep-merged over the train section for this run.")
     )
