@@ -202,7 +202,18 @@ def run_config(name, section):
     cfg = run_slice(config, name, section)
     if section == "train":
         cfg.setdefault("checkpoint_dir", str(Path(config["cache_dir"], "checkpoints")))
+        # a run's name in model.encoder.init_from stands for its model file (docs/model.md)
+        encoder = cfg.get("model", {}).get("encoder", {})
+        if encoder.get("init_from") in RUNS:
+            encoder["init_from"] = results("runs", encoder["init_from"], "model.pt")
     return cfg
+
+
+def encoder_init(wildcards):
+    """The model file a run's encoder starts from (model.encoder.init_from), so the run waits for it."""
+    encoder = run_config(wildcards.run, "train").get("model", {}).get("encoder", {})
+    init = encoder.get("init_from")
+    return [] if init is None else [init]
 
 
 # infer.samples (docs/model.md, "Per-image test sets"): one for every run, so Table 1's rows and the

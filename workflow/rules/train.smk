@@ -8,6 +8,7 @@ rule train:
         manifest=rules.dataset_manifest.output.manifest,
         shards=dataset_shards,
         images=run_image_cache,
+        encoder_init=encoder_init,
         code=stage_code("train"),
     output:
         model=results("runs", "{run}", "model.pt"),
