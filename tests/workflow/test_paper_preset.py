@@ -68,6 +68,7 @@ def test_every_table_job_is_planned_once_per_run(dry_run) -> None:
         "reference_runs": 1,
         "tables": 1,
     }
+    assert "cases" not in jobs  # the cases pages show studies; per-image runs have none (docs/model.md)
 
 
 def test_runs_are_the_papers_llms_and_table_2(dry_run) -> None:
