@@ -31,7 +31,8 @@ lint: setup
 # Mutation testing of a change (docs/mutation.md, "Changed lines"): srrg's own operators on the lines
 # `git diff SINCE [UNTIL]` wrote (renames followed, carried forward to HEAD), in a scratch clone of
 # HEAD (the driver writes each mutant into the file it tests), a sample of at most MAX mutants per
-# module drawn with SEED; each mutant against its module's fast tests (-x, one thread, a timeout).
+# module drawn with SEED (TOTAL: then at most TOTAL in all); each mutant against its module's fast
+# tests (-x, one thread, a timeout).
 # Prints killed / checked per module and for all with the 95 % Wilson interval. Committed work only.
 # Example: make mutation SINCE=ca4f82f UNTIL=05dbd51 MUTATE='src/srrg/metaeval src/srrg/config_tree.py'
 SINCE ?=
@@ -45,4 +46,4 @@ mutation:
 	rm -rf $(MUTATION_DIR) && git clone -q . $(MUTATION_DIR)
 	cd $(MUTATION_DIR) && PYTHONPATH=src OMP_NUM_THREADS=1 nice -n 10 $(CURDIR)/.venv/bin/python tools/mutation.py \
 	  --changed-since $(SINCE) $(if $(UNTIL),--changed-until $(UNTIL)) --paths $(MUTATE) \
-	  --max-mutants $(MAX) --seed $(SEED) --json $(MUTATION_DIR)/mutation.json
+	  --max-mutants $(MAX) $(if $(TOTAL),--max-total $(TOTAL)) --seed $(SEED) --json $(MUTATION_DIR)/mutation.json

@@ -565,9 +565,11 @@ def tests_for(repo: Path, path: str) -> list[str]:
     return sorted(set(curated) | set(importing))
 
 
-def run_tests(repo: Path, tests: list[str], timeout: float) -> tuple[int | str, float]:
-    """pytest on the tests (not the slow ones), stopping at the first failure: (exit code or
-    "timeout", seconds)."""
+def run_tests(
+    repo: Path, tests: list[str], timeout: float, stop: bool = True, deselect: tuple[str, ...] = ()
+) -> tuple[int | str, float, list[str]]:
+    """pytest on the tests (not the slow ones), stopping at the first failure unless `stop` is
+    false, without the `deselect`ed test ids: (exit code or "timeout", seconds, the failed ids)."""
     env = dict(
         os.environ,
         PYTHONPATH=str(repo / "src"),
@@ -576,36 +578,72 @@ def run_tests(repo: Path, tests: list[str], timeout: float) -> tuple[int | str, 
         POLARS_MAX_THREADS="1",
         TOKENIZERS_PARALLELISM="false",
     )
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *tests]
+    cmd = [sys.executable, "-m", "pytest", *(["-x"] if stop else []), "-q", "-rf", "-p", "no:cacheprovider"]
+    cmd += ["-m", "not slow", *(f"--deselect={d}" for d in deselect), *tests]
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        rc: int | str = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        rc = "timeout"
-    return rc, time.perf_counter() - start
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=repo, env=env, stdout=out, stderr=subprocess.DEVNULL, start_new_session=True, text=True
+        )
+        try:
+            rc: int | str = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = "timeout"
+        out.seek(0)
+        failed = [line.split()[1] for line in out.read().splitlines() if line.startswith("FAILED ")]
+    return rc, time.perf_counter() - start, failed
+
+
+def baseline(repo: Path, tests: list[str]) -> tuple[int | str, float, tuple[str, ...]]:
+    """The module's tests unmutated: (exit code, seconds, the tests left out). Tests that fail
+    unmutated (another change in progress) are left out and said in the row, so they cannot
+    count a mutant as killed; the rest must then pass."""
+    rc, seconds, _ = run_tests(repo, tests, 1800)
+    if rc in (0, "timeout"):
+        return rc, seconds, ()
+    rc, _, failed = run_tests(repo, tests, 1800, stop=False)
+    if rc != 1 or not failed:
+        return rc, seconds, ()
+    rc, seconds, _ = run_tests(repo, tests, 1800, deselect=tuple(failed))
+    return rc, seconds, tuple(failed)
 
 
 def run_changed(
-    repo: Path, since: str, until: str | None, paths: list[str], max_mutants: int | None, seed: int
+    repo: Path,
+    since: str,
+    until: str | None,
+    paths: list[str],
+    max_mutants: int | None,
+    seed: int,
+    max_total: int | None = None,
 ) -> list[dict[str, object]]:
     """Each changed module: baseline run of its tests, then every mutant on its changed lines (or
-    a seeded sample of max_mutants) written into the file in place, tested, and the file restored.
-    Run it in a scratch clone: it edits the clone's sources while it runs."""
-    rows = []
+    a seeded sample of max_mutants; with max_total, a seeded sample of that many of all modules'
+    mutants, so a change over many modules runs in bounded time) written into the file in place,
+    tested, and the file restored. Run it in a scratch clone: it edits the clone's sources."""
+    plan = []
     for path, lines in sorted(changed_lines(repo, since, until, paths).items()):
-        file = repo / path
-        source = file.read_bytes()
-        mutants = mutants_of(path, source, lines)
+        mutants = mutants_of(path, (repo / path).read_bytes(), lines)
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = sorted(random.Random(f"{seed}:{path}").sample(mutants, max_mutants), key=lambda m: m.start)
+        plan.append((path, lines, mutants))
+    if max_total is not None:
+        pool = [m for _, _, mutants in plan for m in mutants]
+        chosen = set(random.Random(f"{seed}:all").sample(pool, min(max_total, len(pool))))
+        plan = [(p, lines, [m for m in mutants if m in chosen]) for p, lines, mutants in plan]
+        plan = [(p, lines, mutants) for p, lines, mutants in plan if mutants]
+    rows = []
+    for path, lines, mutants in plan:
+        file = repo / path
+        source = file.read_bytes()
         tests = tests_for(repo, path)
         row: dict[str, object] = {"module": path, "lines": len(lines), "mutants": len(mutants), "tests": tests}
-        base, seconds = run_tests(repo, tests, 1800) if tests and mutants else (None, 0.0)
+        base, seconds, left_out = baseline(repo, tests) if tests and mutants else (None, 0.0, ())
+        if left_out:
+            row["left_out"] = list(left_out)
+            print(f"# {path}: failing unmutated, left out: {' '.join(left_out)}", file=sys.stderr, flush=True)
         if base != 0:
             row.update(checked=0, killed=0, survivors=[], note=f"baseline: {base or 'no tests or no mutants'}")
             rows.append(row)
@@ -615,7 +653,7 @@ def run_changed(
         try:
             for mutant in mutants:
                 file.write_bytes(mutant.apply(source))
-                rc, _ = run_tests(repo, tests, 3 * seconds + 60)
+                rc, _, _ = run_tests(repo, tests, 3 * seconds + 60, deselect=left_out)
                 if rc == 0:
                     survivors.append(mutant.describe(source))
                 else:
@@ -641,6 +679,8 @@ def print_changed(rows: list[dict[str, object]], out: Path | None) -> int:
             f"[{low:>5.1%}, {high:>5.1%}]  {row.get('note', '')}",
             flush=True,
         )
+        for test in row.get("left_out", []):  # type: ignore[attr-defined]
+            print(f"    left out (fails unmutated): {test}")
         for survivor in row["survivors"]:  # type: ignore[attr-defined]
             print(f"    {survivor}")
     killed = sum(int(r["killed"]) for r in rows)  # type: ignore[call-overload]
@@ -679,11 +719,14 @@ def main() -> int:
     changed.add_argument("--changed-until", metavar="REV2", help="the change is REV..REV2 (lines carried to the tree)")
     changed.add_argument("--paths", nargs="+", default=["src"], help="files or folders to mutate (default: src)")
     changed.add_argument("--max-mutants", type=int, help="a seeded sample of at most this many mutants per module")
+    changed.add_argument("--max-total", type=int, help="then a seeded sample of at most this many in all")
     changed.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
     args = parser.parse_args()
     if args.changed_since:
         return print_changed(
-            run_changed(REPO, args.changed_since, args.changed_until, args.paths, args.max_mutants, args.seed),
+            run_changed(
+                REPO, args.changed_since, args.changed_until, args.paths, args.max_mutants, args.seed, args.max_total
+            ),
             args.json,
         )
     if not MUTMUT.is_file():
