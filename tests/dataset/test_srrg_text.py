@@ -130,3 +130,18 @@ def test_the_organ_header_is_location_evidence_in_extracted_srrg_studies() -> No
         "cardiomegaly": None,  # Cardiovascular is no place of its own
     }
     assert other == {"atelectasis": None, "nodule": "right upper lobe", "lymphadenopathy": None, "cardiomegaly": None}
+
+
+def test_the_srrg_target_trains_on_srrg_text_and_reads_predictions_back() -> None:
+    """Catches target srrg trained on JSON or sentences, or its predictions not read back into the
+    structured report (parse_status, structured) while the scored text stays the SRRG text."""
+    from srrg.model.datamodule import report_target
+    from srrg.model.infer import prediction_fields
+    from srrg.report import from_obj
+
+    assert report_target(REPORT, "ignored sentences", "srrg") == TEXT
+    fields = prediction_fields(TEXT, "srrg")
+    assert fields["parse_status"] == VALID and fields["report"] == TEXT
+    back = from_obj(json.loads(fields["structured"]))[0]
+    assert set(back.positive) == set(REPORT.positive) and set(back.negative) == set(REPORT.negative)
+    assert prediction_fields("free prose", "srrg")["parse_status"] == UNPARSEABLE
