@@ -83,6 +83,13 @@ def test_a_copy_without_the_layout_is_refused(tmp_path, fixture) -> None:
         UserError, match=r"train-00000-of-00001.parquet: not an SRRG findings split file: missing column"
     ):
         _ingest(fixture, findings=str(damaged.findings))
+    flat = tmp_path / "flat" / "data"
+    flat.mkdir(parents=True)
+    pl.DataFrame({"id": ["s1"], "image_paths": ["a.jpg"], "findings_section": ["x"]}).write_parquet(
+        flat / "test-0.parquet"
+    )
+    with pytest.raises(UserError, match=r"test-0.parquet: not an SRRG findings split file: image_paths is String"):
+        _ingest(fixture, findings=str(flat.parent))
     (tmp_path / "bad" / "data").mkdir(parents=True)
     (tmp_path / "bad" / "data" / "train-0.parquet").write_text("not parquet")
     with pytest.raises(UserError, match=r"train-0.parquet: not a readable parquet file"):

@@ -91,12 +91,16 @@ def split_files(root: str | Path, dataset: str) -> dict[str, list[Path]]:
 def read_split_file(path: Path, dataset: str) -> pl.DataFrame:
     """The columns srrg reads of one split file; refuses a file that lacks any of them."""
     try:
-        names = list(pl.read_parquet_schema(path))
+        schema = pl.read_parquet_schema(path)
     except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a file that is no parquet
         raise UserError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
-    missing = [c for c in NEEDED[dataset] if c not in names]
+    missing = [c for c in NEEDED[dataset] if c not in schema]
     if missing:
         raise UserError(f"{path}: not an SRRG {dataset} split file: missing column(s) {', '.join(missing)}")
+    if schema["image_paths"] != pl.List(pl.String):
+        raise UserError(
+            f"{path}: not an SRRG {dataset} split file: image_paths is {schema['image_paths']}, not a list of strings"
+        )
     return pl.read_parquet(path, columns=list(NEEDED[dataset]))
 
 
