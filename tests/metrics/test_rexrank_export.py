@@ -149,6 +149,10 @@ def test_a_study_set_mismatch_is_exit_2_in_one_line(tmp_path, test_file, capsys)
             "image_path is not a list",
         ),
         ('{"s1": {', "not readable JSON"),
+        (
+            '{"s1": {"image_path": [], "section_findings": "", "section_impression": ""}, "s1": {}}',
+            "'s1' appears twice",
+        ),
     ],
 )
 def test_a_file_without_the_layout_is_refused(tmp_path, text, why) -> None:

@@ -48,8 +48,19 @@ def read_test_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """The test file's studies in file order (values as written, NaN kept); refuses a file without
     the published layout, in one line naming the file and what is missing."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))  # json reads the NaN the published files hold
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:  # json would keep the last of two equal keys
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise UserError(f"{p}: not a ReXrank test file: key {key!r} appears twice in one object")
+            seen[key] = value
+        return seen
+
+    try:  # json reads the NaN the published files hold
+        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=unique)
+    except UserError:
+        raise
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise UserError(f"{p}: not a ReXrank test file: not readable JSON ({type(err).__name__})") from None
     if not isinstance(data, dict) or not data:
