@@ -55,7 +55,9 @@ def test_s1_every_part_merges_to_the_one_worker_file(run, tmp_path: Path, capsys
     assert (tmp_path / "m.parquet").read_bytes() == one.read_bytes()
 
 
-@pytest.mark.parametrize(("shards", "words"), [((0, 1), "shard(s) 2 of 3 missing"), ((0, 2), "shard(s) 1 of 3 missing")])
+@pytest.mark.parametrize(
+    ("shards", "words"), [((0, 1), "shard(s) 2 of 3 missing"), ((0, 2), "shard(s) 1 of 3 missing")]
+)
 def test_s1_a_missing_part_is_exit_2(run, tmp_path: Path, capsys, shards, words) -> None:
     """S1: with the last part missing the merge exited 0 with 6 of 9 studies (positions 0..k-1
     still looked complete) and scoring reported on a silently smaller test set."""
