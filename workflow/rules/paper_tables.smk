@@ -1,6 +1,8 @@
 # The papers' meta-evaluation tables from one run each (docs/judges.md, docs/metaeval.md): GEMA-Score
 # Tables 1-2 (both human error targets side by side) for every rating set that counts errors, and
-# VERT's grid (metaeval.grid.models x GREEN and the VERT prompt variants) on every rating set.
+# VERT's grid (metaeval.grid.models x GREEN and the VERT prompt variants) on every rating set, and
+# with metaeval.grid.gema GEMA's backbone grid (Tables 1-2 with a row per grid model) on every rating
+# set that counts errors.
 # Grid answers go through the judges' LLM cache: a model, prompt and pair already asked (by
 # metaeval_score or an earlier grid) is not asked again.
 
@@ -11,6 +13,8 @@ GEMA12 = [n for n, d in METAEVAL_RATING.items() if d["adapter"] in ERROR_COUNT_A
 GRID = METAEVAL["grid"]
 GRID_PROMPTS = ["green", *GRID["variants"]]
 GRID_DATASETS = list(METAEVAL_RATING) if GRID["models"] else []
+GEMA_GRID = [n for n in GEMA12 if n in GRID_DATASETS] if GRID["gema"] else []
+GRID_CELL_PROMPTS = GRID_PROMPTS + (["gema"] if GEMA_GRID else [])
 
 
 rule metaeval_gema:
@@ -66,7 +70,7 @@ rule vert_grid_score:
     wildcard_constraints:
         dataset=wildcard_choice(GRID_DATASETS),
         model=wildcard_choice(GRID["models"]),
-        prompt=wildcard_choice(GRID_PROMPTS),
+        prompt=wildcard_choice(GRID_CELL_PROMPTS),
     conda:
         "../../envs/llm.yaml"
     resources:
@@ -124,7 +128,53 @@ rule vert_grid:
         " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
+rule gema_grid:
+    """GEMA's backbone grid: Tables 1-2 with a row per judge model (metaeval.grid.gema)."""
+    input:
+        cells=lambda wc: expand(
+            rules.vert_grid_score.output.per_report,
+            dataset=wc.dataset,
+            model=list(GRID["models"]),
+            prompt="gema",
+        ),
+        ratings=rules.metaeval_prepare.output.ratings,
+        pairs=rules.metaeval_prepare.output.pairs,
+        code=stage_code("gema_grid"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "gema_grid", "gema_grid.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        csv=results("metaeval", "{dataset}", "gema_grid", "gema_grid.csv"),
+    log:
+        logs("metaeval", "{dataset}_gema_grid.log"),
+    benchmark:
+        benchmarks_dir("gema_grid", "{dataset}_gema_grid.tsv")
+    wildcard_constraints:
+        dataset=wildcard_choice(GEMA_GRID),
+    conda:
+        "../../envs/score.yaml"
+    params:
+        cells=lambda wc: " ".join(
+            f"--cell {m} "
+            + shlex.quote(
+                results(
+                    "metaeval", wc.dataset, "grid", m, "gema", "per_report.parquet"
+                )
+            )
+            for m in GRID["models"]
+        ),
+        cfg=as_json(METAEVAL["correlate"]),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "gema_grid"),
+    shell:
+        "python -m srrg gema-grid {params.cells} --ratings {input.ratings:q} --pairs {input.pairs:q}"
+        " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
 add_targets(
     *expand(rules.metaeval_gema.output.table, dataset=GEMA12),
     *expand(rules.vert_grid.output.table, dataset=GRID_DATASETS),
+    *expand(rules.gema_grid.output.table, dataset=GEMA_GRID),
 )

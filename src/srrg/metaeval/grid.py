@@ -35,9 +35,7 @@ def prompt_columns(prompt: str) -> tuple[tuple[str, str], ...]:
         return ((prompt, "vert"),)
     if prompt == GEMA_PROMPT:
         return (("GEMA", "gema"),)
-    raise UserError(
-        f"unknown grid prompt {prompt!r}; use green, gema or a VERT variant {', '.join(VERT_VARIANTS)}"
-    )
+    raise UserError(f"unknown grid prompt {prompt!r}; use green, gema or a VERT variant {', '.join(VERT_VARIANTS)}")
 
 
 def prompt_metric(prompt: str) -> str:
