@@ -62,16 +62,25 @@ def test_scores(net: Any, batches: list[dict[str, Any]], refs: list[str], max_ne
 class Probe(L.Callback):
     """Scores the test studies before the first step and every `every` steps."""
 
-    def __init__(self, every: int, batches: list[dict[str, Any]], refs: list[str], budget: int, log: RLLog) -> None:
-        self.every, self.batches, self.refs, self.budget, self.log = every, batches, refs, budget, log
+    def __init__(
+        self, every: int, batches: list[dict[str, Any]], refs: list[str], budget: int, log: RLLog, seed: int
+    ) -> None:
+        self.seed, self.start = seed, time.perf_counter()
+        self.every, self.batches, self.refs, self.budget, self.rl_log = every, batches, refs, budget, log
         self.rows: list[dict[str, Any]] = []
 
     def probe(self, step: int, module: RLModule) -> None:
         with torch.no_grad():
             scores = test_scores(module.net, self.batches, self.refs, self.budget)
-        recent = [r["reward_mean"] for r in self.log.rows[-self.every :]] if step else []
+        recent = [r["reward_mean"] for r in self.rl_log.rows[-self.every :]] if step else []
         reward = sum(recent) / len(recent) if recent else float("nan")
-        self.rows.append({"step": step, "reward": reward, **scores})
+        row = {"step": step, "reward": reward, **scores}
+        self.rows.append(row)
+        print(
+            f"| {self.seed} | {step} | {reward:.4f} | {row['s_score']:.4f} | {row['parsed']:.3f} | "
+            f"{row['no_findings']} | {time.perf_counter() - self.start:.0f} |",
+            flush=True,
+        )
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self.probe(0, pl_module)  # type: ignore[arg-type]
@@ -93,7 +102,7 @@ def run_seed(args: argparse.Namespace, raw: dict[str, Any], seed: int) -> list[d
         data = ReportDataModule(args.results / "dataset", data_cfg, net.cfg.target, net.cfg.encoder.image_size, seed)
         log = RLLog(cfg.trainer.log_every_n_steps)
         trainer = build_trainer(TrainConfig(trainer=cfg.trainer), Path(tmp), log)
-        probe = Probe(args.every, batches, refs, net.cfg.max_target_tokens, log)
+        probe = Probe(args.every, batches, refs, net.cfg.max_target_tokens, log, seed)
         trainer.callbacks.append(probe)
         trainer.fit(RLModule(net, cfg), datamodule=data)
     return probe.rows
@@ -119,13 +128,7 @@ def main() -> None:
     print("| seed | step | train reward | test S-Score | parsed | no-findings | seconds |")
     print("|---|---|---|---|---|---|---|")
     for seed in args.seeds:
-        start = time.perf_counter()
-        for row in run_seed(args, raw, seed):
-            print(
-                f"| {seed} | {row['step']} | {row['reward']:.4f} | {row['s_score']:.4f} | {row['parsed']:.3f} | "
-                f"{row['no_findings']} | {time.perf_counter() - start:.0f} |",
-                flush=True,
-            )
+        run_seed(args, raw, seed)  # prints a row per evaluation
 
 
 if __name__ == "__main__":

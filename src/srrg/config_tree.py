@@ -203,9 +203,10 @@ def _runs() -> dict[str, Any]:
         FROM: {"type": "string", "description": "The supervised run this one starts from."},
         **rl["properties"],
     }
-    rl["required"] = [FROM]
+    rl["required"] = [FROM]  # an object needs it; null (a supervised run) passes
     run["properties"]["rl"] = {
-        "anyOf": [{"type": "null"}, rl],
+        **rl,
+        "type": ["object", "null"],
         "default": None,
         "description": run["properties"]["rl"].get("description", ""),
     }
