@@ -203,13 +203,11 @@ def run_infer(
         )
     image_types = dict.fromkeys(IMAGE_COLUMNS, pl.String) if cfg.samples == "image" else {}
     preds = pl.DataFrame(records, schema_overrides={**PREDICTION_TYPES, **image_types})
-    part = {
-        "run": run_identity(model_path, dataset_dir, cfg),
-        "rows": len(samples),
-        "shard": shard,
-        "shards": cfg.shards,
-    }
-    write_parquet(preds, out, **({} if shard is None else {"metadata": {PART_KEY: json.dumps(part)}}))
+    metadata = None  # a part records its run for infer-merge (run_infer_merge); the predictions file nothing
+    if shard is not None:
+        part = {"run": run_identity(model_path, dataset_dir, cfg), "rows": len(samples), "shard": shard}
+        metadata = {PART_KEY: json.dumps({**part, "shards": cfg.shards})}
+    write_parquet(preds, out, metadata=metadata)
     if pairs_out is not None:
         write_parquet(scoring_pairs(preds), pairs_out)
     statuses = preds["parse_status"].drop_nulls().value_counts().to_dicts()
