@@ -27,11 +27,11 @@ from srrg.report import parse_report, render_sentences
 from srrg.settings.dataset import DatasetConfig
 from srrg.settings.splits import SPLITS
 from srrg.shards import MANIFEST_NAME, PLAN_NAME, file_sha256, rebuild_hint, split_files
-from srrg.sources.common import natural_key
+from srrg.sources.common import CONTEXT_SECTIONS, natural_key
 
 SCHEMA_VERSION = 1
 CHECKSUM_SUFFIX = ".sha256"  # beside each shard: its SHA-256 as the shard job wrote it
-# the dataset contract (contracts: dataset); status columns and image_views follow when present
+# the dataset contract (contracts: dataset); the EXTRA_COLUMNS and status columns follow when present
 COLUMNS = (
     "study_id",
     "subject_id",
@@ -44,7 +44,13 @@ COLUMNS = (
     "sentences",
     "provenance",
 )
-EXTRA_COLUMNS = ("image_views", "structured_raw")
+EXTRA_COLUMNS = (
+    "image_views",
+    "structured_raw",
+    *CONTEXT_SECTIONS,  # the study's context (ingest)
+    "study_datetime",
+    "prior_study_id",
+)
 _LIST_COLUMNS = ("image_paths", "image_views")  # what read_shard reads for the whole split besides the ids
 _ROW = "__row"  # read_shard's row number in the input file
 
@@ -67,7 +73,7 @@ def to_dataset_frame(df: pl.DataFrame) -> pl.DataFrame:
 
 def dataset_columns(columns: Sequence[str]) -> list[str]:
     """Contract columns (without `sentences`, which shards add for their own rows), then
-    image_views / structured_raw and every *_status column."""
+    the EXTRA_COLUMNS present and every *_status column."""
     needed = check_columns(columns)
     return [*needed, *(c for c in EXTRA_COLUMNS if c in columns), *sorted(c for c in columns if c.endswith("_status"))]
 

@@ -7,7 +7,9 @@ study a source names is a row; `ingest_status` says why a study has no usable re
 (no_report, no_sections, invalid_xml) or no images (no_images, missing_images). Collections without an official
 split (IU X-ray) get a seeded split computed from the patient id, so it does not depend on the
 order of files or on `limit`; a MIMIC-CXR study missing from its split file takes its patient's
-official split, and only a patient missing from it altogether gets the seeded one.
+official split, and only a patient missing from it altogether gets the seeded one. The context
+sections (indication, technique, comparison) are columns with a `<name>_status` each, and a dated
+study links to its patient's previous study (srrg.sources.priors).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from srrg.errors import UserError
 from srrg.settings.ingest import IngestConfig, SplitConfig
 from srrg.settings.splits import SPLITS
 from srrg.sources import iu_xray, mimic_cxr, srrg
-from srrg.sources.common import NO_REPORT, natural_key
+from srrg.sources.common import CONTEXT_SECTIONS, NO_REPORT, context_columns, natural_key
+from srrg.sources.priors import link_priors
 
 OFFICIAL, PATIENT, SEEDED = "official", "patient", "seeded"
 
@@ -41,6 +44,10 @@ SCHEMA: dict[str, Any] = {
     "findings": pl.Utf8,
     "impression": pl.Utf8,
     "ingest_status": pl.Utf8,
+    **{c: pl.Utf8 for name in CONTEXT_SECTIONS for c in (name, f"{name}_status")},
+    "study_datetime": pl.Datetime("us"),
+    "prior_study_id": pl.Utf8,
+    "prior_status": pl.Utf8,
 }
 
 
@@ -109,6 +116,10 @@ def ingest(cfg: IngestConfig, progress: bool = True) -> pl.DataFrame:
     for row in rows:
         row["source"] = cfg.source
         row["view"] = row["image_views"][0] if row["image_views"] else None
+        for key, value in context_columns({}, True).items():  # a source without context sections
+            row.setdefault(key, value)
+        row.setdefault("study_datetime", None)
+    link_priors(rows)  # after the limit: a link always names a row of the table
     return pl.DataFrame(rows, schema=SCHEMA)
 
 

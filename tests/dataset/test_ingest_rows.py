@@ -300,7 +300,8 @@ def test_sections_of_a_missing_report_are_none():
     texts = [f"FINDINGS: Lungs {i}\n clear.\nIMPRESSION:  No acute {i}." if i % 3 else None for i in range(9)]
     texts[4] = "no headers at all"
     pairs = mimic_cxr.sections_of(texts)
-    assert pairs[0] == (None, None) and pairs[1] == ("Lungs 1 clear.", "No acute 1.")
+    # sections_of gives the texts of SECTION_NAMES: findings, impression, indication, technique, comparison
+    assert pairs[0] == (None,) * 5 and pairs[1] == ("Lungs 1 clear.", "No acute 1.", None, None, None)
 
 
 def test_sections_split_while_reading_equal_one_process(monkeypatch):
@@ -312,4 +313,4 @@ def test_sections_split_while_reading_equal_one_process(monkeypatch):
         got = list(mimic_cxr.split_while_reading(iter(reports), n_process))
         assert [(s, t, x) for s, t, x, _ in got] == [(s, t, raw.decode()) for s, t, raw in reports]
         assert [pair for *_, pair in got] == mimic_cxr.sections_of([raw.decode() for raw in texts])
-    assert got[1][3] == ("Lungs 1 clear.", "No acute 1.") and got[4][3] == (None, None)
+    assert got[1][3] == ("Lungs 1 clear.", "No acute 1.", None, None, None) and got[4][3] == (None,) * 5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,28 @@ def report_status(findings: str | None, impression: str | None, has_text: bool) 
     if not findings and not impression:
         return NO_SECTIONS
     return None
+
+
+# the context sections of a report (ingest keeps each with a `<name>_status` column)
+CONTEXT_SECTIONS = ("indication", "technique", "comparison")
+ABSENT, NOT_IN_SOURCE = "absent", "not_in_source"
+
+
+def context_columns(texts: Mapping[str, str | None], has_text: bool) -> dict[str, str | None]:
+    """The context section columns of one study and their statuses: `ok` (the section's text),
+    `absent` (the report has no such section), `no_report` (no readable report), `not_in_source`
+    (the source never records that section)."""
+    row: dict[str, str | None] = {}
+    for name in CONTEXT_SECTIONS:
+        text = texts.get(name)
+        row[name] = text or None
+        if name not in texts:
+            row[f"{name}_status"] = NOT_IN_SOURCE
+        elif not has_text:
+            row[f"{name}_status"] = NO_REPORT
+        else:
+            row[f"{name}_status"] = OK if text else ABSENT
+    return row
 
 
 def image_status(n_images: int, n_missing: int) -> str | None:

@@ -26,7 +26,7 @@ from srrg.errors import UserError
 from srrg.io import read_csv
 from srrg.progress import tracked
 from srrg.settings.ingest import IUConfig
-from srrg.sources.common import OK, image_status, natural_key, packaged_file, report_status
+from srrg.sources.common import OK, context_columns, image_status, natural_key, packaged_file, report_status
 from srrg.sources.mimic_cxr import view_rank
 
 INVALID_XML = "invalid_xml"
@@ -177,6 +177,10 @@ def study_rows(cfg: IUConfig, progress: bool = True) -> list[dict[str, Any]]:
                 "image_views": [views.get(metadata_key(i)) for i in ids],
                 "findings": rec.findings or None,
                 "impression": rec.impression or None,
+                **context_columns(
+                    {"indication": rec.indication, "comparison": rec.comparison}, rec.status != INVALID_XML
+                ),
+                "study_datetime": None,  # Open-i publishes no study dates
                 "ingest_status": status,
             }
         )

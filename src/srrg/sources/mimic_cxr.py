@@ -3,8 +3,11 @@
 Reads the free-text reports (`files/pXX/pXXXXXXXX/sXXXXXXXX.txt` in a folder or in the official
 zip), the official split and metadata CSVs, and the MIMIC-CXR-JPG image tree. Every study named by
 any of these sources becomes a record, so a study with a missing report or missing images is
-reported, not dropped. FINDINGS / IMPRESSION are cut from the free text by the section splitter that extraction uses
-(srrg.text.sections, header spellings in srrg/vocab/sections.yaml).
+reported, not dropped. FINDINGS / IMPRESSION, and the context sections (INDICATION, TECHNIQUE,
+COMPARISON), are cut from the free text by the section splitter that extraction uses
+(srrg.text.sections, header spellings in srrg/vocab/sections.yaml). The metadata's StudyDate and
+StudyTime give each study its date and time (the earliest of its images), which orders a
+patient's studies (srrg.ingest links each to its prior).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,13 +32,16 @@ from srrg.errors import UserError
 from srrg.io import list_files, read_csv
 from srrg.progress import tracked
 from srrg.settings.ingest import MimicConfig
-from srrg.sources.common import OK, image_status, report_status
+from srrg.sources.common import OK, context_columns, image_status, report_status
 from srrg.text.sections import split_sections
 
 # file name inside the reports tree: .../pXX/pXXXXXXXX/sXXXXXXXX.txt
 _REPORT_NAME = re.compile(r"(?:^|/)p\d{2}/p(\d+)/s(\d+)\.txt$")
 _WS = re.compile(r"\s+")
 _CHUNK = 5000  # texts per task of split_while_reading's workers
+
+# the sections ingest keeps, in the order of MimicStudy.sections
+SECTION_NAMES = ("findings", "impression", "indication", "technique", "comparison")
 
 # frontal views first: a model that reads one image should read the frontal one
 VIEW_ORDER = {"PA": 0, "AP": 1, "AP AXIAL": 2, "PA LLD": 3, "AP LLD": 3, "LATERAL": 4, "LL": 5}
@@ -50,37 +57,44 @@ class MimicStudy:
     dicom_ids: tuple[str, ...]
     views: tuple[str | None, ...]
     text: str | None
-    sections: tuple[str | None, str | None] | None = None  # (findings, impression) when read_studies split them
+    sections: tuple[str | None, ...] | None = None  # SECTION_NAMES' texts when read_studies split them
+    study_datetime: datetime | None = None  # the earliest StudyDate/StudyTime of its images
 
 
-def findings_impression(text: str) -> tuple[str | None, str | None]:
-    """The FINDINGS and IMPRESSION texts of a free-text report, whitespace collapsed (MIMIC wraps
-    lines mid-sentence); None when the section is absent or empty."""
-    found: dict[str, list[str]] = {"findings": [], "impression": []}
+def section_texts(text: str) -> tuple[str | None, ...]:
+    """The SECTION_NAMES texts of a free-text report, whitespace collapsed (MIMIC wraps lines
+    mid-sentence); None when the section is absent or empty. A section written twice is joined."""
+    found: dict[str, list[str]] = {name: [] for name in SECTION_NAMES}
     for section in split_sections(text):
         if section.name not in found:
-            continue  # the preamble, indication, comparison, ...: not collapsed, as they are not kept
+            continue  # the preamble, recommendation, ...: not collapsed, as they are not kept
         body = _WS.sub(" ", section.text).strip()
         if body:
             found[section.name].append(body)
-    return (" ".join(found["findings"]) or None), (" ".join(found["impression"]) or None)
+    return tuple(" ".join(found[name]) or None for name in SECTION_NAMES)
 
 
-def sections_of(texts: list[str | None]) -> list[tuple[str | None, str | None]]:
-    """findings_impression of every text in order ((None, None) for a missing report); the work of
-    one chunk of split_while_reading, here or in a worker process."""
-    return [findings_impression(t) if t is not None else (None, None) for t in texts]
+def findings_impression(text: str) -> tuple[str | None, str | None]:
+    """The FINDINGS and IMPRESSION texts of a free-text report (section_texts' first two)."""
+    findings, impression, *_ = section_texts(text)
+    return findings, impression
+
+
+def sections_of(texts: list[str | None]) -> list[tuple[str | None, ...]]:
+    """section_texts of every text in order (all None for a missing report); the work of one chunk
+    of split_while_reading, here or in a worker process."""
+    return [section_texts(t) if t is not None else (None,) * len(SECTION_NAMES) for t in texts]
 
 
 def split_while_reading(
     reports: Iterable[tuple[str, str, bytes]], n_process: int
-) -> Iterator[tuple[str, str, str, tuple[str | None, str | None]]]:
+) -> Iterator[tuple[str, str, str, tuple[str | None, ...]]]:
     """(subject, study, text, (findings, impression)) of every report, in order. With n_process > 1,
     once a first chunk of _CHUNK reports is read (and split here while they start) n_process worker
     processes split each further chunk while the next ones are read: unzipping or reading the files
     overlaps the splitting. A collection smaller than a chunk starts no worker."""
     chunk: list[tuple[str, str, str]] = []
-    pending: deque[tuple[list[tuple[str, str, str]], Future[list[tuple[str | None, str | None]]]]] = deque()
+    pending: deque[tuple[list[tuple[str, str, str]], Future[list[tuple[str | None, ...]]]]] = deque()
     with ExitStack() as stack:
         pool: ProcessPoolExecutor | None = None
         for subject, study, raw in reports:
@@ -108,8 +122,8 @@ def _done(value: Any) -> Future[Any]:
 
 
 def _paired(
-    chunk: list[tuple[str, str, str]], future: Future[list[tuple[str | None, str | None]]]
-) -> Iterator[tuple[str, str, str, tuple[str | None, str | None]]]:
+    chunk: list[tuple[str, str, str]], future: Future[list[tuple[str | None, ...]]]
+) -> Iterator[tuple[str, str, str, tuple[str | None, ...]]]:
     for (subject, study, text), pair in zip(chunk, future.result()):
         yield subject, study, text, pair
 
@@ -193,10 +207,26 @@ def read_split(path: str | Path) -> pl.DataFrame:
 
 
 def read_metadata(path: str | Path) -> pl.DataFrame:
-    """mimic-cxr-2.0.0-metadata.csv(.gz): dicom_id, study_id, subject_id, view."""
-    return _read_ids_csv(
-        path, {"dicom_id": "dicom_id", "study_id": "study_id", "subject_id": "subject_id", "ViewPosition": "view"}
-    )
+    """mimic-cxr-2.0.0-metadata.csv(.gz): dicom_id, study_id, subject_id, view, study_date, study_time."""
+    columns = {"dicom_id": "dicom_id", "study_id": "study_id", "subject_id": "subject_id", "ViewPosition": "view"}
+    return _read_ids_csv(path, {**columns, "StudyDate": "study_date", "StudyTime": "study_time"})
+
+
+def study_datetime(date: str | None, time: str | None) -> datetime | None:
+    """StudyDate (YYYYMMDD) and StudyTime (HHMMSS.ffffff, leading zeros of the hour dropped in the
+    published CSV: "80556.875" is 08:05:56.875) as a datetime; None when either is missing or not
+    a valid date and time (such a study is not ordered among its patient's)."""
+    if not date or not time:
+        return None
+    try:
+        whole, _, fraction = time.strip().partition(".")
+        hhmmss = int(whole)
+        micro = int((fraction + "000000")[:6]) if fraction else 0
+        return datetime.strptime(date.strip(), "%Y%m%d").replace(
+            hour=hhmmss // 10000, minute=hhmmss // 100 % 100, second=hhmmss % 100, microsecond=micro
+        )
+    except ValueError:
+        return None
 
 
 def image_relpath(subject_id: str, study_id: str, dicom_id: str) -> str:
@@ -220,10 +250,15 @@ def read_studies(cfg: MimicConfig, progress: bool = True, n_process: int | None 
         images = pl.concat([images, split.select(images.columns)])
         split_of = dict(split.select("study_id", "split").unique("study_id", keep="first").iter_rows())
     view_of: dict[str, str | None] = {}
+    when: dict[str, datetime] = {}
     if cfg.metadata_csv:
         meta = read_metadata(cfg.metadata_csv)
         images = pl.concat([images, meta.select(images.columns)])
         view_of = dict(meta.select("dicom_id", "view").iter_rows())
+        for study, date, time in meta.select("study_id", "study_date", "study_time").iter_rows():
+            moment = study_datetime(date, time)
+            if moment is not None and (study not in when or moment < when[study]):
+                when[study] = moment
     images = images.unique(["study_id", "dicom_id"]).sort("study_id", "dicom_id")
 
     subject_of = dict(images.select("study_id", "subject_id").unique("study_id", keep="first").iter_rows())
@@ -232,7 +267,7 @@ def read_studies(cfg: MimicConfig, progress: bool = True, n_process: int | None 
         dicoms.setdefault(study, []).append(dicom)
 
     texts: dict[str, str] = {}
-    sections: dict[str, tuple[str | None, str | None]] = {}
+    sections: dict[str, tuple[str | None, ...]] = {}
     if cfg.reports:
         reports = tracked(iter_report_files(cfg.reports), desc="mimic reports", unit="report", disable=not progress)
         if n_process is None:
@@ -256,7 +291,8 @@ def read_studies(cfg: MimicConfig, progress: bool = True, n_process: int | None 
                 dicom_ids=tuple(ids),
                 views=tuple(view_of.get(d) for d in ids),
                 text=texts.get(study),
-                sections=None if n_process is None else sections.get(study, (None, None)),
+                sections=None if n_process is None else sections.get(study, (None,) * len(SECTION_NAMES)),
+                study_datetime=when.get(study),
             )
         )
     return studies
@@ -268,7 +304,8 @@ def study_rows(cfg: MimicConfig, n_process: int, progress: bool = True) -> list[
     root = Path(cfg.image_root) if cfg.image_root else None
     rows = []
     for s in read_studies(cfg, progress=progress, n_process=n_process):
-        findings, impression = s.sections or (None, None)
+        texts = dict(zip(SECTION_NAMES, s.sections or (None,) * len(SECTION_NAMES), strict=True))
+        findings, impression = texts["findings"], texts["impression"]
         rel = [image_relpath(s.subject_id, s.study_id, d) for d in s.dicom_ids]
         paths = [str(root / r) for r in rel] if root else rel
         missing = sum(not Path(p).is_file() for p in paths) if root else 0
@@ -282,6 +319,8 @@ def study_rows(cfg: MimicConfig, n_process: int, progress: bool = True) -> list[
                 "image_views": list(s.views),
                 "findings": findings,
                 "impression": impression,
+                **context_columns(texts, s.text is not None),
+                "study_datetime": s.study_datetime,
                 "ingest_status": status,
             }
         )
