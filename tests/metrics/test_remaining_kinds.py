@@ -91,5 +91,4 @@ def test_long_phrases_and_pairs_never_enter_the_caches():
     assert sscore._cached_phrase_windows.cache_info().currsize == 1  # only "left apex"
     sscore.location_score("right base", "left base")
     assert sscore._cached_phrase_windows.cache_info().currsize == 3
-    assert sscore.PHRASE_MAX_CHARS == 256 and sscore.LOCATION_CACHE_MAX_CHARS == 512
     sscore.clear_caches()
