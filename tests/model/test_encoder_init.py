@@ -7,11 +7,23 @@ from dataclasses import asdict, replace
 
 import pytest
 import torch
+from model_fixtures import tiny_train_config, write_toy_dataset
 
-from srrg.model.file import save_model
+from srrg.config import stage_config
+from srrg.model.file import read_blob, save_model
+from srrg.model.infer import run_infer
 from srrg.model.module import ReportModule
 from srrg.model.network import ReportGenerator
-from srrg.settings.model import EncoderConfig, FrozenLLMConfig, ModelConfig, OptimConfig
+from srrg.model.train import run_train
+from srrg.settings.model import (
+    EncoderConfig,
+    FrozenLLMConfig,
+    InferConfig,
+    ModelConfig,
+    OptimConfig,
+    TrainConfig,
+    deep_merge,
+)
 
 torch.set_num_threads(1)
 ENC = EncoderConfig(
@@ -53,3 +65,33 @@ def test_init_from_another_encoder_is_an_error_naming_the_file(tmp_path) -> None
     cfg = replace(CFG, encoder=replace(ENC, init_from=str(path)))
     with pytest.raises(ValueError, match=r"init_from .*source\.pt.*image_size"):
         ReportModule(asdict(cfg), asdict(OptimConfig()))
+
+
+def test_demo_shape_run_trains_from_a_baseline_and_predicts_without_it(tmp_path) -> None:
+    """The demo's SmolLM2 run shape end to end on the toy set: a baseline (finding loss) trains,
+    an LLM run starts its frozen encoder from that model file with LoRA on the LLM, and its own
+    model file predicts after the baseline's file is gone. Fails if the frozen, warm-started
+    backbone were left out of the model file (it is no pretrained weight that can be reloaded),
+    if inference re-read init_from, or if training moved the frozen encoder."""
+    ds = write_toy_dataset(tmp_path / "ds")
+    base = deep_merge(tiny_train_config(), {"model": {"arch": "baseline", "finding_loss": 1.0}})
+    base["checkpoint_dir"] = str(tmp_path / "ckpt")
+    run_train(ds, tmp_path / "base" / "model.pt", stage_config(base, TrainConfig, "train"), "base")
+    over = {
+        "model": {
+            "encoder": {"init_from": str(tmp_path / "base" / "model.pt"), "tuning": "frozen"},
+            "llm": {"tuning": "lora"},
+        }
+    }
+    llm = deep_merge(tiny_train_config(), over)
+    llm["checkpoint_dir"] = str(tmp_path / "ckpt")
+    run_train(ds, tmp_path / "llm" / "model.pt", stage_config(llm, TrainConfig, "train"), "llm")
+    source = read_blob(tmp_path / "base" / "model.pt")["state_dict"]
+    saved = read_blob(tmp_path / "llm" / "model.pt")["state_dict"]
+    backbone = [k for k in source if k.startswith("encoder.backbone.")]
+    assert backbone and all(torch.equal(saved[k], source[k]) for k in backbone)
+    assert any("lora_" in k for k in saved)
+    (tmp_path / "base" / "model.pt").unlink()
+    out = tmp_path / "llm" / "pred.parquet"
+    summary = run_infer(tmp_path / "llm" / "model.pt", ds, out, None, InferConfig(num_beams=1, max_new_tokens=48))
+    assert summary["predicted"] == summary["studies"] > 0
