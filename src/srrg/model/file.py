@@ -67,16 +67,12 @@ def read_blob(path: str | Path) -> dict[str, Any]:
     (truncated, another format, lacking a required entry), is a UserError naming it on one line."""
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        if "weights only" in str(exc).lower():
+    except Exception as exc:  # noqa: BLE001 - the safe unpickler fails on garbage with any error type
+        if isinstance(exc, pickle.UnpicklingError) and "weights only" in str(exc).lower():
             raise UserError(
                 f"model file {path} holds objects other than tensors, containers, strings and numbers, which "
                 "would run code when loaded: refused (load only model files written by srrg train)"
             ) from None
-        raise UserError(
-            f"cannot read model file {path}: {first_line(exc)} (expected a file written by srrg train)"
-        ) from None
-    except Exception as exc:  # noqa: BLE001 - the safe unpickler fails on garbage with any error type
         raise UserError(
             f"cannot read model file {path}: {first_line(exc)} (expected a file written by srrg train)"
         ) from None
