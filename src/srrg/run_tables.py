@@ -52,6 +52,11 @@ TABLE2 = (
     ("ROUGE", "rouge_l"),
 )
 PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
+# Table 1's temporal-claim columns, shown when a run was scored with temporal_claims (docs/metrics.md)
+TEMPORAL = (
+    ("Temporal (no prior)", "temporal_claim_rate_no_prior"),
+    ("Temporal (prior)", "temporal_claim_rate_with_prior"),
+)
 IMAGES_SCORED = ("Images", "samples")  # the scored images, a column when a run predicts per image
 PER_IMAGE_NOTE = (
     "Per image (infer.samples: image): each test image's prediction is scored against its study's "
@@ -167,6 +172,11 @@ def check_same_studies(runs: Sequence[RunEntry], results: Mapping[str, Mapping[s
 def count_columns(results: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
     """The parse-rate and count columns: PARSE, and Images when a run was scored per image."""
     return PARSE + ((IMAGES_SCORED,) if any(r.get("per_image") for r in results.values()) else ())
+
+
+def requested_columns(results: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """Table 1's columns of metrics that only some configurations score: TEMPORAL when a run has them."""
+    return TEMPORAL if any(TEMPORAL[0][1] in r for r in results.values()) else ()
 
 
 def shown_references(
@@ -397,8 +407,9 @@ def run_tables(
     row_sigs = {r.name: read_signatures(r.summary) for r in [*runs, *shown]}
     out = Path(out_dir)
     counts = count_columns(results)
-    ref_rows = [_row(r.label, ref_results[r.name], (*TABLE1, *counts)) for r in shown]
-    tables = {"table1": table1(runs, results, ref_rows, counts), "table2": table2(runs, results, counts)}
+    counts1 = (*requested_columns(results), *counts)
+    ref_rows = [_row(r.label, ref_results[r.name], (*TABLE1, *counts1)) for r in shown]
+    tables = {"table1": table1(runs, results, ref_rows, counts1), "table2": table2(runs, results, counts)}
     json_runs = {r.name: row_sigs[r.name] for r in [*(r for r in runs if r.target == "json"), *shown]}
     table_runs = {r.name: row_sigs[r.name] for r in runs if r.target in TARGET_LABEL}
     notes = {

@@ -46,6 +46,8 @@ METRIC_MODULES: dict[str, str] = {
     "rexrank": "srrg.metrics.rexrank",
     "rexrank_bleu": "srrg.metrics.rexrank",
     "rexrank_radcliq": "srrg.metrics.rexrank",
+    # comparisons with a prior study stated by the hypothesis (docs/metrics.md, "Temporal claims")
+    "temporal_claims": "srrg.metrics.temporal",
 }
 
 _REGISTRY: dict[str, type[Metric]] = {}

@@ -5,7 +5,9 @@ One canonical form, a dict with some of the keys CONTEXT_FIELDS and non-empty te
 from the keys the published layouts use (RadPref `PatientAge`, `PatientSex`, `Indication`; RadJudge
 `age`, `indication`). `srrg score` reads it from optional columns `age`, `sex`, `indication` of
 the --refs file (the study's context, beside its reference); a file without them gives no context
-and every metric scores as before.
+and every metric scores as before. A `prior_study_id` column (ingest's link to the patient's
+previous study) adds `prior`: "yes" or "no", which the temporal-claim measure reads
+(srrg.metrics.temporal); it is no patient context, so no judge is shown it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from srrg.errors import UserError
 from srrg.io import read_table
 
 CONTEXT_FIELDS = ("age", "sex", "indication")
+PRIOR_COLUMN = "prior_study_id"  # -> context key "prior" ("yes" / "no")
 # a layout's key, lower-cased without "_", "-" or spaces -> the canonical field
 _ALIASES = {
     "age": "age",
@@ -77,16 +80,23 @@ def context_json(raw: Mapping[str, Any] | None) -> str:
 
 
 def read_contexts(path: str | Path, id_col: str, ids: Sequence[str]) -> list[dict[str, str]] | None:
-    """The context of each id (in the order given) from the columns CONTEXT_FIELDS of a reports
-    file; None when the file has none of them (no pair has context). A .txt file has no columns."""
+    """The context of each id (in the order given) from the columns CONTEXT_FIELDS (and
+    PRIOR_COLUMN) of a reports file; None when the file has none of them (no pair has context). A
+    .txt file has no columns."""
     table = read_table(path, id_cols=[id_col])
     present = [c for c in CONTEXT_FIELDS if c in table.columns]
-    if not present or id_col not in table.columns:
+    prior = PRIOR_COLUMN in table.columns
+    if not (present or prior) or id_col not in table.columns:
         return None
     for c in present:  # values are read as they are (context_text), so a nested or binary column is refused here
         dtype = table.schema[c]
         if not (dtype.is_numeric() or dtype in (pl.String, pl.Boolean, pl.Null)):
             raise UserError(f"{path}: column {c} holds {dtype} values; patient context is numbers or text, one a row")
-    frame = table.select(id_col, *present)
-    by_id = {row[id_col]: patient_context(row) for row in frame.iter_rows(named=True)}
+    frame = table.select(id_col, *present, *([PRIOR_COLUMN] if prior else []))
+    by_id = {}
+    for row in frame.iter_rows(named=True):
+        context = patient_context({c: row[c] for c in present})
+        if prior:
+            context["prior"] = "yes" if context_text(row[PRIOR_COLUMN]) else "no"
+        by_id[row[id_col]] = context
     return [by_id.get(i, {}) for i in ids]

@@ -505,4 +505,5 @@ METRIC_OPTIONS: dict[str, type | None] = {
     "rexrank": RexrankConfig,
     "rexrank_bleu": None,
     "rexrank_radcliq": None,
+    "temporal_claims": None,
 }
