@@ -34,6 +34,8 @@ from srrg.text.spelling import plain_spelling
 # example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |
 # empty_text (reference or candidate missing); training adds too_long
 OK, NO_TARGET, EMPTY_TEXT, TOO_LONG = "ok", "no_target", "empty_text", "too_long"
+# a pair of the published training file whose case (reference) is also in the published test file
+TEST_CASE = "test_case"
 PROMPTS = {"score": "vert", "analysis": "green"}
 EXAMPLE_SCHEMA = {
     "pair_id": pl.String, "case_id": pl.String, "split": pl.String, "reference": pl.String,
@@ -83,6 +85,23 @@ def split_cases(cases: Sequence[str], validate_fraction: float, test_fraction: f
     return {unique[i]: label for i, label in zip(order, labels)}
 
 
+def published_splits(
+    ids: Sequence[str], cases: Sequence[str], published: Mapping[str, str], validate_fraction: float, seed: int
+) -> tuple[list[str], set[str]]:
+    """Each pair's split from the rating set's own train/test files: a test file's pair is test, the
+    training file's cases are split into train and validate by case (validate_fraction, seeded, as
+    split_cases). Returns the splits and the training file's cases that also occur in the test
+    file (those pairs are kept out of training: a reference is never both learned and tested)."""
+    test_cases = {c for p, c in zip(ids, cases) if published.get(p) == "test"}
+    train_cases = sorted({c for p, c in zip(ids, cases) if published.get(p) == "train"} - test_cases)
+    if not train_cases or not test_cases:
+        raise UserError("the published split leaves no training or no test case; use judge_train.split_by: cases")
+    train_of = split_cases(train_cases, validate_fraction, 0.0, seed)
+    splits = [train_of.get(c, "train") if published.get(p) == "train" else "test" for p, c in zip(ids, cases)]
+    shared = {c for p, c in zip(ids, cases) if published.get(p) == "train"} & test_cases
+    return splits, shared
+
+
 def human_scale(ratings: pl.DataFrame, cfg: JudgeTrainConfig) -> tuple[dict[str, float], Scale]:
     """pair_id -> mean human judgement (the metaeval target rules) and the scale to [0, 1]."""
     human, target, lower = resolve_human(pl.DataFrame(), ratings, MetaevalConfig(human_target=cfg.human_target))
@@ -121,10 +140,18 @@ def build_examples(
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
     ids, refs, hyps = pairs["pair_id"].to_list(), pairs["reference"].to_list(), pairs["candidate"].to_list()
     cases = [case_key(p, r, cfg.case_by) for p, r in zip(ids, refs)]
-    split_of = split_cases(cases, cfg.validate_fraction, cfg.test_fraction, cfg.split_seed)
+    published = cfg.split_by == "published" and bool(ds.splits)
+    if published:
+        unknown = [p for p in ids if p not in ds.splits]
+        if unknown:
+            raise UserError(f"{ds.name}: pair(s) outside its published split: {unknown[:3]}")
+        pair_splits, shared = published_splits(ids, cases, ds.splits, cfg.validate_fraction, cfg.split_seed)
+    else:
+        split_of = split_cases(cases, cfg.validate_fraction, cfg.test_fraction, cfg.split_seed)
+        pair_splits, shared = [split_of[c] for c in cases], set()
     requests = pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
     rows = []
-    for pid, ref, hyp, case, request in zip(ids, refs, hyps, cases, requests, strict=True):
+    for pid, ref, hyp, case, split, request in zip(ids, refs, hyps, cases, pair_splits, requests, strict=True):
         human = values.get(pid)
         human = None if human is None or math.isnan(human) else float(human)
         if mode == "analysis":
@@ -132,8 +159,10 @@ def build_examples(
         else:
             target = score_target(scale.apply(human, cfg.decimals), cfg.decimals) if human is not None else None
         status = EMPTY_TEXT if not ref.strip() or not hyp.strip() else OK if target is not None else NO_TARGET
+        if split != "test" and case in shared:
+            status = TEST_CASE
         rows.append({
-            "pair_id": pid, "case_id": case, "split": split_of[case], "reference": ref, "candidate": hyp,
+            "pair_id": pid, "case_id": case, "split": split, "reference": ref, "candidate": hyp,
             "human": human, "target": target,
             "messages": json.dumps(list(request.messages), ensure_ascii=False), "status": status,
         })  # fmt: skip
@@ -149,7 +178,8 @@ def build_examples(
             "lower_is_better": scale.lower_is_better,
             "decimals": cfg.decimals,
         },
-        "cases": {s: sum(1 for v in split_of.values() if v == s) for s in SPLITS},
+        "cases": {s: len({c for c, t in zip(cases, pair_splits) if t == s}) for s in SPLITS},
+        "split_by": "published" if published else "cases",
         "pairs": {f"{r['split']}:{r['status']}": c for r, c in _count(examples)},
         "n_pairs": examples.height,
         "split_seed": cfg.split_seed,

@@ -12,6 +12,7 @@ from srrg.settings.fields import Settings, doc, hook
 
 TARGETS = ("auto", "score", "analysis")
 CASE_KEYS = ("reference", "pair_prefix")
+SPLIT_BY = ("published", "cases")
 QUANTIZATION = ("auto", "none", "4bit")
 PRECISION = ("auto", "32", "bf16")
 # MoE router layers are Linear modules called `gate` (Qwen3-MoE, Mixtral) or `router`; LoRA on them
@@ -54,6 +55,15 @@ class JudgeTrainConfig(Settings):
     )
     split_seed: int = field(
         default=0, metadata=doc("Seed of the split of cases into train, validate and test.", minimum=0)
+    )
+    split_by: str = field(
+        default="published",
+        metadata=doc(
+            "published: a rating set's own train/test files where its layout has them (RaTE-Eval), validate_fraction "
+            "of the training cases for validation; cases: every set split by case with validate_fraction and "
+            "test_fraction (also what a set without a published split gets).",
+            enum=list(SPLIT_BY),
+        ),
     )
     case_by: str = field(
         default="reference",

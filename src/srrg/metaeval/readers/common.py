@@ -63,12 +63,14 @@ TARGETS: dict[str, tuple[str, tuple[str, ...] | None, bool]] = {
 @dataclass(frozen=True)
 class RatingsDataset:
     """pairs: PAIRS_SCHEMA columns (PAIR_INFO_SCHEMA where the layout has them); ratings: long
-    table; notes: what the reader counted on the way (skipped cases, unrated pairs, ...)."""
+    table; notes: what the reader counted on the way (skipped cases, unrated pairs, ...); splits:
+    pair_id -> "train" or "test" where the layout publishes its own split (empty: none)."""
 
     name: str
     pairs: pl.DataFrame
     ratings: pl.DataFrame
     notes: Mapping[str, Any] = field(default_factory=dict)
+    splits: Mapping[str, str] = field(default_factory=dict)
 
 
 def table_of(rows: list[dict[str, Any]], schema: Mapping[str, Any]) -> pl.DataFrame:

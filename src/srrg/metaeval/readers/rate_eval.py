@@ -52,6 +52,7 @@ def read_scored_csv(
 
 
 RATE_EVAL_FILES = ("rate_train.csv", "rate_test.csv")
+PUBLISHED_SPLIT = {"rate_train": "train", "rate_test": "test"}  # file stem -> its split
 RATE_EVAL_SCALE = (0.0, 4.5)
 
 
@@ -67,12 +68,14 @@ def read_rate_eval(path: str | Path, options: RateEvalOptions = RateEvalOptions(
     path: one of the CSVs, or the Task2_paragraph_rate folder (its rate_train.csv and rate_test.csv
     by those published names, so a stray copy beside them is never read; pair ids
     `<file stem>:<row>`). A score outside 0-4.5 (or not finite) is an error naming its row.
+    The folder's two files are the published split (RatingsDataset.splits: each pair's file, train
+    or test), which judge fine-tuning uses (judge_train.split_by); one CSV carries none.
     options: the column names (RateEvalOptions; the published ones by default)."""
     path, score_col = Path(path), options.score_col
     files = [path / n for n in RATE_EVAL_FILES if (path / n).is_file()] if path.is_dir() else [path]
     if not files:
         raise UserError(f"{path}: neither {' nor '.join(RATE_EVAL_FILES)} (the published Task2_paragraph_rate files)")
-    pairs, ratings, unscored = [], [], 0
+    pairs, ratings, unscored, splits = [], [], 0, {}
     low, high = RATE_EVAL_SCALE
     for f in files:
         prefix = f"{f.stem}:" if path.is_dir() else ""
@@ -83,6 +86,9 @@ def read_rate_eval(path: str | Path, options: RateEvalOptions = RateEvalOptions(
                 row = int(rating["pair_id"].removeprefix(prefix)) + 2
                 raise UserError(f"{f} row {row}: {score_col} must lie in {low:g}-{high:g}, got {rating['value']!r}")
         pairs, ratings, unscored = pairs + p, ratings + r, unscored + u
+        if path.is_dir():
+            splits.update((pair["pair_id"], PUBLISHED_SPLIT[f.stem]) for pair in p)
     rows_or_fail(ratings, path)
     notes = {"pairs_without_rating": unscored}
-    return RatingsDataset("rate_eval", table_of(pairs, PAIR_INFO_SCHEMA), table_of(ratings, RATINGS_SCHEMA), notes)
+    pair_table, rating_table = table_of(pairs, PAIR_INFO_SCHEMA), table_of(ratings, RATINGS_SCHEMA)
+    return RatingsDataset("rate_eval", pair_table, rating_table, notes, splits)
