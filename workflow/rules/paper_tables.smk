@@ -104,6 +104,7 @@ rule vert_grid:
             subcategory="{dataset}",
         ),
         csv=results("metaeval", "{dataset}", "grid", "vert_grid.csv"),
+        over_under=results("metaeval", "{dataset}", "grid", "over_under.md"),
     log:
         logs("metaeval", "{dataset}_grid.log"),
     benchmark:

@@ -15,6 +15,8 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval import tables
+from srrg.metaeval.over_under import over_under_markdown, over_under_rows, over_under_table
+from srrg.metaeval.readers.common import ERRORS, human_scores
 from srrg.metaeval.run import ID, MetaevalResult, run_metaeval_correlate
 from srrg.settings.metaeval import MetaevalConfig
 
@@ -134,10 +136,12 @@ def run_vert_grid(
     per_model_cfg = dataclasses.replace(
         cfg, metrics=(), lower_is_better=LOWER_IS_BETTER, ensembles={}, paired_reference=None, human_column=None
     )
-    results = []
+    results, judged = [], []
     for model, model_cells in by_model.items():
         frame = model_scores(model_cells)
         write_parquet(frame, out / model / "scores.parquet")
+        if "GREEN-EC" in frame.columns:
+            judged.append((model, dict(zip(frame[ID].to_list(), frame["GREEN-EC"].to_list()))))
         metrics = [c for c in columns if c in frame.columns]
         lower = tuple(c for c in LOWER_IS_BETTER if c in metrics)  # GREEN-EC only where the green prompt ran
         model_cfg = dataclasses.replace(per_model_cfg, metrics=metrics, lower_is_better=lower)
@@ -155,4 +159,32 @@ def run_vert_grid(
         caption = f"{cfg.caveat}\n\n{caption}"
     write_text(out / "vert_grid.csv", grid.write_csv())
     write_text(out / "vert_grid.md", grid_markdown(grid, columns, caption))
+    write_over_under(judged, read_table(ratings), cfg.caveat, out)
     return grid
+
+
+def write_over_under(judged: Sequence[tuple[str, Mapping[str, float]]], ratings: pl.DataFrame, caveat: str,
+                     out: Path) -> None:  # fmt: skip
+    """over_under.{csv,md}: each model's GREEN-EC (its count of clinically significant errors) minus
+    the radiologists' mean count, by their count (srrg.metaeval.over_under); empty, with the
+    reason in the caption, where the set counts no errors or the GREEN prompt did not run."""
+    has_counts = "kind" in ratings.columns and (ratings["kind"] == ERRORS).any()
+    rows = []
+    if has_counts:
+        human, _ = human_scores(ratings, "errors_significant")
+        counts = dict(zip(human["pair_id"].to_list(), human["human"].to_list()))
+        rows = [row for model, values in judged for row in over_under_rows(model, values, counts)]
+    table = over_under_table(rows)
+    if not has_counts:
+        caption = "No over/under-estimation table: this rating set counts no errors (it gives scores)."
+    elif not judged:
+        caption = "No over/under-estimation table: the grid ran no GREEN prompt (GREEN-EC is the judge's count)."
+    else:
+        caption = (
+            "Over/under-estimation: each judge model's count of clinically significant errors (GREEN-EC) minus the "
+            "radiologists' mean count, by the radiologists' count (rounded half up; 4+ pooled); Over / Exact / Under: "
+            "shares of the pairs where the judge counts more, as many, fewer."
+        )
+    note = f"{caveat}\n\n" if caveat else ""
+    write_text(out / "over_under.csv", table.write_csv())
+    write_text(out / "over_under.md", note + over_under_markdown(table, caption))
