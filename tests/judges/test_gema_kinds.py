@@ -46,3 +46,28 @@ def test_shared_findings_pairs_one_to_one_and_in_place():
     assert got == {"disease": pytest.approx(2 / 3), "location": 1.0, "severity": 1.0, "uncertainty": 1.0}
     none = shared_findings_scores(ref, [("edema", "left", None, "certain")])
     assert none == {"disease": 0.0, "location": 0.0, "severity": 0.0, "uncertainty": 0.0}
+
+
+def test_structured_schemas_exactly():
+    """Bug: a keyword of the structured answer's schema written under another key (the entity list
+    without its array type, an uncertainty outside the three levels accepted)."""
+    import jsonschema
+
+    from srrg.metrics.judges.gema import ENTITY_SCHEMA, SUBJECTIVE_SCHEMA
+
+    entities = ENTITY_SCHEMA["properties"]["entities"]
+    assert entities["type"] == "array" and list(ENTITY_SCHEMA["properties"]) == ["entities"]
+    entity = entities["items"]["properties"]
+    assert entity == {
+        "disease": {"type": "string", "minLength": 1},
+        "location": {"type": ["string", "null"]},
+        "severity": {"type": ["string", "null"]},
+        "uncertainty": {"enum": ["certain", "probable", "uncertain"]},
+    }
+    good = {"entities": [{"disease": "edema", "location": None, "severity": "mild", "uncertainty": "certain"}]}
+    jsonschema.validate(good, ENTITY_SCHEMA)
+    for bad in ({"entities": good["entities"][0]}, {"entities": [{**good["entities"][0], "uncertainty": "maybe"}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, ENTITY_SCHEMA)
+    assert all(v == {"type": "integer", "minimum": 0} for k, v in SUBJECTIVE_SCHEMA["properties"].items()
+               if k != "explanation")  # fmt: skip

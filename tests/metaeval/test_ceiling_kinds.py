@@ -142,10 +142,26 @@ def test_tie_accuracy_origin_and_untuned():
     assert (res.accuracy, res.epsilon, res.accuracy_untuned, res.n) == pytest.approx((1.0, 0.1, 2 / 3, 3))
 
 
-def test_ceiling_figure_writes_a_png(tmp_path):
-    """Bug: the figure's ticks given as (labels, positions), or the ceiling band from the wrong
-    bounds: the figure step fails or is never written."""
-    summary = pl.DataFrame({"metric": [CEILING, "bleu", "rouge"], "kendall": [0.6, 0.2, NAN],
-                            "kendall_low": [0.5, 0.1, NAN], "kendall_high": [0.7, 0.3, NAN]})  # fmt: skip
+def test_ceiling_figure_draws_each_interval_from_its_own_bounds(tmp_path, monkeypatch):
+    """Bugs: the figure's ticks given as (labels, positions); an interval drawn from the wrong
+    bounds (low to low), the ceiling band from its point; the PNG stamped with the matplotlib
+    version (metadata Software kept: the bytes change with the library)."""
+    from matplotlib.axes import Axes
+
+    drawn: dict[str, tuple] = {}
+    for name in ("hlines", "axvspan", "axvline"):
+        original = getattr(Axes, name)
+
+        def record(self, *args, _name=name, _original=original, **kwargs):
+            drawn[_name] = args
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Axes, name, record)
+    summary = pl.DataFrame({"metric": [CEILING, "bleu", "rouge", "meteor"], "kendall": [0.6, 0.2, NAN, 0.4],
+                            "kendall_low": [0.5, 0.1, NAN, 0.45], "kendall_high": [0.7, 0.3, NAN, 0.55]})  # fmt: skip
     ceiling_figure(summary, "Title", tmp_path / "c.png")
-    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    # rows bottom-up in reverse order (meteor, rouge, bleu): rouge has no interval
+    assert [list(a) for a in drawn["hlines"]] == [[0, 2], [0.45, 0.1], [0.55, 0.3]]
+    assert drawn["axvspan"] == (0.5, 0.7) and drawn["axvline"] == (0.6,)
+    data = (tmp_path / "c.png").read_bytes()
+    assert data[:4] == b"\x89PNG" and b"Software" not in data and b"matplotlib" not in data

@@ -43,6 +43,8 @@ def test_table_gema12_columns_rows_and_targets_exactly(tmp_path):
             "insignificant") else "errors_insignificant"].info["human_target"]  # fmt: skip
     md = (out / "table_gema12.md").read_text()
     assert md.startswith("Fixture only.\n\n")
+    info = results["errors_significant"].info
+    assert f"n = {info['n_with_human']} rated pairs, 0 bootstrap resamples of {info['resampling']}" in md
     assert (out / "table_gema12.tex").is_file()
 
 

@@ -126,3 +126,12 @@ def test_three_shards_merged_with_pairs_equal_one_worker(tiny, tmp_path):
     run_infer_merge([str(p) for p in parts[::-1]], merged, pairs)
     assert merged.read_bytes() == one.read_bytes()
     assert pairs.read_bytes() == one_pairs.read_bytes()
+    # 4 shards of 3 batches: shard 0 holds no batch, only the view-filtered rows (no prediction at
+    # all), so its generated columns keep their types only by PREDICTION_TYPES (bug: a Null column
+    # whose part no longer merges with the others)
+    four = [tmp_path / f"four-{k}.parquet" for k in range(4)]
+    for k, path in enumerate(four):
+        run_infer(model, ds, path, None, InferConfig(**cfg, shards=4), shard=k)
+    assert pl.read_parquet(four[0])["raw"].null_count() == pl.read_parquet(four[0]).height > 0
+    run_infer_merge([str(p) for p in four], tmp_path / "m5.parquet", None)
+    assert (tmp_path / "m5.parquet").read_bytes() == one.read_bytes()
