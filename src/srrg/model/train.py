@@ -29,6 +29,7 @@ from srrg.codedeps import stage_files
 from srrg.config import config_hash
 from srrg.errors import UserError
 from srrg.io import write_text
+from srrg.model.context import check_supported
 from srrg.model.datamodule import ReportDataModule
 from srrg.model.file import dataset_digest, first_line, save_model
 from srrg.model.findings import finding_labels
@@ -173,6 +174,7 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     write on rank 0: `out` (weights, model config, vocabulary), `out`.json (summary), and beside it
     metrics.csv and loss.png. Returns the summary."""
     start = time.perf_counter()
+    check_supported(cfg.model.context)  # before any data is read
     L.seed_everything(cfg.trainer.seed, workers=True)
     ckpt_dir = checkpoint_dir(cfg, run, dataset=dataset_digest(dataset_dir))
     data = ReportDataModule(dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed)

@@ -159,6 +159,36 @@ class BaselineConfig(Settings):
 
 
 @dataclass(frozen=True)
+class ContextConfig(Settings):
+    """What the model reads besides the image (docs/model.md, "Study context"); all off by default."""
+
+    indication: bool = field(
+        default=False,
+        metadata=doc("Put the study's indication in the LLM prompt / the baseline decoder's prefix tokens."),
+    )
+    prior_report: bool = field(
+        default=False,
+        metadata=doc(
+            "Put the patient's previous study's reference report (ingest's prior link) in the prompt / prefix."
+        ),
+    )
+    prior_words: int = field(default=100, metadata=doc("The prior report is cut to this many words.", minimum=1))
+    views: int = field(
+        default=1,
+        metadata=doc(
+            "Images per study: up to this many, frontal first, each marked with a learned view embedding; "
+            "fewer are padded and masked, never duplicated. 1 = one image, no view embedding.",
+            minimum=1,
+        ),
+    )
+
+    @property
+    def active(self) -> bool:
+        """Whether any switch is on (off: the model is today's, weight for weight)."""
+        return self.indication or self.prior_report or self.views > 1
+
+
+@dataclass(frozen=True)
 class ModelConfig(Settings):
     """The report generator (docs/model.md): image encoder, projector and decoder."""
 
@@ -202,6 +232,10 @@ class ModelConfig(Settings):
             "Weight of the auxiliary finding-classification loss on the encoder tokens (srrg.model.findings); 0 = off.",
             minimum=0,
         ),
+    )
+    context: ContextConfig = field(
+        default_factory=ContextConfig,
+        metadata=doc("Study context as model input: indication, prior report, several views (all off by default)."),
     )
 
 

@@ -1,0 +1,133 @@
+"""Study context as model input (docs/model.md, "Study context"): the indication and the prior
+report as text, and several views of a study, each marked with a learned view embedding.
+
+A radiologist reads the request and the prior beside every view; a model without the prior
+invents comparisons it cannot know (srrg.metrics.temporal measures that). Every switch of
+`train.model.context` is off by default, and a parameter is created only when its switch is on,
+so a run with all of them off draws the same random numbers and writes the same weights as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import PreTrainedTokenizerBase
+
+from srrg.errors import UserError
+from srrg.model.prompt import IMAGE_SLOT, Prompt, prompt_text
+from srrg.settings.model import ContextConfig
+from srrg.sources.mimic_cxr import view_rank
+
+IGNORE = -100  # label id that the decoder's loss skips (as srrg.model.network)
+
+
+def check_supported(cfg: ContextConfig) -> None:
+    """Training and inference do not feed the context to the network yet (docs/model.md, "Study
+    context"): a switch that is on would be ignored in silence, so it is refused at once."""
+    on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
+    on += [f"views: {cfg.views}"] if cfg.views > 1 else []
+    if on:
+        raise UserError(
+            f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
+            "blocks exist, srrg.model.context); set the switches off"
+        )
+
+
+def truncate_words(text: str, max_words: int) -> str:
+    """The first max_words words of text (whitespace collapsed)."""
+    return " ".join(text.split()[:max_words])
+
+
+def context_text(cfg: ContextConfig, row: Mapping[str, Any], prior_report: str | None = None) -> str:
+    """The context a prediction is made from, as the model reads it ("" when every text switch is
+    off): `Indication: ...` and `Prior report: ...` lines; a study without one says "none", so the
+    model can tell a first study from a missing field."""
+    lines = []
+    if cfg.indication:
+        lines.append(f"Indication: {(row.get('indication') or '').strip() or 'none'}")
+    if cfg.prior_report:
+        prior = truncate_words(prior_report, cfg.prior_words) if prior_report else ""
+        lines.append(f"Prior report: {prior or 'none'}")
+    return "\n".join(lines)
+
+
+def context_prompt(tok: PreTrainedTokenizerBase, target: str, context: str) -> Prompt:
+    """The S-RRG prompt (srrg.model.prompt) with the context text before the image: the ids
+    before and after the image slot. An empty context gives build_prompt's ids."""
+    before, after = prompt_text(tok, target).split(IMAGE_SLOT)
+    if context:
+        before = before.replace("<Img>", f"{context}\n<Img>", 1)
+    enc = tok([before, after], add_special_tokens=False)["input_ids"]
+    return Prompt(tuple(enc[0]), tuple(enc[1]))
+
+
+def prefix_ids(tok: PreTrainedTokenizerBase, contexts: Sequence[str], max_tokens: int) -> list[list[int]]:
+    """The baseline decoder's prefix tokens of each study: its context text, cut to max_tokens."""
+    enc = tok(list(contexts), add_special_tokens=False)["input_ids"]
+    return [ids[:max_tokens] for ids in enc]
+
+
+def prefixed_inputs(
+    bos_id: int, pad_id: int, prefixes: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Decoder input ids, attention mask and labels for [BOS | prefix | target], right padded: the
+    loss is on the target tokens only (the prefix is read, never predicted)."""
+    rows = [[bos_id, *p, *t] for p, t in zip(prefixes, targets, strict=True)]
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    for i, (row, prefix, target) in enumerate(zip(rows, prefixes, targets, strict=True)):
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = 1
+        start = 1 + len(prefix)
+        labels[i, start : start + len(target)] = torch.tensor(list(target), dtype=torch.long)
+    return ids, mask, labels
+
+
+def study_views(paths: Sequence[str], views: Sequence[str | None], n: int) -> tuple[list[str], list[str | None]]:
+    """Up to n images of a study, frontal first (view_rank, then their order), each file once: a
+    study with fewer images gives fewer, never a duplicate."""
+    order = sorted(range(len(paths)), key=lambda k: (view_rank(views[k] if k < len(views) else None), k))
+    picked: list[int] = []
+    for k in order:
+        if paths[k] not in (paths[j] for j in picked):
+            picked.append(k)
+    picked = picked[:n]
+    return [paths[k] for k in picked], [views[k] if k < len(views) else None for k in picked]
+
+
+class ViewEmbedding(nn.Module):
+    """One learned vector per view slot (frontal first), added to every token of that view."""
+
+    def __init__(self, n_views: int, width: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_views, width))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, tokens: torch.Tensor, present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """tokens (B, N, T, D) of N view slots, present (B, N) bool -> (B, N*T, D) tokens with
+        their slot's embedding, zero at padded slots, and the (B, N*T) 0/1 mask of real tokens."""
+        b, n, t, d = tokens.shape
+        marked = (tokens + self.weight[:n].view(1, n, 1, d)) * present.view(b, n, 1, 1).to(tokens.dtype)
+        mask = present.view(b, n, 1).expand(b, n, t).reshape(b, n * t).long()
+        return marked.reshape(b, n * t, d), mask
+
+
+def encode_views(
+    encode: Callable[[torch.Tensor], torch.Tensor],
+    images: torch.Tensor,
+    present: torch.Tensor,
+    embedding: ViewEmbedding,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """images (B, N, C, H, W), present (B, N) bool -> (B, N*T, D) view-marked tokens and their
+    mask. Only the present images go through `encode` (a padded slot must not move BatchNorm
+    statistics or cost a forward pass); padded slots are zeros and masked."""
+    b, n = present.shape
+    real = encode(images[present])  # (K, T, D)
+    tokens = real.new_zeros((b, n, *real.shape[1:]))
+    tokens[present] = real
+    return embedding(tokens, present)
