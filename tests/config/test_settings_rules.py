@@ -29,7 +29,7 @@ def test_split_fractions_are_one_share_per_split(fractions, message) -> None:
 
 
 def test_single_field_rules_name_the_key() -> None:
-    with pytest.raises(SettingsError, match=r"^ingest\.source must be one of iu_xray, mimic_cxr, got 'dicom'$"):
+    with pytest.raises(SettingsError, match=r"^ingest\.source must be one of iu_xray, mimic_cxr, srrg, got 'dicom'$"):
         build(IngestConfig, {"source": "dicom"}, "ingest")
     with pytest.raises(SettingsError, match=r"^llm\.concurrency must be > 0, got 0$"):
         LLMConfig.from_dict({"concurrency": 0})
