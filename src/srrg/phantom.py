@@ -454,6 +454,73 @@ def render(report: StructuredReport, study_id: str, size: int = 128) -> np.ndarr
     return render_scene(scene(report), study_id, size)
 
 
+# Per-view phantoms (docs/phantom.md, "Views"): in a study with a lateral view, effusions up to
+# this size are hidden on the frontal image and seen on the lateral (the posterior costophrenic
+# angle fills first); a one-image study keeps the frontal drawing of render().
+LATERAL_VIEWS = frozenset({"LATERAL", "LL", "RL"})
+HIDDEN_ON_FRONTAL = frozenset({"pleural effusion", "blunting of the costophrenic angle"})
+SMALL = magnitude("small")
+LATERAL_FOCAL = frozenset({"consolidation", "lung opacity", "pneumonia", "atelectasis", "nodule", "mass"})
+
+
+def is_lateral(view: str | None) -> bool:
+    return (view or "").upper() in LATERAL_VIEWS
+
+
+def frontal_marks(marks: tuple[Mark, ...]) -> tuple[Mark, ...]:
+    """The marks the frontal image of a study with a lateral shows: small effusions left out."""
+    return tuple(m for m in marks if not (m.name in HIDDEN_ON_FRONTAL and magnitude(m.level) <= SMALL))
+
+
+def render_lateral(marks: tuple[Mark, ...], study_id: str, size: int) -> np.ndarray:
+    """A lateral phantom as float32 (size, size) in [0, 1]: anterior to the image left, one lung
+    field over the heart (anterior, low) and the spine (posterior); effusion fills the posterior
+    costophrenic angle, visible from the smallest level; cardiomegaly widens the heart; focal lung
+    findings are blobs at their zone's height (a lateral shows no side)."""
+    rng = study_rng(study_id, "phantom-lateral")
+    c = Canvas(size, rng)
+    c.img += 0.55 * (c.ellipse(c.cx, c.cy + 0.05, 0.36 * c.scale, 0.55 * c.scale) <= 1.0)
+    lung = c.ellipse(c.cx, c.cy - 0.02, 0.26 * c.scale, c.lung_h) <= 1.0
+    c.img -= lung * (0.3 - _smooth_noise(rng, size, 6) * 0.05)
+    c.img += 0.22 * (np.abs(c.x - (c.cx + 0.27 * c.scale)) <= 0.05 * c.scale)  # spine
+    heart_w = 0.13 * c.scale
+    for m in marks:
+        if m.name == "cardiomegaly":
+            heart_w *= 1.15 + 0.7 * magnitude(m.level)
+    c.img += c.heart_gain * (c.ellipse(c.cx - 0.08, c.cy + 0.15 * c.scale, heart_w, 0.12 * c.scale) <= 1.0)
+    bottom = c.cy - 0.02 + c.lung_h
+    for m in marks:
+        s, size_m = STRENGTH[m.probability], magnitude(m.level)
+        if m.name in HIDDEN_ON_FRONTAL:
+            height = (0.08 + 0.8 * size_m) * c.lung_h
+            posterior = np.clip((c.x - c.cx) / (0.26 * c.scale), 0.0, 1.0)
+            c.img += 0.35 * s * (lung & (c.y >= bottom - height * (0.4 + 0.6 * posterior)) & (c.x > c.cx))
+        elif m.name in LATERAL_FOCAL:
+            row = {"upper": -0.6, "middle": 0.0, "lower": 0.55, None: 0.0}[m.zone or DEFAULT_ZONE.get(m.name)]
+            c.blob(c.cx + rng.uniform(-0.08, 0.08), c.cy + row * c.lung_h, 0.04 + 0.05 * size_m, 0.3 * s)
+    gain, offset = rng.uniform(0.85, 1.15), rng.uniform(-0.05, 0.05)
+    img = np.clip(c.img * gain + offset, 0.0, 1.0)
+    img += rng.normal(0.0, rng.uniform(0.01, 0.04), img.shape).astype(np.float32)
+    return np.clip(img, 0.0, 1.0).astype(np.float32)
+
+
+def render_views(report: StructuredReport, study_id: str, views: list[str | None], size: int = 128) -> list[np.ndarray]:
+    """One phantom per view of a study (docs/phantom.md, "Views"). A study of one image gets
+    render()'s phantom, whatever its view (single-view phantoms are unchanged); with a lateral
+    among several views, the frontal images leave out effusions up to `small`, which the lateral
+    shows. The first frontal is seeded by the study id, so its anatomy is render()'s."""
+    if len(views) <= 1:
+        return [render(report, study_id, size)]
+    marks = scene(report)
+    shown = frontal_marks(marks) if any(is_lateral(v) for v in views) else marks
+    return [
+        render_lateral(marks, study_id, size)
+        if is_lateral(v)
+        else render_scene(shown, study_id if k == 0 else f"{study_id}/{k}", size)
+        for k, v in enumerate(views)
+    ]
+
+
 def figure(studies: list[tuple[str, StructuredReport]], path: str, size: int = 128) -> None:
     """A PNG of phantoms next to their reports (positive findings with level and location) for the
     workflow report; invisible findings are marked as such."""
