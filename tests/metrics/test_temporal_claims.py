@@ -102,6 +102,23 @@ def test_score_reads_the_prior_column_and_table1_shows_the_rates(tmp_path):
     assert json.dumps(t1.columns).count("Temporal") == 2
 
 
+def test_a_study_without_a_date_is_unknown_not_first(tmp_path):
+    """IU X-ray publishes no dates (ingest's prior_status no_date): counting its studies as 'no
+    prior' would call every comparison in them invented."""
+    from srrg.metrics.context import read_contexts
+
+    refs = tmp_path / "refs.parquet"
+    pl.DataFrame(
+        {
+            "study_id": ["a", "b", "c"],
+            "report": ["x"] * 3,
+            "prior_study_id": [None, "z", None],
+            "prior_status": ["no_date", "ok", "first"],
+        }
+    ).write_parquet(refs)
+    assert read_contexts(refs, "study_id", ["a", "b", "c"]) == [{}, {"prior": "yes"}, {"prior": "no"}]
+
+
 def test_table1_has_no_temporal_columns_unless_scored(tmp_path):
     """Existing tables must keep their columns when the measure was not requested."""
     from srrg.run_tables import requested_columns

@@ -6,8 +6,9 @@ from the keys the published layouts use (RadPref `PatientAge`, `PatientSex`, `In
 `age`, `indication`). `srrg score` reads it from optional columns `age`, `sex`, `indication` of
 the --refs file (the study's context, beside its reference); a file without them gives no context
 and every metric scores as before. A `prior_study_id` column (ingest's link to the patient's
-previous study) adds `prior`: "yes" or "no", which the temporal-claim measure reads
-(srrg.metrics.temporal); it is no patient context, so no judge is shown it.
+previous study) adds `prior`: "yes" or "no" (left out where a `prior_status` column says
+`no_date`: unknown), which the temporal-claim measure reads (srrg.metrics.temporal); it is no
+patient context, so no judge is shown it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_table
+from srrg.sources.priors import NO_DATE
 
 CONTEXT_FIELDS = ("age", "sex", "indication")
 PRIOR_COLUMN = "prior_study_id"  # -> context key "prior" ("yes" / "no")
+PRIOR_STATUS_COLUMN = "prior_status"  # ingest's; `no_date`: whether a prior exists is unknown (no "prior" key)
 # a layout's key, lower-cased without "_", "-" or spaces -> the canonical field
 _ALIASES = {
     "age": "age",
@@ -92,11 +95,14 @@ def read_contexts(path: str | Path, id_col: str, ids: Sequence[str]) -> list[dic
         dtype = table.schema[c]
         if not (dtype.is_numeric() or dtype in (pl.String, pl.Boolean, pl.Null)):
             raise UserError(f"{path}: column {c} holds {dtype} values; patient context is numbers or text, one a row")
-    frame = table.select(id_col, *present, *([PRIOR_COLUMN] if prior else []))
+    status = prior and PRIOR_STATUS_COLUMN in table.columns
+    frame = table.select(
+        id_col, *present, *([PRIOR_COLUMN] if prior else []), *([PRIOR_STATUS_COLUMN] if status else [])
+    )
     by_id = {}
     for row in frame.iter_rows(named=True):
         context = patient_context({c: row[c] for c in present})
-        if prior:
+        if prior and not (status and row[PRIOR_STATUS_COLUMN] == NO_DATE):
             context["prior"] = "yes" if context_text(row[PRIOR_COLUMN]) else "no"
         by_id[row[id_col]] = context
     return [by_id.get(i, {}) for i in ids]
