@@ -5,7 +5,7 @@ Each step samples `group_size` reports per study from the current model (JSON ta
 report grammar when the model is constrainable, as at inference), scores each against its
 reference with the configured metrics (the per-report values of `srrg score`), and minimizes
 
-    L = mean_i [ (1/|y_i|) sum_t ( -A_i log pi(y_it) + beta * k3_it ) ],
+    L = (1 / sum_i |y_i|) sum_i sum_t ( -A_i log pi(y_it) + beta * k3_it ),
     k3 = exp(log pi_ref - log pi) - (log pi_ref - log pi) - 1  (>= 0, zero where pi = pi_ref),
 
 with A_i = r_i - b (b: the group mean, GRPO; or the greedy decode's reward, SCST), optionally over
@@ -77,16 +77,17 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
 def policy_loss(
     logp: torch.Tensor, ref_logp: torch.Tensor | None, mask: torch.Tensor, adv: torch.Tensor, kl_coef: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, mean KL) of N sampled sequences: logp/ref_logp/mask (N, T), adv (N,). Each sequence
-    contributes the mean over its tokens of -A log pi + kl_coef * k3; the loss is the mean over
-    sequences (so long and short reports weigh alike)."""
+    """(loss, mean KL per token) of N sampled sequences: logp/ref_logp/mask (N, T), adv (N,). The
+    loss is the mean over all sampled tokens of -A log pi + kl_coef * k3: a token-level mean, so a
+    report's weight grows with its length. (A mean per report first would give each token of a
+    short report more weight, and with it push a positive advantage towards short reports, such as
+    the no-findings one, and a negative one towards long reports.)"""
     mask = mask.to(logp.dtype)
-    lengths = mask.sum(dim=1).clamp(min=1)
+    tokens = mask.sum().clamp(min=1)
     kl = torch.zeros_like(logp) if ref_logp is None else kl_estimate(logp, ref_logp)
     per_token = -adv.unsqueeze(1) * logp + kl_coef * kl
-    loss = ((per_token * mask).sum(dim=1) / lengths).mean()
-    mean_kl = ((kl.detach() * mask).sum(dim=1) / lengths).mean()
-    return loss, mean_kl
+    loss = (per_token * mask).sum() / tokens
+    return loss, (kl.detach() * mask).sum() / tokens
 
 
 # ---- rewards ---------------------------------------------------------------------------------
