@@ -1,7 +1,8 @@
-"""GEMA's backbone grid from one workflow run (workflow/rules/paper_tables.smk, metaeval.grid.gema):
-on the RadPref layout fixture, three judge models served by the loopback OpenAI stub give VERT's
-grid with three rows and GEMA-Score Tables 1-2 with a row per backbone and both error targets;
-every request is asked once, and a rebuilt grid asks nothing (LLM cache)."""
+"""The papers' grids from one workflow run (workflow/rules/paper_tables.smk): on the RadPref layout
+fixture, three judge models served by the loopback OpenAI stub (one a reasoning model with two
+thinking levels) give VERT's grid with a row per model and level plus the cross-model ensemble
+rows, the over/under-estimation table, and GEMA-Score Tables 1-2 with a row per backbone and both
+error targets; every request is asked once, and a rebuilt grid asks nothing (LLM cache)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from workflow_helpers import copy_workflow, snakemake, write_config
 
 pytestmark = pytest.mark.slow
 
-MODELS = {"judge_a": "judge-a", "judge_b": "judge-b", "judge_c": "judge-c"}
+MODELS = {"judge_a": "judge-a", "judge_b": "judge-b", "judge_r": "o3-mini"}  # o3-mini takes reasoning_effort
+LEVELS = ("low", "high")
+VERT_ROWS = ("judge_a", "judge_b", "judge_r.low", "judge_r.high")
 ENTITY = "extracting the clinical entities"
 SUBJECTIVE = "Count the candidate's problems"
 DISEASES = ("pleural effusion", "atelectasis", "cardiomegaly", "pneumothorax", "edema")
@@ -43,9 +46,10 @@ def answer(body):
 
 def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypatch):
     """Bugs caught: GEMA scored with one backbone only, a backbone's row filled from another
-    model's answers, a target missing, an entity text or pair asked twice, the rebuilt grid asking
-    again. Requests: per model 8 pairs x (GREEN + 3 VERT variants) + GEMA's distinct report texts
-    (entity agent) + 8 pairs (subjective agent)."""
+    model's answers, a target missing, a thinking level not sent (or sent to a model without
+    reasoning_effort), the ensemble rows or the over/under table missing, a request asked twice,
+    the rebuilt grid asking again. Requests: per VERT row 8 pairs x (GREEN + 3 VERT variants); per
+    model GEMA's distinct report texts (entity agent) + 8 pairs (subjective agent)."""
     monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
     workdir = copy_workflow(tmp_path / "repo")
     with OpenAIStub(responder=answer) as stub:
@@ -56,19 +60,23 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
                 "datasets": {"rp": {"adapter": "radpref", "path": str(FIXTURES / "rating_layouts" / "radpref")}},
                 "metrics": ["bleu", "rouge_l"],
                 "correlate": {"n_boot": 20},
-                "grid": {"models": {k: {"model": v} for k, v in MODELS.items()}, "gema": True},
+                "grid": {"models": {k: {"model": v} for k, v in MODELS.items()}, "gema": True,
+                         "thinking": list(LEVELS), "ensembles": True},
             },
         })  # fmt: skip
         results = workdir / "results" / "metaeval" / "rp"
         targets = ["results/metaeval/rp/grid/vert_grid.md", "results/metaeval/rp/gema_grid/gema_grid.md"]
         snakemake(workdir, *targets, "--configfile", str(config))
         texts = {t for f in ("refs", "hyps") for t in pl.read_parquet(results / "pairs" / f"{f}.parquet")["report"]}
-        per_model = 8 * 4 + len(texts) + 8
-        asked = [(r["model"], last_user_message(r)) for r in stub.requests]
-        assert len(asked) == 3 * per_model and len(set(asked)) == len(asked)
+        total = len(VERT_ROWS) * 8 * 4 + len(MODELS) * (len(texts) + 8)
+        asked = [(r["model"], r.get("reasoning_effort"), last_user_message(r)) for r in stub.requests]
+        assert len(asked) == total and len(set(asked)) == len(asked)
         for model in MODELS.values():
-            mine = [t for m, t in asked if m == model]
-            assert sum(ENTITY in t for t in mine) == len(texts) and sum(SUBJECTIVE in t for t in mine) == 8
+            gema = [e for m, e, t in asked if m == model and (ENTITY in t or SUBJECTIVE in t)]
+            assert len(gema) == len(texts) + 8 and set(gema) == {None}  # GEMA: the model's default effort
+        efforts = [e for m, e, t in asked if m == "o3-mini" and ENTITY not in t and SUBJECTIVE not in t]
+        assert sorted(set(efforts)) == sorted(LEVELS) and all(efforts.count(x) == 8 * 4 for x in LEVELS)
+        assert all("reasoning_effort" not in r for r in stub.requests if r["model"] != "o3-mini")
         md = (results / "gema_grid" / "gema_grid.md").read_text()
         assert "| Judge model | Significant τb | p | Significant ρ | p | Insignificant τb |" in md
         assert all(md.count(f"| {name} |") == 1 for name in MODELS)
@@ -85,9 +93,13 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
             )["value"].item()
             assert got == pytest.approx(want, abs=1e-12)
         vert = (results / "grid" / "vert_grid.md").read_text()
-        assert all(vert.count(f"| {name} |") == 2 for name in MODELS)  # Kendall and Spearman blocks
+        rows = (*VERT_ROWS, "ensemble (mean)", "ensemble (least squares)")
+        assert all(vert.count(f"| {name} |") == 2 for name in rows)  # Kendall and Spearman blocks
+        over = pl.read_csv(results / "grid" / "over_under.csv", schema_overrides={"human_errors": pl.String})
+        assert over["model"].unique().sort().to_list() == sorted(VERT_ROWS)
+        assert all(n == 8 for n in over.group_by("model").agg(pl.col("n").sum())["n"])
         shutil.rmtree(results / "gema_grid")
         shutil.rmtree(results / "grid")
         snakemake(workdir, *targets, "--configfile", str(config))
-        assert len(stub.requests) == 3 * per_model  # every answer came from the cache
+        assert len(stub.requests) == total  # every answer came from the cache
         assert pl.read_csv(results / "gema_grid" / "gema_grid.csv").equals(grid)

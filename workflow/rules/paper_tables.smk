@@ -7,12 +7,14 @@
 # metaeval_score or an earlier grid) is not asked again.
 
 from srrg.metaeval.gema_tables import ERROR_COUNT_ADAPTERS
-from srrg.metaeval.grid import grid_cell_options, prompt_metric
+from srrg.metaeval.grid import grid_cell_options, grid_rows, prompt_metric
 
 GEMA12 = [n for n, d in METAEVAL_RATING.items() if d["adapter"] in ERROR_COUNT_ADAPTERS]
 GRID = METAEVAL["grid"]
 GRID_PROMPTS = ["green", *GRID["variants"]]
 GRID_DATASETS = list(METAEVAL_RATING) if GRID["models"] else []
+# VERT's grid rows: a model, or with metaeval.grid.thinking <model>.<level> for reasoning models
+GRID_ROWS = list(grid_rows(config))
 GEMA_GRID = [n for n in GEMA12 if n in GRID_DATASETS] if GRID["gema"] else []
 GRID_CELL_PROMPTS = GRID_PROMPTS + (["gema"] if GEMA_GRID else [])
 
@@ -69,7 +71,7 @@ rule vert_grid_score:
         benchmarks_dir("vert_grid_score", "{dataset}_grid_{model}_{prompt}.tsv")
     wildcard_constraints:
         dataset=wildcard_choice(GRID_DATASETS),
-        model=wildcard_choice(GRID["models"]),
+        model=wildcard_choice(dict.fromkeys([*GRID_ROWS, *GRID["models"]])),
         prompt=wildcard_choice(GRID_CELL_PROMPTS),
     conda:
         "../../envs/llm.yaml"
@@ -90,7 +92,7 @@ rule vert_grid:
         cells=lambda wc: expand(
             rules.vert_grid_score.output.per_report,
             dataset=wc.dataset,
-            model=list(GRID["models"]),
+            model=GRID_ROWS,
             prompt=GRID_PROMPTS,
         ),
         ratings=rules.metaeval_prepare.output.ratings,
@@ -119,14 +121,15 @@ rule vert_grid:
             + shlex.quote(
                 results("metaeval", wc.dataset, "grid", m, p, "per_report.parquet")
             )
-            for m in GRID["models"]
+            for m in GRID_ROWS
             for p in GRID_PROMPTS
         ),
         cfg=as_json(METAEVAL["correlate"]),
+        ensembles="--ensembles" if GRID["ensembles"] else "",
         out_dir=lambda wc: results("metaeval", wc.dataset, "grid"),
     shell:
         "python -m srrg vert-grid {params.cells} --ratings {input.ratings:q} --pairs {input.pairs:q}"
-        " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+        " --out {params.out_dir:q} --config {params.cfg:q} {params.ensembles} > {log:q} 2>&1"
 
 
 rule gema_grid:

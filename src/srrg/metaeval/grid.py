@@ -15,9 +15,11 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval import tables
+from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, split_mask
 from srrg.metaeval.over_under import over_under_markdown, over_under_rows, over_under_table
 from srrg.metaeval.readers.common import ERRORS, human_scores
-from srrg.metaeval.run import ID, MetaevalResult, run_metaeval_correlate
+from srrg.metaeval.run import ID, MetaevalResult, resolve_human, run_metaeval_correlate
+from srrg.settings.llm import REASONING_MODEL
 from srrg.settings.metaeval import MetaevalConfig
 
 VERT_VARIANTS = ("direct", "formula", "rubric")
@@ -46,20 +48,52 @@ def prompt_metric(prompt: str) -> str:
     return prompt if prompt in ("green", GEMA_PROMPT) else "vert"
 
 
-def grid_cell_options(config: Mapping[str, Any], model: str, prompt: str) -> dict[str, Any]:
-    """The per-metric options of one grid cell from the validated workflow config: the judges'
-    llm slice (top-level llm, then judge.llm, as the judge stage gets it) with the cell's model
-    settings (metaeval.grid.models) merged over it, judge.options and judge.max_tokens of that
-    metric, and the VERT variant. The same cache_dir as the judges: an answer the judge stages
-    already have for that model, prompt and pair is reused."""
-    judge = config["judge"]
-    metric = prompt_metric(prompt)
-    llm = {
+def model_llm(config: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """A grid model's llm settings: the judges' llm slice (top-level llm, then judge.llm, as the
+    judge stage gets it) with the model's settings (metaeval.grid.models) merged over it, and the
+    judges' cache_dir (an answer the judge stages already have is reused)."""
+    return {
         "cache_dir": str(Path(config["cache_dir"], "llm")),
         **config.get("llm", {}),
-        **judge["llm"],
+        **config["judge"]["llm"],
         **config["metaeval"]["grid"]["models"][model],
     }
+
+
+def takes_reasoning_effort(llm: Mapping[str, Any]) -> bool:
+    """Whether requests with these llm settings carry reasoning_effort: a reasoning model by
+    `reasoning: true`, or by its name when `reasoning` is auto (srrg.settings.llm.LLMConfig)."""
+    reasoning = llm.get("reasoning", "auto")
+    return bool(REASONING_MODEL.search(str(llm.get("model", "")))) if reasoning == "auto" else bool(reasoning)
+
+
+def grid_rows(config: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """VERT's grid rows: row name -> (model, reasoning_effort level or None). With
+    metaeval.grid.thinking, a model that takes reasoning_effort is one row per level, named
+    `<model>.<level>`; every other model is one row under its own name. A row name that is also a
+    configured model's name is an error (two rows would share a folder)."""
+    grid = config["metaeval"]["grid"]
+    rows: dict[str, tuple[str, str | None]] = {}
+    for model in grid["models"]:
+        levels = tuple(grid.get("thinking", ())) if takes_reasoning_effort(model_llm(config, model)) else ()
+        for level in levels or (None,):
+            name = model if level is None else f"{model}.{level}"
+            if name in rows or (level is not None and name in grid["models"]):
+                raise UserError(f"metaeval.grid: the thinking row {name!r} is also a model's name; rename the model")
+            rows[name] = (model, level)
+    return rows
+
+
+def grid_cell_options(config: Mapping[str, Any], row: str, prompt: str) -> dict[str, Any]:
+    """The per-metric options of one grid cell from the validated workflow config: the row's
+    model_llm (with its reasoning_effort level, grid_rows; a model's own name is its default
+    level), judge.options and judge.max_tokens of that metric, and the VERT variant."""
+    judge = config["judge"]
+    metric = prompt_metric(prompt)
+    model, level = grid_rows(config).get(row, (row, None))
+    llm = model_llm(config, model)
+    if level is not None:
+        llm["reasoning_effort"] = level
     cell = {**judge["options"].get(metric, {}), "llm": llm}
     if judge["max_tokens"] is not None:  # null: each judge's own default
         cell.setdefault("max_tokens", judge["max_tokens"])
@@ -106,6 +140,43 @@ def grid_frame(results: Sequence[tuple[str, MetaevalResult]], columns: Sequence[
     )
 
 
+ENSEMBLE_ROWS = ("ensemble (mean)", "ensemble (least squares)")
+
+
+def cross_model_ensembles(
+    frames: Sequence[tuple[str, pl.DataFrame]], columns: Sequence[str], ratings: pl.DataFrame, cfg: MetaevalConfig
+) -> pl.DataFrame:
+    """VERT's cross-model ensembles: per grid column, the models' scores of that column combined as
+    the mean of their z-scores and as a least-squares fit (srrg.metaeval.ensembles) on the pairs
+    outside the held-out share (metaeval.correlate test_fraction, ensemble_seed), both correlated
+    with the human target on the held-out pairs only. Columns and the human target are oriented as
+    in the grid (GREEN-EC and error counts negated). A column fewer than two models have is left out."""
+    human, _, lower = resolve_human(pl.DataFrame(), ratings, dataclasses.replace(cfg, human_column=None))
+    truth = dict(zip(human[ID].cast(pl.String).to_list(), human["human"].to_list()))
+    ids = sorted(set.intersection(*(set(f[ID].to_list()) for _, f in frames)) & set(truth))
+    y = [(-1.0 if lower else 1.0) * (math.nan if truth[i] is None else truth[i]) for i in ids]
+    mask = split_mask(ids, cfg.test_fraction, cfg.ensemble_seed) if ids else None
+    rows = []
+    for column in columns:
+        members = {m: f for m, f in frames if column in f.columns}
+        if len(members) < 2 or mask is None:
+            continue
+        sign = -1.0 if column in LOWER_IS_BETTER else 1.0
+        features = {}
+        for model, frame in members.items():
+            values = dict(zip(frame[ID].to_list(), frame[column].to_list()))
+            features[model] = [math.nan if values[i] is None else sign * values[i] for i in ids]
+        for name, fit in zip(ENSEMBLE_ROWS, (evaluate_mean_ensemble, evaluate_ensemble)):
+            res = fit(name, features, y, mask)
+            for method, value, p_value in (("kendall", res.kendall, res.kendall_p),
+                                           ("spearman", res.spearman, res.spearman_p)):  # fmt: skip
+                rows.append({"model": name, "column": column, "method": method, "value": value, "p_value": p_value,
+                             "n": res.n_test, "n_train": res.n_train})  # fmt: skip
+    schema = {"model": pl.String, "column": pl.String, "method": pl.String, "value": pl.Float64,
+              "p_value": pl.Float64, "n": pl.Int64, "n_train": pl.Int64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
 def grid_markdown(grid: pl.DataFrame, columns: Sequence[str], caption: str) -> str:
     """Kendall tau-b, then Spearman rho: one row per judge model, one column per grid column
     (dash where a model's column was not measured)."""
@@ -123,11 +194,18 @@ def _cell(value: float | None) -> str:
 
 
 def run_vert_grid(
-    cells: Sequence[tuple[str, str, str]], ratings: str, pairs: str | None, cfg: MetaevalConfig, out_dir: str | Path
+    cells: Sequence[tuple[str, str, str]],
+    ratings: str,
+    pairs: str | None,
+    cfg: MetaevalConfig,
+    out_dir: str | Path,
+    ensembles: bool = False,
 ) -> pl.DataFrame:
     """cells: (model, prompt, per_report.parquet). Per model its grid columns are correlated with
     the human scores as `metaeval-correlate` does (every table under out_dir/<model>/, paired tests
-    between its prompts included), then vert_grid.{csv,md} gather them. Returns the long frame."""
+    between its prompts included), then vert_grid.{csv,md} gather them; with ensembles, the
+    cross-model ensemble rows follow (cross_model_ensembles, on the held-out pairs). Returns the
+    long frame."""
     by_model: dict[str, list[tuple[str, str]]] = {}
     for model, prompt, path in cells:
         by_model.setdefault(model, []).append((prompt, path))
@@ -136,9 +214,10 @@ def run_vert_grid(
     per_model_cfg = dataclasses.replace(
         cfg, metrics=(), lower_is_better=LOWER_IS_BETTER, ensembles={}, paired_reference=None, human_column=None
     )
-    results, judged = [], []
+    results, judged, frames = [], [], []
     for model, model_cells in by_model.items():
         frame = model_scores(model_cells)
+        frames.append((model, frame))
         write_parquet(frame, out / model / "scores.parquet")
         if "GREEN-EC" in frame.columns:
             judged.append((model, dict(zip(frame[ID].to_list(), frame["GREEN-EC"].to_list()))))
@@ -155,6 +234,14 @@ def run_vert_grid(
         f"({info['sign_convention']}; GREEN-EC negated); n = {info['n_with_human']} rated pairs. "
         "Per model CIs and paired tests in <model>/table_gema.md and paired_tests.csv."
     )
+    if ensembles:
+        extra = cross_model_ensembles(frames, columns, read_table(ratings), cfg)
+        grid = pl.concat([grid, extra], how="diagonal_relaxed")
+        n_test = extra["n"].max() if extra.height else 0
+        caption += (
+            f" Ensemble rows: the models' scores of each column combined (mean of z-scores; least squares fitted on "
+            f"the other pairs), correlated on {n_test} held-out pairs only (test_fraction {cfg.test_fraction})."
+        )
     if cfg.caveat:
         caption = f"{cfg.caveat}\n\n{caption}"
     write_text(out / "vert_grid.csv", grid.write_csv())

@@ -255,6 +255,21 @@ class VertGrid(Settings):
         default=("direct", "formula", "rubric"),
         metadata=doc("VERT prompt variants (columns next to GREEN's); at least one.", minItems=1, uniqueItems=True),
     )
+    thinking: tuple[Literal["none", "low", "medium", "high"], ...] = field(
+        default=(),
+        metadata=doc(
+            "Thinking levels (reasoning_effort) as a grid axis: each model that takes reasoning_effort (a reasoning "
+            "model, llm.reasoning) is one row per level, named <model>.<level>; empty = one row per model.",
+            uniqueItems=True,
+        ),
+    )
+    ensembles: bool = field(
+        default=False,
+        metadata=doc(
+            "Cross-model ensemble rows in the grid: per column the models' scores averaged (z-scores) and fitted by "
+            "least squares, evaluated on the metaeval.correlate test_fraction of held-out pairs."
+        ),
+    )
     gema: bool = field(
         default=False,
         metadata=doc(

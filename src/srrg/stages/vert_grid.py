@@ -22,6 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ratings", required=True, help="ratings.parquet of `srrg metaeval-prepare`")
     parser.add_argument("--pairs", help="pairs.parquet of `srrg metaeval-prepare` (case ids for the bootstrap)")
     parser.add_argument("--out", required=True, help="folder for vert_grid.{csv,md} and one folder per model")
+    parser.add_argument(
+        "--ensembles",
+        action="store_true",
+        help="add the cross-model ensemble rows (mean of z-scores, least squares) evaluated on the held-out pairs",
+    )
     _metaeval.correlate_config(parser)
 
 
@@ -33,5 +38,5 @@ def run(args: argparse.Namespace) -> None:
     files = {f"--cell {m} {p}": path for m, p, path in args.cell}
     _args.check_outputs({**files, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
     cfg = stage_config(args.config, MetaevalConfig, "metaeval.correlate")
-    grid = run_vert_grid([tuple(c) for c in args.cell], args.ratings, args.pairs, cfg, args.out)
+    grid = run_vert_grid([tuple(c) for c in args.cell], args.ratings, args.pairs, cfg, args.out, args.ensembles)
     print(f"{grid['model'].n_unique()} judge models x {grid['column'].n_unique()} columns -> {args.out}")
