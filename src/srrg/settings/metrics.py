@@ -326,7 +326,10 @@ class FewShotConfig(Settings):
     seed: int = field(default=0, metadata=doc("Seed that picks which k of the training rows are shown.", minimum=0))
     source: str | None = field(
         default=None,
-        metadata=doc("examples.parquet of srrg judge-train-prepare, or its folder; needed when k > 0."),
+        metadata=doc(
+            "examples.parquet of srrg judge-train-prepare (or its folder), or a curated set: a file of chosen "
+            "examples (reference, candidate, score in [0, 1]) whose first k rows are shown in order; needed when k > 0."
+        ),
     )
     split: str = field(
         default="train",

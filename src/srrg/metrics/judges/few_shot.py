@@ -1,6 +1,6 @@
 """Few-shot judging (VERT's few-shot setting, docs/judges.md "Few-shot judging"): k rated pairs drawn
-with a seed from the training part of a rating set are shown to the judge, with their expert score
-in [0, 1], before the pair it scores.
+with a seed from the training part of a rating set, or the first k of a curated set of chosen
+examples, are shown to the judge, with their expert score in [0, 1], before the pair it scores.
 
 The shots come from the examples table `srrg judge-train-prepare` writes (examples.parquet: pair_id,
 reference, candidate, the VERT answer `target` holding the scaled human score, split, status),
@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_table
@@ -25,6 +26,8 @@ from srrg.text.spelling import plain_spelling
 
 COLUMNS = ("pair_id", "reference", "candidate", "target", "split", "status")
 EXAMPLES_FILE = "examples.parquet"
+# a curated set: a file of chosen examples (csv, jsonl, json, parquet) with these columns (pair_id optional)
+CURATED_COLUMNS = ("reference", "candidate", "score")
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,14 @@ def draw_shots(source: str, k: int, seed: int, split: str) -> tuple[Shot, ...]:
     if not path.is_file():
         raise UserError(f"few_shot.source {source}: no {EXAMPLES_FILE} there (run srrg judge-train-prepare)")
     table = read_table(path)
+    if "target" not in table.columns and all(c in table.columns for c in CURATED_COLUMNS):
+        return curated_shots(table, path, k)
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
-        raise UserError(f"few_shot.source {path}: missing column(s) {missing}; expected judge-train-prepare's examples")
+        raise UserError(
+            f"few_shot.source {path}: missing column(s) {missing}; expected judge-train-prepare's examples "
+            f"or a curated set ({', '.join(CURATED_COLUMNS)})"
+        )
     rows = []
     for row in table.sort("pair_id").iter_rows(named=True):
         score = parse_direct_score(row["target"]) if row["target"] else float("nan")
@@ -63,6 +71,30 @@ def draw_shots(source: str, k: int, seed: int, split: str) -> tuple[Shot, ...]:
         raise UserError(f"few_shot.k is {k} but {path} has {len(rows)} scored {split!r} example(s)")
     order = np.random.default_rng(seed).permutation(len(rows))[:k]
     return tuple(rows[i] for i in order)
+
+
+def curated_shots(table: pl.DataFrame, path: Path, k: int) -> tuple[Shot, ...]:
+    """A curated few-shot set (VERT's hand-chosen examples): the first k rows of a file of chosen
+    examples, in the file's order (the order is the curator's choice; nothing is drawn), each with
+    its expert score in [0, 1]; ids from a pair_id column or `curated:<row>`. A score outside
+    [0, 1], an empty report or fewer than k rows is one UserError naming the row."""
+    if table.height < k:
+        raise UserError(f"few_shot.k is {k} but the curated set {path} has {table.height} example(s)")
+    ids = table["pair_id"].cast(pl.String).to_list() if "pair_id" in table.columns else None
+    shots = []
+    for i, row in enumerate(table.head(k).iter_rows(named=True)):
+        try:
+            score = float(row["score"])
+        except (TypeError, ValueError):
+            score = float("nan")
+        if not 0.0 <= score <= 1.0:
+            raise UserError(
+                f"few_shot.source {path} row {i + 1}: score must be a number in [0, 1], got {row['score']!r}"
+            )
+        if not str(row["reference"] or "").strip() or not str(row["candidate"] or "").strip():
+            raise UserError(f"few_shot.source {path} row {i + 1}: an empty reference or candidate")
+        shots.append(Shot(ids[i] if ids else f"curated:{i}", str(row["reference"]), str(row["candidate"]), score))
+    return tuple(shots)
 
 
 def shots_for(cfg: FewShotConfig) -> tuple[Shot, ...]:
