@@ -416,6 +416,14 @@ class GemaConfig(JudgeConfig):
             "Weight of each aspect in S_sub (non-negative, summing to 1).", propertyNames={"enum": list(GEMA_ASPECTS)}
         ),
     )
+    aspect_weights_by: Literal["fixed", "agent"] = field(
+        default="fixed",
+        metadata=doc(
+            "fixed: aspect_weights for every pair; agent: the subjective agent also writes a weight per aspect for "
+            "the pair (Eq. 5's agent-set weights), non-negative, normalized to sum 1; a pair without valid weights "
+            "is unparseable (NaN)."
+        ),
+    )
     alpha: float = field(default=0.8, metadata=doc("Weight of S_obj in the score.", minimum=0, maximum=1))
     penalty_per_error: float = field(
         default=0.05,

@@ -87,6 +87,16 @@ SUBJECTIVE_SCHEMA = object_schema(
     "gema_subjective",
     {**{f"{a}_errors": {"type": "integer", "minimum": 0} for a in GEMA_ASPECTS}, "explanation": {"type": "string"}},
 )
+# aspect_weights_by: agent: the subjective agent also weighs the aspects (its own prompt and schema)
+WEIGHTED_SUBJECTIVE = "gema_subjective_weights"
+WEIGHTED_SUBJECTIVE_SCHEMA = object_schema(
+    WEIGHTED_SUBJECTIVE,
+    {
+        **{f"{a}_errors": {"type": "integer", "minimum": 0} for a in GEMA_ASPECTS},
+        **{f"{a}_weight": {"type": "number", "minimum": 0, "maximum": 1} for a in GEMA_ASPECTS},
+        "explanation": {"type": "string"},
+    },
+)
 
 
 def _optional(value: Any) -> str | None:
@@ -222,12 +232,15 @@ def objective_scores(
     return per
 
 
-def parse_subjective(answer: str | Reply | None, structured: bool = False) -> tuple[dict[str, int] | None, str, str]:
-    """(error counts per aspect, explanation, status) from the subjective agent's JSON."""
+def parse_subjective(
+    answer: str | Reply | None, structured: bool = False, schema: Mapping[str, Any] = SUBJECTIVE_SCHEMA
+) -> tuple[dict[str, int] | None, str, str]:
+    """(error counts per aspect, explanation, status) from the subjective agent's JSON (schema: the
+    one the request asked for, WEIGHTED_SUBJECTIVE_SCHEMA with agent-set weights)."""
     reply = as_reply(answer)
     if reply.status != OK or reply.text is None:
         return None, "", reply.status
-    obj = answer_object(reply, SUBJECTIVE_SCHEMA, structured)
+    obj = answer_object(reply, schema, structured)
     if obj is None:
         return None, "", UNPARSEABLE
     counts: dict[str, int] = {}
@@ -245,6 +258,23 @@ def parse_subjective(answer: str | Reply | None, structured: bool = False) -> tu
         counts[aspect] = count
     explanation = obj.get("explanation")
     return counts, explanation.strip() if isinstance(explanation, str) else "", OK
+
+
+def agent_weights(answer: str | Reply | None, structured: bool = False) -> dict[str, float] | None:
+    """The aspect weights the subjective agent wrote (`<aspect>_weight`), normalized to sum 1; None
+    when one is missing, not a finite non-negative number, or all are 0 (nothing to normalize)."""
+    reply = as_reply(answer)
+    if reply.status != OK or reply.text is None:
+        return None
+    obj = answer_object(reply, WEIGHTED_SUBJECTIVE_SCHEMA, structured)
+    if obj is None:
+        return None
+    raw = {a: obj.get(f"{a}_weight") for a in GEMA_ASPECTS}
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+               for v in raw.values()):  # fmt: skip
+        return None
+    total = sum(raw.values())
+    return {a: float(v) / total for a, v in raw.items()} if total > 0 else None
 
 
 def subjective_score(counts: Mapping[str, int], weights: Mapping[str, float], penalty: float = 0.05) -> float:
@@ -287,11 +317,18 @@ def score_answers(
     for ref_text, hyp_text, sub_text in zip(ref_answers, hyp_answers, subjective_answers, strict=True):
         ref, ref_status = parse_entities(ref_text, structured)
         hyp, hyp_status = parse_entities(hyp_text, structured)
-        counts, explanation, sub_status = parse_subjective(sub_text, structured)
+        agent = cfg.aspect_weights_by == "agent"
+        schema = WEIGHTED_SUBJECTIVE_SCHEMA if agent else SUBJECTIVE_SCHEMA
+        counts, explanation, sub_status = parse_subjective(sub_text, structured, schema)
+        weights = cfg.aspect_weights
+        if agent and counts is not None:
+            weights = agent_weights(sub_text, structured)
+            if weights is None:  # counts without usable weights: no S_sub (Eq. 5 needs both)
+                counts, sub_status = None, UNPARSEABLE
         status = pair_status({"ref_entities": ref_status, "hyp_entities": hyp_status, "subjective": sub_status})
         ok = ref_status == hyp_status == OK
         obj = objective_scores(ref, hyp, cfg.dimension_weights, cfg.objective) if ok else None
-        sub = subjective_score(counts, cfg.aspect_weights, cfg.penalty_per_error) if counts is not None else math.nan
+        sub = subjective_score(counts, weights, cfg.penalty_per_error) if counts is not None else math.nan
         s_obj = obj["obj"] if obj else math.nan
         per["gema"].append(cfg.alpha * s_obj + (1 - cfg.alpha) * sub)
         per["gema_obj"].append(s_obj)
@@ -322,9 +359,12 @@ def gema_requests(
         entity_prompt.render(purpose=NAME, max_tokens=cfg.max_tokens, json_mode=True, json_schema=schema, report=t)
         for t in texts
     ]
-    subjective = pair_requests(
-        "gema_subjective", refs, hyps, cfg, json_mode=True, schema=SUBJECTIVE_SCHEMA if structured else None
+    name, schema = (
+        (WEIGHTED_SUBJECTIVE, WEIGHTED_SUBJECTIVE_SCHEMA)
+        if cfg.aspect_weights_by == "agent"
+        else ("gema_subjective", SUBJECTIVE_SCHEMA)
     )
+    subjective = pair_requests(name, refs, hyps, cfg, json_mode=True, schema=schema if structured else None)
     return entity, texts, subjective
 
 
