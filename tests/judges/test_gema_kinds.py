@@ -69,5 +69,6 @@ def test_structured_schemas_exactly():
     for bad in ({"entities": good["entities"][0]}, {"entities": [{**good["entities"][0], "uncertainty": "maybe"}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, ENTITY_SCHEMA)
-    assert all(v == {"type": "integer", "minimum": 0} for k, v in SUBJECTIVE_SCHEMA["properties"].items()
-               if k != "explanation")  # fmt: skip
+    subjective = SUBJECTIVE_SCHEMA["properties"]
+    assert subjective["explanation"] == {"type": "string"} and list(subjective)[-1] == "explanation"
+    assert all(v == {"type": "integer", "minimum": 0} for k, v in subjective.items() if k != "explanation")
