@@ -110,9 +110,9 @@ def test_switches_off_leave_the_weights_unchanged():
         assert all(torch.equal(before[k], after[k]) for k in before)
 
 
-def test_a_switch_on_is_refused_until_training_reads_it(tmp_path):
-    """Training does not feed the context yet: a switch on must stop the run at once, not train a
-    one-view model that claims to read two."""
+def test_a_switch_not_fed_yet_is_refused(tmp_path):
+    """The text switches (and views for the LLM or beside a finding head) are not fed to the
+    network yet: they must stop the run at once, not train a model that claims to read them."""
     import pytest
 
     from srrg.errors import UserError
@@ -120,10 +120,64 @@ def test_a_switch_on_is_refused_until_training_reads_it(tmp_path):
     from srrg.model.train import run_train
     from srrg.settings.model import TrainConfig
 
-    check_supported(ContextConfig())  # all off: fine
-    with pytest.raises(UserError, match=r"train.model.context: indication, views: 2 is not read"):
-        check_supported(ContextConfig(indication=True, views=2))
+    base = tiny_model_config("baseline")
+    check_supported(base)  # all off: fine
+    check_supported(dataclasses.replace(base, context=ContextConfig(views=2)))  # views: the baseline reads them
+    with pytest.raises(UserError, match=r"train.model.context: indication, views: 2 \(with arch llm"):
+        check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, views=2)))
     cfg = TrainConfig()
     cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, context=ContextConfig(prior_report=True)))
     with pytest.raises(UserError, match="prior_report"):
         run_train(tmp_path / "no-dataset", tmp_path / "model.pt", cfg)
+
+
+def test_baseline_reads_n_views_and_ignores_padding():
+    """N views in: the loss reads them with their view embeddings (which get gradients); the
+    content of an empty slot changes nothing (masked, never encoded); generation takes the views."""
+    net = tiny_generator("baseline", seed=1, baseline={"vocab": "llm"}, context=ContextConfig(views=2))
+    assert net.view_embedding is not None and tuple(net.view_embedding.weight.shape) == (2, 32)
+    net.train()
+    torch.manual_seed(0)
+    images = torch.randn(2, 2, 3, 32, 32)
+    present = torch.tensor([[True, True], [True, False]])
+    target = ['{"positive": [], "negative": []}'] * 2
+    net.eval()  # no dropout: two passes comparable
+    loss = net.loss(images, target, present)
+    other = images.clone()
+    other[1, 1] = torch.randn(3, 32, 32) * 5  # the empty slot
+    assert torch.equal(net.loss(other, target, present), loss)
+    changed = images.clone()
+    changed[0, 1] = torch.randn(3, 32, 32)  # a real lateral
+    assert not torch.equal(net.loss(changed, target, present), loss)
+    loss.backward()
+    assert net.view_embedding.weight.grad is not None and net.view_embedding.weight.grad.abs().sum() > 0
+    from srrg.settings.model import InferConfig
+
+    texts = net.generate(images, InferConfig(num_beams=2, max_new_tokens=4), present)
+    assert len(texts) == 2 and all(len(t) == 1 for t in texts)
+
+
+def test_views_2_trains_and_predicts_end_to_end(tmp_path):
+    """train.model.context.views reaches the data (phantoms per view, padded slots), the network and
+    inference; the model file carries the view embedding."""
+    from model_fixtures import tiny_train_config, write_toy_dataset
+
+    from srrg.config import stage_config
+    from srrg.model.infer import run_infer
+    from srrg.model.train import run_train
+    from srrg.settings.model import InferConfig, TrainConfig
+
+    ds = write_toy_dataset(tmp_path / "ds")
+    raw = tiny_train_config()
+    raw["model"].update(arch="baseline", context={"views": 2})
+    raw["checkpoint_dir"] = str(tmp_path / "ckpt")
+    summary = run_train(ds, tmp_path / "m.pt", stage_config(raw, TrainConfig, "train"), "v2")
+    assert summary["steps"] == 2 and summary["train_loss"] > 0
+    blob = torch.load(tmp_path / "m.pt", weights_only=False)
+    assert blob["model_config"]["context"]["views"] == 2
+    assert any("view_embedding" in k for k in blob["state_dict"])
+    out = tmp_path / "preds.parquet"
+    run_infer(tmp_path / "m.pt", ds, out, None, InferConfig(num_beams=1, max_new_tokens=48))
+    import polars as pl
+
+    assert pl.read_parquet(out).height == 3

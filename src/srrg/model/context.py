@@ -9,31 +9,63 @@ so a run with all of them off draws the same random numbers and writes the same 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from transformers import PreTrainedTokenizerBase
 
 from srrg.errors import UserError
 from srrg.model.prompt import IMAGE_SLOT, Prompt, prompt_text
-from srrg.settings.model import ContextConfig
+from srrg.settings.model import ContextConfig, ModelConfig
 from srrg.sources.mimic_cxr import view_rank
 
 IGNORE = -100  # label id that the decoder's loss skips (as srrg.model.network)
 
 
-def check_supported(cfg: ContextConfig) -> None:
-    """Training and inference do not feed the context to the network yet (docs/model.md, "Study
-    context"): a switch that is on would be ignored in silence, so it is refused at once."""
+def check_supported(model: ModelConfig) -> None:
+    """What training and inference feed the network so far (docs/model.md, "Study context"):
+    `views` for the baseline decoder; the text switches, and views for the LLM or beside a finding
+    head, would be ignored in silence, so they are refused at once."""
+    cfg = model.context
     on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
-    on += [f"views: {cfg.views}"] if cfg.views > 1 else []
+    if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
+        on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
     if on:
         raise UserError(
             f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
-            "blocks exist, srrg.model.context); set the switches off"
+            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss)"
         )
+
+
+def view_inputs(
+    row: Mapping[str, Any], mode: str, image_root: str | None, size: int, cache: Any, n: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (n, 3, size, size) images of a study's views (study_views: frontal first, each once) and
+    their (n,) presence; missing slots are zeros and absent. Phantoms are drawn per view
+    (srrg.phantom.render_views); a placeholder study has one image."""
+    from PIL import Image
+
+    from srrg.model.images import study_image, to_tensor
+    from srrg.phantom import render_views
+    from srrg.report import from_obj
+
+    paths, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), n)
+    study_id = str(row["study_id"])
+    if mode == "phantom":
+        report = from_obj(json.loads(row.get("structured") or ""))[0]
+        drawn = render_views(report, study_id, views or [None], size)
+        images = [to_tensor(Image.fromarray((d * 255.0).round().astype(np.uint8), mode="L"), size) for d in drawn]
+    elif mode == "real":
+        images = [study_image({**row, "image_paths": [p]}, mode, image_root, size, cache) for p in paths]
+    else:
+        images = [study_image(row, mode, image_root, size, cache)]
+    out = torch.zeros((n, *images[0].shape), dtype=images[0].dtype)
+    out[: len(images)] = torch.stack(images)
+    return out, torch.arange(n) < len(images)
 
 
 def truncate_words(text: str, max_words: int) -> str:

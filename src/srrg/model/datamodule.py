@@ -18,6 +18,7 @@ from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.image_cache import ImageCache, find_cache
 from srrg.io import list_files
+from srrg.model.context import view_inputs
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
 from srrg.settings.model import DataConfig
@@ -138,7 +139,10 @@ class ReportDataset(Dataset):
         image_root: str | None,
         image_size: int,
         cache: ImageCache | None = None,
+        views: int = 1,
     ) -> None:
+        """views > 1: each item holds up to that many images of its study and their presence
+        (model.context.views, srrg.model.context.view_inputs)."""
         self.rows, self.target, self.images, self.image_root, self.image_size, self.cache = (
             rows,
             target,
@@ -147,6 +151,7 @@ class ReportDataset(Dataset):
             image_size,
             cache,
         )
+        self.views = views
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -161,23 +166,31 @@ class ReportDataset(Dataset):
     def __getitem__(self, i: int) -> dict[str, Any]:
         """The row's report is decoded once for both the target and the finding labels."""
         row = self.rows[i]
-        image = study_image(row, self.images, self.image_root, self.image_size, self.cache)
+        present = None
+        if self.views > 1:
+            image, present = view_inputs(row, self.images, self.image_root, self.image_size, self.cache, self.views)
+        else:
+            image = study_image(row, self.images, self.image_root, self.image_size, self.cache)
         report = dataset_report(row.get("structured"))
-        return {
+        item = {
             "study_id": row["study_id"],
             "image": image,
             "target": report_target(report, row.get("sentences"), self.target),
             "positives": positive_names(report),
         }
+        return item if present is None else {**item, "present": present}
 
 
 def collate(items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
+    batch = {
         "study_ids": [it["study_id"] for it in items],
         "images": torch.stack([it["image"] for it in items]),
         "targets": [it["target"] for it in items],
         "positives": [it["positives"] for it in items],
     }
+    if "present" in items[0]:  # several views per study (model.context.views)
+        batch["present"] = torch.stack([it["present"] for it in items])
+    return batch
 
 
 class SkippingSampler(DistributedSampler):
@@ -213,9 +226,12 @@ class ResumableLoader(DataLoader):
 
 
 class ReportDataModule(L.LightningDataModule):
-    def __init__(self, dataset_dir: str | Path, cfg: DataConfig, target: str, image_size: int, seed: int) -> None:
+    def __init__(
+        self, dataset_dir: str | Path, cfg: DataConfig, target: str, image_size: int, seed: int, views: int = 1
+    ) -> None:
         super().__init__()
         self.dataset_dir, self.cfg, self.target, self.image_size, self.seed = dataset_dir, cfg, target, image_size, seed
+        self.views = views  # images per study (model.context.views)
         self.train_set: ReportDataset | None = None
         self.val_set: ReportDataset | None = None
         self.images: str | None = None  # the resolved image mode (real, phantom, placeholder)
@@ -241,10 +257,10 @@ class ReportDataModule(L.LightningDataModule):
         validate = bool(list_files(val_dir, suffix=".parquet"))
         splits = ["train", "validate"] if validate else ["train"]
         cache = open_cache(self.dataset_dir, splits, self.image_size) if self.images == "real" else None
-        self.train_set = ReportDataset(train, self.target, self.images, self.cfg.image_root, self.image_size, cache)
+        args = (self.target, self.images, self.cfg.image_root, self.image_size, cache, self.views)
+        self.train_set = ReportDataset(train, *args)
         if validate:
-            val = self._rows("validate", self.cfg.max_val_studies)
-            self.val_set = ReportDataset(val, self.target, self.images, self.cfg.image_root, self.image_size, cache)
+            self.val_set = ReportDataset(self._rows("validate", self.cfg.max_val_studies), *args)
 
     def _sampler(self, ds: ReportDataset, shuffle: bool) -> SkippingSampler:
         """Seeded per epoch (Lightning calls set_epoch), sharded over the DDP ranks."""

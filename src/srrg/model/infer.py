@@ -168,7 +168,7 @@ def run_infer(
     log_image_source(images, data_cfg.image_root)
     size = net.cfg.encoder.image_size
     cache = open_cache(dataset_dir, [cfg.split], size) if images == "real" else None
-    dataset = ReportDataset(todo, target, images, data_cfg.image_root, size, cache)
+    dataset = ReportDataset(todo, target, images, data_cfg.image_root, size, cache, net.cfg.context.views)
     results: dict[int, dict[str, Any]] = {}  # index in todo -> its prediction
     batches = range(span.start, span.stop, cfg.batch_size)
     # the batches of the loop without workers, in order: workers only read images ahead
@@ -176,7 +176,8 @@ def run_infer(
     loader = DataLoader(Subset(dataset, span), batch_size=cfg.batch_size, num_workers=workers, collate_fn=collate)
     for n, (i, batch) in enumerate(zip(batches, loader, strict=True), 1):
         items = range(i, min(i + cfg.batch_size, span.stop))
-        texts = net.generate(batch["images"].to(device), cfg)
+        present = batch["present"].to(device) if "present" in batch else None  # model.context.views
+        texts = net.generate(batch["images"].to(device), cfg, present)
         for j, cands in zip(items, texts):
             results[j] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
         if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)

@@ -15,6 +15,7 @@ from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, Pre
 
 from srrg.model.baseline import build_baseline
 from srrg.model.constrained import ReportConstraint, compile_report_grammar
+from srrg.model.context import ViewEmbedding, encode_views
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
@@ -74,6 +75,8 @@ class ReportGenerator(nn.Module):
             if not findings:
                 raise ValueError("model.finding_loss > 0 needs the finding labels of the training reports")
             self.finding_head = FindingHead(self.encoder.out_dim, findings)
+        # created last and only when on: a one-view model draws the same random numbers as before
+        self.view_embedding = ViewEmbedding(cfg.context.views, width) if cfg.context.views > 1 else None
 
     @property
     def findings(self) -> list[str] | None:
@@ -124,6 +127,18 @@ class ReportGenerator(nn.Module):
     def image_tokens(self, images: torch.Tensor) -> torch.Tensor:
         return self.projector(self.encoder(images))
 
+    def study_tokens(
+        self, images: torch.Tensor, present: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Projected tokens and their mask (None: every token real). With `present` (B, N), images
+        (B, N, C, H, W) are a study's views, each marked with its view embedding, empty slots
+        masked (model.context.views, srrg.model.context.encode_views)."""
+        if present is None:
+            return self.image_tokens(images), None
+        if self.view_embedding is None:
+            raise ValueError("several views per study need model.context.views > 1")
+        return encode_views(self.image_tokens, images, present, self.view_embedding)
+
     def _prompt_embeds(self, img: torch.Tensor) -> torch.Tensor:
         """[prefix | image tokens | suffix] embeddings (identical lengths: no prompt padding)."""
         assert self.llm is not None
@@ -133,13 +148,19 @@ class ReportGenerator(nn.Module):
         suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
         return torch.cat([embed(prefix), img.to(embed.weight.dtype), embed(suffix)], dim=1)
 
-    def loss(self, images: torch.Tensor, targets: list[str]) -> torch.Tensor:
+    def loss(self, images: torch.Tensor, targets: list[str], present: torch.Tensor | None = None) -> torch.Tensor:
         """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
-        return self.token_loss(self.image_tokens(images), targets)
+        img, mask = self.study_tokens(images, present)
+        return self.token_loss(img, targets, mask)
 
-    def losses(self, images: torch.Tensor, targets: list[str], positives: list[list[str]]) -> dict[str, torch.Tensor]:
+    def losses(
+        self, images: torch.Tensor, targets: list[str], positives: list[list[str]], present: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
         """`report` (= loss) and, with a finding head, `findings` (its BCE against each study's
         positive finding names) from one encoder pass; `total` is what training minimizes."""
+        if present is not None:  # several views: no finding head (srrg.model.context.check_supported)
+            report = self.loss(images, targets, present)
+            return {"report": report, "total": report}
         tokens = self.encoder(images)
         out = {"report": self.token_loss(self.projector(tokens), targets)}
         out["total"] = out["report"]
@@ -148,8 +169,9 @@ class ReportGenerator(nn.Module):
             out["total"] = out["report"] + self.cfg.finding_loss * out["findings"]
         return out
 
-    def token_loss(self, img: torch.Tensor, targets: list[str]) -> torch.Tensor:
-        """`loss` given the projected image tokens (B, N, width) instead of the images."""
+    def token_loss(self, img: torch.Tensor, targets: list[str], mask_img: torch.Tensor | None = None) -> torch.Tensor:
+        """`loss` given the projected image tokens (B, N, width) instead of the images; mask_img:
+        their 0/1 mask for the baseline's cross-attention (None: all real)."""
         seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
         ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
         labels = ids.masked_fill(mask == 0, IGNORE)
@@ -162,6 +184,7 @@ class ReportGenerator(nn.Module):
             input_ids=torch.cat([bos, ids], dim=1),
             attention_mask=torch.cat([ones, mask], dim=1),
             encoder_hidden_states=img,
+            encoder_attention_mask=mask_img,
             labels=torch.cat([torch.full_like(bos, IGNORE), labels], dim=1),
         ).loss
 
@@ -225,11 +248,14 @@ class ReportGenerator(nn.Module):
         return self._report_grammar
 
     @torch.no_grad()
-    def generate(self, images: torch.Tensor, search: InferConfig) -> list[list[str]]:
+    def generate(
+        self, images: torch.Tensor, search: InferConfig, present: torch.Tensor | None = None
+    ) -> list[list[str]]:
         """Beam search with the infer settings (InferConfig checks num_return_sequences <= num_beams);
         per image its `num_return_sequences` best texts, best first. A constrainable model decodes
-        under the report grammar when search.constrained (docs/model.md, "Constrained generation")."""
-        img = self.image_tokens(images)
+        under the report grammar when search.constrained (docs/model.md, "Constrained generation").
+        present: the views of each study (study_tokens)."""
+        img, mask_img = self.study_tokens(images, present)
         tok = self.tokenizer
         max_new_tokens = search.max_new_tokens
         beams: dict[str, Any] = {
@@ -258,6 +284,7 @@ class ReportGenerator(nn.Module):
                 input_ids=bos,
                 attention_mask=torch.ones_like(bos),
                 encoder_hidden_states=img,
+                **({} if mask_img is None else {"encoder_attention_mask": mask_img}),
                 max_new_tokens=max_new_tokens,
                 **beams,
             )[:, 1:]

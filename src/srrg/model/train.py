@@ -174,10 +174,12 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     write on rank 0: `out` (weights, model config, vocabulary), `out`.json (summary), and beside it
     metrics.csv and loss.png. Returns the summary."""
     start = time.perf_counter()
-    check_supported(cfg.model.context)  # before any data is read
+    check_supported(cfg.model)  # before any data is read
     L.seed_everything(cfg.trainer.seed, workers=True)
     ckpt_dir = checkpoint_dir(cfg, run, dataset=dataset_digest(dataset_dir))
-    data = ReportDataModule(dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed)
+    data = ReportDataModule(
+        dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed, cfg.model.context.views
+    )
     data.setup("fit")
     assert data.train_set is not None
     vocab = None
