@@ -35,7 +35,15 @@ from srrg.settings.judge_train import JudgeTrainSection
 from srrg.settings.llm import LLMConfig
 from srrg.settings.metaeval import ADAPTER_OPTIONS, Adapter, MetaevalSection, RatingsSource
 from srrg.settings.metrics import METRIC_OPTIONS
-from srrg.settings.model import InferConfig, RunSpec, TrainConfig, check_decoding, run_slice, run_specs
+from srrg.settings.model import (
+    InferConfig,
+    RunSpec,
+    TrainConfig,
+    check_context,
+    check_decoding,
+    run_slice,
+    run_specs,
+)
 from srrg.settings.normalize import NormalizeConfig
 from srrg.settings.rl import FROM, RLConfig
 from srrg.settings.score import ScoreSection
@@ -386,6 +394,7 @@ def _check_grid_model(cfg: Mapping[str, Any], name: str) -> None:
 def _check_run(cfg: Mapping[str, Any], name: str) -> None:
     """One run's train settings, and its infer settings against the model they decode."""
     train = build(TrainConfig, run_slice(cfg, name, "train"), "train")
+    check_context(train.model)
     check_decoding(run_slice(cfg, name, "infer"), train.model.max_target_tokens)
 
 

@@ -181,3 +181,18 @@ def test_views_2_trains_and_predicts_end_to_end(tmp_path):
     import polars as pl
 
     assert pl.read_parquet(out).height == 3
+
+
+def test_the_workflow_pre_check_refuses_a_switch_not_fed_yet():
+    """`snakemake -n` must stop before any job, naming the switch, not only `srrg train` later."""
+    import pytest
+    import yaml
+    from paths import REPO
+
+    from srrg.config import ConfigError
+    from srrg.config_tree import check_workflow_config
+
+    cfg = yaml.safe_load((REPO / "config.yaml").read_text())
+    cfg.setdefault("train", {}).setdefault("model", {})["context"] = {"indication": True}
+    with pytest.raises(ConfigError, match=r"train.model.context: indication is not read"):
+        check_workflow_config(cfg)

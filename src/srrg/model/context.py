@@ -20,25 +20,18 @@ from transformers import PreTrainedTokenizerBase
 
 from srrg.errors import UserError
 from srrg.model.prompt import IMAGE_SLOT, Prompt, prompt_text
-from srrg.settings.model import ContextConfig, ModelConfig
+from srrg.settings.model import ContextConfig, ModelConfig, check_context
 from srrg.sources.mimic_cxr import view_rank
 
 IGNORE = -100  # label id that the decoder's loss skips (as srrg.model.network)
 
 
 def check_supported(model: ModelConfig) -> None:
-    """What training and inference feed the network so far (docs/model.md, "Study context"):
-    `views` for the baseline decoder; the text switches, and views for the LLM or beside a finding
-    head, would be ignored in silence, so they are refused at once."""
-    cfg = model.context
-    on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
-    if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
-        on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
-    if on:
-        raise UserError(
-            f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
-            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss)"
-        )
+    """srrg.settings.model.check_context as a UserError (one line, exit 2)."""
+    try:
+        check_context(model)
+    except ValueError as err:
+        raise UserError(str(err)) from None
 
 
 def view_inputs(

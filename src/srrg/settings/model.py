@@ -239,6 +239,22 @@ class ModelConfig(Settings):
     )
 
 
+def check_context(model: ModelConfig) -> None:
+    """The model.context switches training and inference feed so far (docs/model.md, "Study
+    context"): `views` for the baseline decoder without a finding head. Any other switch that is
+    on would be ignored in silence: a ValueError naming it (at the workflow's pre-check and in
+    `srrg train`)."""
+    cfg = model.context
+    on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
+    if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
+        on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
+    if on:
+        raise ValueError(
+            f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
+            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss)"
+        )
+
+
 @dataclass(frozen=True)
 class DataConfig(Settings):
     """The training data (docs/model.md): which images, which views, how many studies per batch."""
