@@ -88,6 +88,7 @@ COMMANDS: dict[str, tuple[list[str], dict[str, tuple[Any, ...]]]] = {
     "metaeval-prepare": (["--adapter", "rate_eval", "--out-dir", "{out}/mp"], {"--data": ("file", ".csv"),
                          "--options": ("file", ".json")}),
     "metaeval-proxy": (["--out", "{out}/mx"], {"--scores": ("file", ".parquet")}),
+    "metaeval-gema3": (["--out", "{out}/m3"], {"--scores": ("file", ".parquet")}),
     "metaeval-rank": (["--metrics", "bleu", "--out", "{out}/mr"], {"--cases": ("file", ".json")}),
     "metaeval-score": (["--metrics", "bleu", "--out", "{out}/ms"], {"--refs": ("file", ".parquet"),
                        "--hyps": ("file", ".parquet")}),

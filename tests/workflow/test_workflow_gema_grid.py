@@ -1,8 +1,9 @@
 """The papers' grids from one workflow run (workflow/rules/paper_tables.smk): on the RadPref layout
 fixture, three judge models served by the loopback OpenAI stub (one a reasoning model with two
 thinking levels) give VERT's grid with a row per model and level plus the cross-model ensemble
-rows, the over/under-estimation table, and GEMA-Score Tables 1-2 with a row per backbone and both
-error targets; every request is asked once, and a rebuilt grid asks nothing (LLM cache)."""
+rows, the over/under-estimation table, GEMA-Score Tables 1-2 with a row per backbone and both
+error targets, and GEMA Table 3 (the metrics against GEMA); every request is asked once, and a
+rebuilt grid asks nothing (LLM cache)."""
 
 from __future__ import annotations
 
@@ -58,20 +59,24 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
             "judge": {"llm": llm},
             "metaeval": {
                 "datasets": {"rp": {"adapter": "radpref", "path": str(FIXTURES / "rating_layouts" / "radpref")}},
-                "metrics": ["bleu", "rouge_l"],
+                "metrics": ["bleu", "rouge_l", "gema"],
                 "correlate": {"n_boot": 20},
                 "grid": {"models": {k: {"model": v} for k, v in MODELS.items()}, "gema": True,
                          "thinking": list(LEVELS), "ensembles": True},
             },
         })  # fmt: skip
         results = workdir / "results" / "metaeval" / "rp"
-        targets = ["results/metaeval/rp/grid/vert_grid.md", "results/metaeval/rp/gema_grid/gema_grid.md"]
+        targets = [
+            "results/metaeval/rp/grid/vert_grid.md",
+            "results/metaeval/rp/gema_grid/gema_grid.md",
+            "results/metaeval/rp/gema3/table_gema.md",
+        ]
         snakemake(workdir, *targets, "--configfile", str(config))
         texts = {t for f in ("refs", "hyps") for t in pl.read_parquet(results / "pairs" / f"{f}.parquet")["report"]}
-        total = len(VERT_ROWS) * 8 * 4 + len(MODELS) * (len(texts) + 8)
+        total = len(VERT_ROWS) * 8 * 4 + (len(MODELS) + 1) * (len(texts) + 8)  # + GEMA of metaeval_score
         asked = [(r["model"], r.get("reasoning_effort"), last_user_message(r)) for r in stub.requests]
         assert len(asked) == total and len(set(asked)) == len(asked)
-        for model in MODELS.values():
+        for model in (*MODELS.values(), "stub-judge"):
             gema = [e for m, e, t in asked if m == model and (ENTITY in t or SUBJECTIVE in t)]
             assert len(gema) == len(texts) + 8 and set(gema) == {None}  # GEMA: the model's default effort
         efforts = [e for m, e, t in asked if m == "o3-mini" and ENTITY not in t and SUBJECTIVE not in t]
@@ -98,8 +103,10 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
         over = pl.read_csv(results / "grid" / "over_under.csv", schema_overrides={"human_errors": pl.String})
         assert over["model"].unique().sort().to_list() == sorted(VERT_ROWS)
         assert all(n == 8 for n in over.group_by("model").agg(pl.col("n").sum())["n"])
+        table3 = pl.read_csv(results / "gema3" / "correlations.csv")
+        assert {"bleu_1", "rouge_l"} <= set(table3["metric"]) and "gema" not in set(table3["metric"])
         shutil.rmtree(results / "gema_grid")
         shutil.rmtree(results / "grid")
-        snakemake(workdir, *targets, "--configfile", str(config))
+        snakemake(workdir, *targets[:2], "--configfile", str(config))
         assert len(stub.requests) == total  # every answer came from the cache
         assert pl.read_csv(results / "gema_grid" / "gema_grid.csv").equals(grid)

@@ -177,7 +177,49 @@ rule gema_grid:
         " --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
 
 
+# GEMA Table 3 on every rating set whose metaeval.metrics include gema
+GEMA3 = list(METAEVAL_RATING) if "gema" in METAEVAL["metrics"] else []
+
+
+rule metaeval_gema3:
+    """GEMA Table 3: every other metric of a rating set correlated with GEMA."""
+    input:
+        scores=rules.metaeval_score.output.per_report,
+        code=stage_code("metaeval_gema3"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "gema3", "table_gema.md"),
+            caption="../report/metaeval.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+    log:
+        logs("metaeval", "{dataset}_gema3.log"),
+    benchmark:
+        benchmarks_dir("metaeval_gema3", "{dataset}_gema3.tsv")
+    wildcard_constraints:
+        dataset=wildcard_choice(GEMA3),
+    conda:
+        "../../envs/score.yaml"
+    params:
+        cfg=as_json(
+            {
+                **METAEVAL["correlate"],
+                "human_column": "gema",
+                "metrics": [],
+                "lower_is_better": [],
+                "paired_reference": None,
+                "ensembles": {},
+            }
+        ),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "gema3"),
+    shell:
+        "python -m srrg metaeval-gema3 --scores {input.scores:q} --out {params.out_dir:q}"
+        " --config {params.cfg:q} > {log:q} 2>&1"
+
+
 add_targets(
+    *expand(rules.metaeval_gema3.output.table, dataset=GEMA3),
     *expand(rules.metaeval_gema.output.table, dataset=GEMA12),
     *expand(rules.vert_grid.output.table, dataset=GRID_DATASETS),
     *expand(rules.gema_grid.output.table, dataset=GEMA_GRID),
