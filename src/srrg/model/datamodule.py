@@ -139,10 +139,10 @@ class ReportDataset(Dataset):
         image_root: str | None,
         image_size: int,
         cache: ImageCache | None = None,
-        views: int = 1,
+        views: int | None = None,
     ) -> None:
-        """views > 1: each item holds up to that many images of its study and their presence
-        (model.context.views, srrg.model.context.view_inputs)."""
+        """views > 1 (None = one image): each item holds up to that many images of its study and their
+        presence (model.context.views, srrg.model.context.view_inputs)."""
         self.rows, self.target, self.images, self.image_root, self.image_size, self.cache = (
             rows,
             target,
@@ -167,7 +167,7 @@ class ReportDataset(Dataset):
         """The row's report is decoded once for both the target and the finding labels."""
         row = self.rows[i]
         present = None
-        if self.views > 1:
+        if self.views is not None and self.views > 1:
             image, present = view_inputs(row, self.images, self.image_root, self.image_size, self.cache, self.views)
         else:
             image = study_image(row, self.images, self.image_root, self.image_size, self.cache)
@@ -227,11 +227,17 @@ class ResumableLoader(DataLoader):
 
 class ReportDataModule(L.LightningDataModule):
     def __init__(
-        self, dataset_dir: str | Path, cfg: DataConfig, target: str, image_size: int, seed: int, views: int = 1
+        self,
+        dataset_dir: str | Path,
+        cfg: DataConfig,
+        target: str,
+        image_size: int,
+        seed: int,
+        views: int | None = None,
     ) -> None:
         super().__init__()
         self.dataset_dir, self.cfg, self.target, self.image_size, self.seed = dataset_dir, cfg, target, image_size, seed
-        self.views = views  # images per study (model.context.views)
+        self.views = views  # images per study (model.context.views; None = one)
         self.train_set: ReportDataset | None = None
         self.val_set: ReportDataset | None = None
         self.images: str | None = None  # the resolved image mode (real, phantom, placeholder)
