@@ -199,7 +199,7 @@ def run_vert_grid(
     pairs: str | None,
     cfg: MetaevalConfig,
     out_dir: str | Path,
-    ensembles: bool = False,
+    ensembles: bool | None = None,
 ) -> pl.DataFrame:
     """cells: (model, prompt, per_report.parquet). Per model its grid columns are correlated with
     the human scores as `metaeval-correlate` does (every table under out_dir/<model>/, paired tests
