@@ -17,7 +17,7 @@ from model_fixtures import tiny_generator, tiny_train_config, write_toy_dataset
 
 import srrg.model.rl as rl_mod
 from srrg.config import stage_config
-from srrg.model.rl import advantages, kl_estimate, policy_loss, reward_signature, rewards, sequence_logprobs
+from srrg.model.rl import advantages, kl_estimate, mixed_loss, policy_loss, reward_signature, rewards, sequence_logprobs
 from srrg.model.train import run_train
 from srrg.report import Finding, StructuredReport
 from srrg.settings.fields import SettingsError, build
@@ -53,6 +53,16 @@ def test_policy_loss_by_hand() -> None:
     k = math.exp(1) - 1 - 1  # token 2 of seq 1: d = log pi_ref - log pi = 1
     assert kl.item() == pytest.approx(k / 3)
     assert loss.item() == pytest.approx(1.0 + 0.3 * k / 3)
+
+
+def test_mixed_objective_by_hand() -> None:
+    """Catches the weights swapped (w on RL instead of CE) or the CE term added at ce_weight 0:
+    RL loss 2, CE 4, w = 0.25 gives 0.75 * 2 + 0.25 * 4 = 2.5; w = 0 leaves the RL loss alone."""
+    rl, ce = torch.tensor(2.0), torch.tensor(4.0)
+    assert mixed_loss(rl, ce, 0.25).item() == pytest.approx(2.5)
+    assert mixed_loss(rl, ce, 0.0).item() == 2.0
+    assert mixed_loss(rl, None, 0.0).item() == 2.0
+    assert mixed_loss(rl, ce, 1.0).item() == 4.0
 
 
 def test_kl_is_zero_for_the_reference_model_itself() -> None:

@@ -9,8 +9,11 @@ reference with the configured metrics (the per-report values of `srrg score`), a
     k3 = exp(log pi_ref - log pi) - (log pi_ref - log pi) - 1  (>= 0, zero where pi = pi_ref),
 
 with A_i = r_i - b (b: the group mean, GRPO; or the greedy decode's reward, SCST), optionally over
-the group's standard deviation. Checkpoints, SIGTERM handling and the trainer are `srrg train`'s
-(srrg.model.train), so an RL job resumes like a train job.
+the group's standard deviation. With ce_weight w > 0 the minimized loss is (1 - w) L + w CE,
+CE the supervised cross-entropy of the reference reports (the mixed objective of Paulus et al.
+2017), which keeps the policy near fluent, reference-like reports. Checkpoints, SIGTERM
+handling and the trainer are `srrg train`'s (srrg.model.train), so an RL job resumes like a
+train job.
 """
 
 from __future__ import annotations
@@ -88,6 +91,13 @@ def policy_loss(
     per_token = -adv.unsqueeze(1) * logp + kl_coef * kl
     loss = (per_token * mask).sum() / tokens
     return loss, (kl.detach() * mask).sum() / tokens
+
+
+def mixed_loss(rl_loss: torch.Tensor, ce_loss: torch.Tensor | None, ce_weight: float) -> torch.Tensor:
+    """(1 - ce_weight) * rl_loss + ce_weight * ce_loss; rl_loss alone when ce_weight is 0."""
+    if ce_weight == 0 or ce_loss is None:
+        return rl_loss
+    return (1 - ce_weight) * rl_loss + ce_weight * ce_loss
 
 
 # ---- rewards ---------------------------------------------------------------------------------
@@ -246,6 +256,8 @@ class RLModule(L.LightningModule):
             with torch.no_grad():
                 ref_logp, _ = sequence_logprobs(self.ref, self.ref.image_tokens(images).repeat_interleave(g, 0), seqs)
         loss, kl = policy_loss(logp, ref_logp, mask, adv, cfg.kl_coef)
+        ce = net.token_loss(img, refs) if cfg.ce_weight > 0 else None
+        loss = mixed_loss(loss, ce, cfg.ce_weight)
         return {
             "loss": loss,
             "reward_mean": float(reward.mean()),
@@ -434,6 +446,7 @@ def run_rl(
             "baseline": cfg.baseline,
             "scale_by_std": cfg.scale_by_std,
             "kl_coef": cfg.kl_coef,
+            "ce_weight": cfg.ce_weight,
             "temperature": cfg.temperature,
             "top_p": cfg.top_p,
             "lr": cfg.lr,

@@ -68,6 +68,15 @@ class RLConfig(Settings):
         default=0.05,
         metadata=doc("Weight of the per-token KL estimate towards the starting (frozen) model; 0 = none.", minimum=0),
     )
+    ce_weight: float = field(
+        default=0.0,
+        metadata=doc(
+            "Share w of the supervised cross-entropy on the reference reports in the loss, (1 - w) RL + w CE "
+            "(mixed objective); 0 = RL only.",
+            minimum=0,
+            maximum=1,
+        ),
+    )
     temperature: float = field(default=1.0, metadata=doc("Sampling temperature.", exclusiveMinimum=0))
     top_p: float = field(
         default=1.0,
