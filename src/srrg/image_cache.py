@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -211,7 +212,8 @@ def find_cache(dataset_dir: str | Path, size: int) -> Path | None:
     """The cache a run of input size `size` reads: the folder of that size, else the smallest
     larger one (image_cache.size set above the encoder's), else None (no cache: decode per step)."""
     root = Path(dataset_dir) / CACHE_DIR
-    sizes = sorted(int(p.name[:-2]) for p in root.glob("*px") if p.is_dir() and p.name[:-2].isdigit())
+    folders = [e.name for e in os.scandir(root) if e.is_dir()] if root.is_dir() else []
+    sizes = sorted(int(n[:-2]) for n in folders if n.endswith("px") and n[:-2].isdigit())
     fits = [s for s in sizes if s >= size]
     return cache_root(dataset_dir, fits[0]) if fits else None
 

@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from srrg.errors import UserError
+from srrg.io import list_files, parquet_schema, read_parquet
 from srrg.settings.ingest import SrrgConfig
 from srrg.sources.common import OK, image_status, report_status
 
@@ -79,7 +80,7 @@ class SrrgRead:
 def split_files(root: str | Path, dataset: str) -> dict[str, list[Path]]:
     """Published split -> its parquet files under `root`/data; refuses a folder without the layout."""
     data = Path(root) / "data"
-    found = {s: sorted(data.glob(f"{s}-*.parquet")) for s in PUBLISHED_SPLITS}
+    found = {s: list_files(data, suffix=".parquet", prefix=f"{s}-") for s in PUBLISHED_SPLITS}
     if not data.is_dir() or not any(found.values()):
         raise UserError(
             f"ingest.srrg.{dataset} {root}: no data/<split>-*.parquet files (the published layout of "
@@ -91,7 +92,7 @@ def split_files(root: str | Path, dataset: str) -> dict[str, list[Path]]:
 def read_split_file(path: Path, dataset: str) -> pl.DataFrame:
     """The columns srrg reads of one split file; refuses a file that lacks any of them."""
     try:
-        schema = pl.read_parquet_schema(path)
+        schema = parquet_schema(path)
     except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a file that is no parquet
         raise UserError(f"{path}: not a readable parquet file ({type(exc).__name__})") from None
     missing = [c for c in NEEDED[dataset] if c not in schema]
@@ -101,7 +102,7 @@ def read_split_file(path: Path, dataset: str) -> pl.DataFrame:
         raise UserError(
             f"{path}: not an SRRG {dataset} split file: image_paths is {schema['image_paths']}, not a list of strings"
         )
-    return pl.read_parquet(path, columns=list(NEEDED[dataset]))
+    return read_parquet(path, columns=list(NEEDED[dataset]))
 
 
 def _text(value: Any) -> str | None:
