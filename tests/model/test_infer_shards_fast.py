@@ -135,3 +135,20 @@ def test_three_shards_merged_with_pairs_equal_one_worker(tiny, tmp_path):
     assert pl.read_parquet(four[0])["raw"].null_count() == pl.read_parquet(four[0]).height > 0
     run_infer_merge([str(p) for p in four], tmp_path / "m5.parquet", None)
     assert (tmp_path / "m5.parquet").read_bytes() == one.read_bytes()
+
+
+def test_more_shards_than_batches_merge_to_one_worker(tiny, tmp_path):
+    """Bug: a shard other than 0 that gets no batch wrote a frame without columns, and the part
+    ended in a ColumnNotFoundError traceback ('parse_status'); 5 shards of 3 batches leave two
+    shards empty, and every part still has the whole schema and the merge is the one-worker file."""
+    ds, model = tiny
+    cfg = {"num_beams": 1, "max_new_tokens": 12, "batch_size": 2}
+    one = tmp_path / "one.parquet"
+    run_infer(model, ds, one, None, InferConfig(**cfg))
+    parts = [tmp_path / f"five-{k}.parquet" for k in range(5)]
+    for k, path in enumerate(parts):
+        run_infer(model, ds, path, None, InferConfig(**cfg, shards=5), shard=k)
+    empty = [p for p in parts if pl.read_parquet(p).height == 0]
+    assert len(empty) >= 1 and all(pl.read_parquet(p).columns == pl.read_parquet(parts[0]).columns for p in empty)
+    run_infer_merge([str(p) for p in parts], tmp_path / "m.parquet", None)
+    assert (tmp_path / "m.parquet").read_bytes() == one.read_bytes()

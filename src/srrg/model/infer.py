@@ -203,7 +203,15 @@ def run_infer(
             }
         )
     image_types = dict.fromkeys(IMAGE_COLUMNS, pl.String) if cfg.samples == "image" else {}
-    preds = pl.DataFrame(records, schema_overrides={**PREDICTION_TYPES, **image_types})
+    # the whole schema, so a shard part without a batch (more shards than batches) has its columns
+    schema = {
+        "study_id": pl.String,
+        **image_types,
+        **dict.fromkeys(("target", "infer_status", "images", "reference"), pl.String),
+        **PREDICTION_TYPES,
+        **({} if shard is None else {POSITION: pl.Int64}),
+    }
+    preds = pl.DataFrame(records, schema=schema)
     metadata = None  # a part records its run for infer-merge (run_infer_merge); the predictions file nothing
     if shard is not None:
         part = {"run": run_identity(model_path, dataset_dir, cfg), "rows": len(samples), "shard": shard}
