@@ -3,31 +3,12 @@ never a traceback from deep inside the loader nor a silently wrong map (issue 38
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from srrg.errors import UserError
 from srrg.metrics import chexpert
-from srrg.report import default_synonyms
 
 SHAPE = "expected observations (a list), map (finding -> a list of observations)"
-
-
-@pytest.fixture
-def packaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """write(text): the text becomes the packaged map that chexpert_map() reads next."""
-    default_synonyms()  # the vocabulary is read from the real package before the map is swapped
-    monkeypatch.setattr(chexpert.resources, "files", lambda package: tmp_path)
-    chexpert.chexpert_map.cache_clear()
-
-    def write(text: str) -> None:
-        (tmp_path / chexpert.MAP_FILE).write_text(text, encoding="utf-8")
-        chexpert.chexpert_map.cache_clear()
-
-    yield write
-    monkeypatch.undo()
-    chexpert.chexpert_map.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,25 @@ def init_encoder(net: ReportGenerator, path: str) -> int:
 RNG_KEY = "srrg_rng_state"
 
 
+def keep_exported(net: ReportGenerator, checkpoint: dict[str, Any]) -> None:
+    """A Lightning checkpoint of `net` keeps only the weights its model file exports (the frozen LLM
+    stays out) and the random generator states (a resume continues them exactly)."""
+    keep = {f"net.{k}" for k in net.export_state_dict()}
+    checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
+    checkpoint[RNG_KEY] = rng_state()
+
+
+def restore_exported(net: ReportGenerator, checkpoint: dict[str, Any], what: str) -> None:
+    """The other half of keep_exported: a checkpoint that lacks an exported weight is refused (it
+    belongs to another network), and the saved random generator states come back."""
+    expected = {f"net.{k}" for k in net.export_state_dict()}
+    missing = sorted(expected - set(checkpoint["state_dict"]))
+    if missing:
+        raise ValueError(f"checkpoint lacks {len(missing)} {what}, e.g. {missing[:3]}")
+    if RNG_KEY in checkpoint:
+        set_rng_state(checkpoint[RNG_KEY])
+
+
 def rng_state() -> dict[str, Any]:
     """Random generator states: stochastic layers (Swin drop-path, decoder dropout) then continue
     after a resume exactly as they would have without the interruption."""
@@ -130,14 +149,7 @@ class ReportModule(L.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        keep = {f"net.{k}" for k in self.net.export_state_dict()}
-        checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
-        checkpoint[RNG_KEY] = rng_state()
+        keep_exported(self.net, checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        expected = {f"net.{k}" for k in self.net.export_state_dict()}
-        missing = sorted(expected - set(checkpoint["state_dict"]))
-        if missing:
-            raise ValueError(f"checkpoint lacks {len(missing)} trainable weights, e.g. {missing[:3]}")
-        if RNG_KEY in checkpoint:
-            set_rng_state(checkpoint[RNG_KEY])
+        restore_exported(self.net, checkpoint, "trainable weights")

@@ -41,10 +41,10 @@ from srrg.metrics.base import get_metric, score_all
 from srrg.model.constrained import ReportConstraint
 from srrg.model.datamodule import ReportDataModule
 from srrg.model.file import load_model, save_model
-from srrg.model.module import RNG_KEY, rng_state, set_rng_state
+from srrg.model.module import keep_exported, restore_exported
 from srrg.model.network import ReportGenerator, pad_batch
 from srrg.model.train import LAST, SIGTERM_EXIT, build_trainer, code_fingerprint, epoch_steps
-from srrg.model.training_log import ProgressLog, duration
+from srrg.model.training_log import ProgressLog, duration, write_metrics
 from srrg.report import UNPARSEABLE, parse_report
 from srrg.settings.model import InferConfig, TrainConfig
 from srrg.settings.rl import RewardTerm, RLConfig
@@ -274,17 +274,10 @@ class RLModule(L.LightningModule):
         return torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        keep = {f"net.{k}" for k in self.net.export_state_dict()}
-        checkpoint["state_dict"] = {k: v for k, v in checkpoint["state_dict"].items() if k in keep}
-        checkpoint[RNG_KEY] = rng_state()
+        keep_exported(self.net, checkpoint)
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        expected = {f"net.{k}" for k in self.net.export_state_dict()}
-        missing = sorted(expected - set(checkpoint["state_dict"]))
-        if missing:
-            raise ValueError(f"checkpoint lacks {len(missing)} weights of the policy, e.g. {missing[:3]}")
-        if RNG_KEY in checkpoint:
-            set_rng_state(checkpoint[RNG_KEY])
+        restore_exported(self.net, checkpoint, "weights of the policy")
 
 
 class RLLog(ProgressLog):
@@ -322,12 +315,7 @@ class RLLog(ProgressLog):
 
 def write_rl_metrics(rows: list[dict[str, Any]], path: Path) -> None:
     """The RL metrics CSV: COLUMNS, one row per step."""
-    import csv
-
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows({k: ("" if r.get(k) is None else r[k]) for k in COLUMNS} for r in rows)
+    write_metrics(rows, path, COLUMNS)
 
 
 def reward_figure(rows: list[dict[str, Any]], path: Path, title: str) -> None:

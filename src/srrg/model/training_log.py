@@ -127,12 +127,13 @@ class ProgressLog(L.Callback):
             write_metrics(self.rows, self.csv_path)
 
 
-def write_metrics(rows: list[dict[str, Any]], path: Path) -> None:
-    """step, train_loss, finding_loss, val_loss, lr, seconds (empty cells where a value was not measured)."""
+def write_metrics(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...] = COLUMNS) -> None:
+    """A metrics CSV, by default step, train_loss, finding_loss, val_loss, lr, seconds (empty cells
+    where a value was not measured); srrg rl writes its own columns through it."""
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
-        writer.writerows({k: ("" if r.get(k) is None else r[k]) for k in COLUMNS} for r in rows)
+        writer.writerows({k: ("" if r.get(k) is None else r[k]) for k in columns} for r in rows)
 
 
 def loss_figure(rows: list[dict[str, Any]], path: Path, title: str) -> None:
