@@ -35,6 +35,29 @@ def correlate_config(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def grid_arguments(parser: argparse.ArgumentParser, *, metavar: tuple[str, ...], cell_help: str, out_help: str) -> None:
+    """The inputs of a judge-model grid command (vert-grid, gema-grid): one --cell per grid cell,
+    its last value the cell's per_report.parquet, the prepared ratings and pairs, the output folder
+    and the `metaeval.correlate` settings."""
+    parser.add_argument("--cell", nargs=len(metavar), action="append", required=True, metavar=metavar, help=cell_help)
+    parser.add_argument("--ratings", required=True, help="ratings.parquet of `srrg metaeval-prepare`")
+    parser.add_argument("--pairs", help="pairs.parquet of `srrg metaeval-prepare` (case ids for the bootstrap)")
+    parser.add_argument("--out", required=True, help=out_help)
+    correlate_config(parser)
+
+
+def grid_settings(args: argparse.Namespace) -> tuple[list[tuple[str, ...]], MetaevalConfig]:
+    """The cells of grid_arguments with their files checked (srrg.stages._args.check_outputs) and the
+    `metaeval.correlate` settings."""
+    from srrg.config import stage_config
+    from srrg.settings.metaeval import MetaevalConfig
+    from srrg.stages import _args
+
+    files = {f"--cell {' '.join(c[:-1])}": c[-1] for c in args.cell}
+    _args.check_outputs({**files, "--ratings": args.ratings, "--pairs": args.pairs}, folders={"--out": args.out})
+    return [tuple(c) for c in args.cell], stage_config(args.config, MetaevalConfig, "metaeval.correlate")
+
+
 def correlate_inputs(parser: argparse.ArgumentParser, *, ratings_required: bool, out_help: str) -> None:
     """The inputs of a correlation command (metaeval-correlate, metaeval-gema): per-report scores,
     the prepared ratings and pairs, the output folder and the `metaeval.correlate` settings."""
