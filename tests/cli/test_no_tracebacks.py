@@ -64,6 +64,8 @@ COMMANDS: dict[str, tuple[list[str], dict[str, tuple[Any, ...]]]] = {
     "dataset-manifest": (["--out-dir", "{out}/ds"], {"--in": ("file", ".parquet")}),
     "dataset-plan": (["--out-dir", "{out}/ds"], {"--in": ("file", ".parquet")}),
     "dataset-shard": (["--out-dir", "{out}/ds", "train", "0"], {"--in": ("file", ".parquet")}),
+    "error-injection": (["--metrics", "bleu", "--out", "{out}/ei"], {"--refs": ("file", ".parquet"),
+                        "--config": ("file", ".yaml"), "--options": ("file", ".yaml")}),
     "eval-extraction": (["--gold", "openi14"], {"--gold-file": ("file", ".csv")}),
     "image-cache": (["--size", "32", "train", "0"], {"--dataset": ("folder", None)}),
     "extract": (["--out", "{out}/e.parquet"], {"--in": ("file", ".parquet"), "--config": ("file", ".yaml")}),

@@ -169,6 +169,46 @@ add_targets(
 )
 
 
+# Error injection (metaeval.injection.enabled): on every rating set's references
+INJECTION_DATASETS = list(METAEVAL_RATING) if METAEVAL["injection"]["enabled"] else []
+
+
+rule error_injection:
+    """k findings inserted into or dropped from each reference, every metric scored."""
+    input:
+        refs=rules.metaeval_prepare.output.refs,
+        code=stage_code("error_injection"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "injection", "error_injection.md"),
+            caption="../report/metaeval_injection.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        csv=results("metaeval", "{dataset}", "injection", "error_injection.csv"),
+    log:
+        logs("metaeval", "{dataset}_injection.log"),
+    benchmark:
+        benchmarks_dir("error_injection", "{dataset}_injection.tsv")
+    wildcard_constraints:
+        dataset=wildcard_choice(INJECTION_DATASETS),
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        llm_api=llm_api(),
+    params:
+        metrics=",".join(METAEVAL["metrics"]),
+        cfg=as_json(METAEVAL["injection"]),
+        options=metaeval_dataset_options(),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "injection"),
+    shell:
+        "python -m srrg error-injection --refs {input.refs:q} --metrics {params.metrics} --out {params.out_dir:q}"
+        " --config {params.cfg:q} --options {params.options:q} > {log:q} 2>&1"
+
+
+add_targets(*expand(rules.error_injection.output.table, dataset=INJECTION_DATASETS))
+
+
 if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metrics"]:
     # S-RRG Table 3's columns (metaeval.proxy_metrics) that a metric of the judge stage writes
     PROXY_METRICS = [

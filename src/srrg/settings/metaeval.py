@@ -279,6 +279,55 @@ class VertGrid(Settings):
     )
 
 
+# the false findings error injection inserts (finding named -> the sentence inserted), in our own words
+FALSE_FINDINGS = {
+    "pneumothorax": "There is a moderate right-sided pneumothorax.",
+    "effusion": "A large left pleural effusion is present.",
+    "consolidation": "Dense consolidation is seen in the right lower lobe.",
+    "cardiomegaly": "The heart is markedly enlarged.",
+    "edema": "There is moderate interstitial pulmonary edema.",
+    "nodule": "A 2 cm nodule is seen in the left upper lobe.",
+    "fracture": "There is an acute fracture of the left seventh rib.",
+    "atelectasis": "Atelectasis is present at the left lung base.",
+}
+
+
+@dataclass(frozen=True)
+class ErrorInjection(Settings):
+    """Error injection (docs/metaeval.md, "Error injection"): from each reference of a rating set,
+    candidates with k false findings inserted or k findings dropped, scored with every metric of
+    `metaeval.metrics`; per metric, category and k the score drop and the detection F1. Off by default."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=doc("Run error injection on every rating set of metaeval.datasets (it adds judge requests)."),
+    )
+    k: tuple[int, ...] = field(
+        default=(1, 2, 3),
+        metadata=doc("Numbers of findings inserted or dropped, one table row each.", minItems=1, uniqueItems=True,
+                     items={"minimum": 1}),
+    )  # fmt: skip
+    categories: tuple[Literal["inserted", "dropped"], ...] = field(
+        default=("inserted", "dropped"),
+        metadata=doc("Error categories: inserted (false findings), dropped (findings left out).", minItems=1,
+                     uniqueItems=True),
+    )  # fmt: skip
+    seed: int = field(default=0, metadata=doc("Seed of the findings chosen and where they go.", minimum=0))
+    tolerance: float = field(
+        default=0.0,
+        metadata=doc("A candidate is flagged when it scores more than this below the clean reference.", minimum=0),
+    )
+    false_findings: dict[str, str] = field(
+        default_factory=lambda: dict(FALSE_FINDINGS),
+        metadata=doc("Finding named -> the sentence inserted; used only in a report that does not name the finding."),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "inserted" in self.categories and not self.false_findings:
+            raise SettingsError("false_findings", "must name at least one finding when categories include inserted")
+
+
 @dataclass(frozen=True)
 class MetaevalSection(Settings):
     """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
@@ -301,6 +350,9 @@ class MetaevalSection(Settings):
         ),
     )
     grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
+    injection: ErrorInjection = field(
+        default_factory=ErrorInjection, metadata=doc("Error injection (docs/metaeval.md, 'Error injection').")
+    )
     caveat: str = field(
         default=(
             "Ratings here come from the local SmolLM2-135M judge: a 135M-parameter model is not a meaningful "
