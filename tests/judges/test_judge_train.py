@@ -7,12 +7,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-from pathlib import Path
 
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from judge_train_helpers import save_tiny_base, synthetic, tiny_cfg
 from paths import TEST_DATA
 
 from srrg.cli import main as srrg_main
@@ -29,36 +29,11 @@ from srrg.judge_train.dataset import (
     score_target,
     split_cases,
 )  # fmt: skip
-from srrg.metaeval.readers.common import PAIRS_SCHEMA, RATINGS_SCHEMA, RatingsDataset
+from srrg.metaeval.readers.common import RATINGS_SCHEMA, RatingsDataset
 from srrg.metrics.judges.common import parse_direct_score
 from srrg.settings.judge_train import JudgeTrainConfig
 
 DATA = TEST_DATA / "metaeval"
-
-
-def synthetic(n_cases: int = 6, per_case: int = 2) -> RatingsDataset:
-    """n_cases references, each judged against per_case candidates, rated 1-5 by one rater."""
-    pairs = [
-        {"pair_id": f"{c}:{k}", "reference": f"finding {c} in the right lung", "candidate": f"candidate {k}"}
-        for c in range(n_cases)
-        for k in range(per_case)
-    ]
-    ratings = [
-        {
-            "pair_id": p["pair_id"],
-            "rater": "0",
-            "kind": "rating",
-            "category": "",
-            "significance": "",
-            "value": float(i % 5 + 1),
-        }
-        for i, p in enumerate(pairs)
-    ]
-    return RatingsDataset(
-        "synthetic",
-        pl.DataFrame(pairs, schema=PAIRS_SCHEMA, orient="row"),
-        pl.DataFrame(ratings, schema=RATINGS_SCHEMA, orient="row"),
-    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -155,34 +130,7 @@ def test_lora_excludes_moe_routers_only_when_present():
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory):
     """A 2-layer Llama with a character tokenizer (ChatML template) saved as a model folder."""
-    import torch
-
-    from srrg.model.tiny import tiny_llm, tiny_tokenizer
-
-    torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("tiny_base")
-    tok = tiny_tokenizer()
-    torch.manual_seed(0)
-    tiny_llm(len(tok)).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
-
-
-def tiny_cfg(base: Path, **kw) -> JudgeTrainConfig:
-    opts = dict(
-        model=str(base),
-        max_steps=3,
-        batch_size=2,
-        grad_accum=1,
-        lora_r=4,
-        lora_alpha=8,
-        lora_dropout=0.0,
-        max_words=8,
-        logging_steps=1,
-        save_steps=2,
-        learning_rate=1e-2,
-    )
-    return JudgeTrainConfig(**{**opts, **kw})
+    return save_tiny_base(tmp_path_factory.mktemp("tiny_base"))
 
 
 def test_encode_masks_the_prompt_and_learns_answer_and_end(tiny_base):

@@ -9,28 +9,13 @@ import json
 
 import polars as pl
 import pytest
+from judge_train_helpers import rate_eval_folder
 
 from srrg.cli import main as srrg_main
 from srrg.errors import UserError
 from srrg.judge_train.dataset import OK, TEST_CASE, build_examples, published_splits
 from srrg.metaeval.readers.load import load_dataset
 from srrg.settings.judge_train import JudgeTrainConfig
-
-
-def rate_eval_folder(root, n_train_cases=10, n_test_cases=3, shared=True):
-    """Task2_paragraph_rate/rate_{train,test}.csv (gt_report, similar_report, Score), two candidates
-    per reference; with shared, the test file's first reference also occurs in the training file."""
-    folder = root / "Task2_paragraph_rate"
-    folder.mkdir(parents=True)
-    train = [(f"Train finding {c}.", f"Candidate {k} of {c}.", (c + k) % 5 * 0.75) for c in range(n_train_cases)
-             for k in range(2)]  # fmt: skip
-    test = [(f"Test finding {c}.", f"Other {k} of {c}.", (c + 2 * k) % 5 * 0.5) for c in range(n_test_cases)
-            for k in range(2)]  # fmt: skip
-    if shared:
-        train.append(("Test finding 0.", "A leaked candidate.", 3.0))
-    for name, rows in (("rate_train.csv", train), ("rate_test.csv", test)):
-        pl.DataFrame(rows, schema=["gt_report", "similar_report", "Score"], orient="row").write_csv(folder / name)
-    return folder
 
 
 def test_the_reader_records_each_pairs_published_file(tmp_path):

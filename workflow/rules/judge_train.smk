@@ -49,7 +49,8 @@ rule judge_train_prepare:
 
 rule judge_train_fit:
     """LoRA (QLoRA 4-bit NF4 on a CUDA GPU with bitsandbytes) on the train split; checkpoints in
-    cache_dir (outside the outputs), so a killed job resumes; writes the adapter and merged model.
+    cache_dir (outside the outputs), so a killed job resumes; writes the adapter and merged model
+    and the test split's Kendall tau after each of judge_train.train.eval_epochs.
     """
     input:
         examples=rules.judge_train_prepare.output.examples,
@@ -60,6 +61,9 @@ rule judge_train_fit:
         summary=jt("{dataset}", "model", "fit.json"),
         encoded=jt("{dataset}", "model", "encoded.parquet"),
         history=jt("{dataset}", "model", "train_log.jsonl"),
+        epoch_tau=jt("{dataset}", "model", "epoch_tau.csv"),
+        epoch_tau_md=jt("{dataset}", "model", "epoch_tau.md"),
+        epoch_tau_png=jt("{dataset}", "model", "epoch_tau.png"),
     log:
         logs("judge_train", "{dataset}_fit.log"),
     benchmark:

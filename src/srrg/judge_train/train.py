@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import os
 import re
 import shutil
@@ -27,9 +28,11 @@ import polars as pl
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet, write_text
 from srrg.judge_train.dataset import OK, TOO_LONG
+from srrg.judge_train.epochs import epoch_callback, epoch_table, write_epoch_outputs
 from srrg.llm.local_backend import render_prompt, resolve_model
 from srrg.settings.judge_train import JudgeTrainConfig
 from srrg.settings.llm import LLMConfig
+from srrg.text.decode import read_mapping_file
 
 log = logging.getLogger(__name__)
 IGNORE = -100  # label of prompt and padding tokens: no loss
@@ -236,8 +239,12 @@ class Setup:
     cuda: bool
 
 
-def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Path) -> Setup:
-    """Base + LoRA, the encoded train/validate splits and a Trainer (validation loss each epoch)."""
+def build_trainer(
+    examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Path, mode: str = "score", lower: bool = False
+) -> Setup:
+    """Base + LoRA, the encoded train/validate splits and a Trainer (validation loss each epoch, and
+    Kendall's tau on the test split after each of cfg.eval_epochs: srrg.judge_train.epochs; mode
+    is prepare's target, lower whether a lower human judgement is better)."""
     import torch
     from transformers import Trainer
 
@@ -257,12 +264,21 @@ def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Pa
         )
     model = attach_lora(model, cfg)
     checkpoints.mkdir(parents=True, exist_ok=True)
+    test = examples.filter((pl.col("split") == "test") & (pl.col("status") == OK))
+    # an answer longer than the longest learned target (+ its end token) is cut off
+    longest = max(sum(label != IGNORE for label in item["labels"]) for item in train_set)
+    callbacks = (
+        [epoch_callback(test, mode, lower, cfg.eval_epochs, tokenizer, max_tokens=longest, batch_size=cfg.batch_size)]
+        if cfg.eval_epochs
+        else []
+    )
     trainer = Trainer(
         model=model,
         args=training_arguments(cfg, checkpoints, cuda, bf16, bool(val_set)),
         train_dataset=train_set,
         eval_dataset=val_set or None,
         data_collator=Collator(tokenizer.pad_token_id),
+        callbacks=callbacks,
     )
     schema = {"pair_id": pl.String, "split": pl.String, "n_tokens": pl.Int64, "status": pl.String}
     encoded = pl.DataFrame(train_rows + val_rows + test_rows, schema=schema, orient="row")
@@ -272,18 +288,33 @@ def build_trainer(examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Pa
 def run_judge_train_fit(
     prepared_dir: str | Path, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path
 ) -> dict[str, Any]:
-    """The judge-train-fit stage: fit on the examples.parquet that judge-train-prepare wrote."""
-    return fit(read_parquet(Path(prepared_dir) / "examples.parquet"), cfg, out_dir, work_dir)
+    """The judge-train-fit stage: fit on the examples.parquet that judge-train-prepare wrote (its
+    prepare.json says the target and whether lower human judgements are better)."""
+    prepared = Path(prepared_dir)
+    summary = read_mapping_file(prepared / "prepare.json")
+    scale = summary.get("scale") or {}
+    return fit(
+        read_parquet(prepared / "examples.parquet"), cfg, out_dir, work_dir,
+        mode=str(summary.get("target", "score")), lower=bool(scale.get("lower_is_better", False)),
+    )  # fmt: skip
 
 
-def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work_dir: str | Path) -> dict[str, Any]:
+def fit(
+    examples: pl.DataFrame,
+    cfg: JudgeTrainConfig,
+    out_dir: str | Path,
+    work_dir: str | Path,
+    mode: str = "score",
+    lower: bool = False,
+) -> dict[str, Any]:
     """Train on the train split, resuming from the last checkpoint in work_dir; write
-    out_dir/adapter (+ merged), encoded.parquet (a status per pair), train_log.jsonl and fit.json."""
+    out_dir/adapter (+ merged), encoded.parquet (a status per pair), train_log.jsonl, fit.json and
+    the per-epoch test tau (epoch_tau.csv/.md/.png, srrg.judge_train.epochs)."""
     from transformers.trainer_utils import get_last_checkpoint
 
     start = time.perf_counter()
     out, checkpoints = Path(out_dir), Path(work_dir) / "checkpoints"
-    setup = build_trainer(examples, cfg, checkpoints)
+    setup = build_trainer(examples, cfg, checkpoints, mode, lower)
     last = get_last_checkpoint(str(checkpoints))
     result = setup.trainer.train(resume_from_checkpoint=last)
     with atomic_dir(out / "adapter") as tmp:
@@ -292,6 +323,11 @@ def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work
     write_parquet(setup.encoded, out / "encoded.parquet")
     history = setup.trainer.state.log_history
     write_text(out / "train_log.jsonl", "".join(json.dumps(entry) + "\n" for entry in history))
+    per_epoch = epoch_table(history, cfg.eval_epochs)
+    n_test = int(((examples["split"] == "test") & (examples["status"] == OK)).sum())
+    write_epoch_outputs(
+        per_epoch, out, f"Kendall τb of the judge being tuned on the {n_test} test pairs by epoch ({mode} target)"
+    )
     trainable, total = setup.model.get_nb_trainable_parameters()
     counts = setup.encoded.filter(pl.col("status") == OK).group_by("split").len()
     summary = {
@@ -308,6 +344,7 @@ def fit(examples: pl.DataFrame, cfg: JudgeTrainConfig, out_dir: str | Path, work
         "train_loss": float(result.training_loss),
         "resumed_from": last,
         "eval_loss": [e["eval_loss"] for e in history if "eval_loss" in e],
+        "epoch_tau": {e: t if math.isfinite(t) else None for e, t in per_epoch.select("epoch", "kendall").iter_rows()},
         "config": cfg.to_dict(),
     }
     if cfg.merge and not setup.quantize:  # fold the trained adapter in place: no second load

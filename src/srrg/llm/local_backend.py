@@ -55,6 +55,49 @@ def count_generated(ids: Sequence[int], stop_ids: set[int]) -> int:
     return len(ids)
 
 
+def answer_batch(
+    tokenizer: Any,
+    model: Any,
+    conversations: Sequence[Sequence[Mapping[str, str]]],
+    max_tokens: int,
+    temperature: float,
+    device: Any,
+) -> list[LLMResponse]:
+    """One response per conversation from a loaded model (the local backend's batches, and judge
+    fine-tuning's per-epoch test answers): left padding so every prompt ends where generation
+    starts, greedy at temperature 0, status truncated when no stop token came within max_tokens."""
+    import torch
+
+    side, tokenizer.padding_side = tokenizer.padding_side, "left"
+    try:
+        prompts = [render_prompt(tokenizer, messages) for messages in conversations]
+        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+    finally:
+        tokenizer.padding_side = side
+    sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=max_tokens, pad_token_id=tokenizer.pad_token_id, **sampling)
+    width = enc["input_ids"].shape[1]
+    stop_ids = {i for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None}
+    responses = []
+    for row, mask in zip(out, enc["attention_mask"]):
+        new = row[width:].tolist()
+        n = count_generated(new, stop_ids)
+        text = tokenizer.decode(new[:n], skip_special_tokens=True).strip()
+        cut = n >= max_tokens  # no stop token within the limit
+        responses.append(
+            LLMResponse(
+                text=text,
+                status=TRUNCATED if cut else OK,
+                error=cut_off(max_tokens) if cut else None,
+                prompt_tokens=int(mask.sum()),
+                completion_tokens=n,
+                attempts=1,
+            )
+        )
+    return responses
+
+
 class LocalBackend:
     name = "local"
     has_model = True
@@ -65,40 +108,11 @@ class LocalBackend:
         self.model = f"{Path(self._source).name}/{self._gguf}" if self._gguf else self._source
 
     def _batch(self, jobs: Sequence[Job]) -> list[LLMResponse]:
-        import torch
-
         tokenizer, model = load_model(self._source, self._gguf, self.cfg.device)
-        prompts = [render_prompt(tokenizer, job.messages) for job in jobs]
-        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.cfg.device)
         decoding = jobs[0].decoding
-        sampling = (
-            {"do_sample": True, "temperature": decoding.temperature}
-            if decoding.temperature > 0
-            else {"do_sample": False}
+        return answer_batch(
+            tokenizer, model, [job.messages for job in jobs], decoding.max_tokens, decoding.temperature, self.cfg.device
         )
-        with torch.inference_mode():
-            out = model.generate(
-                **enc, max_new_tokens=decoding.max_tokens, pad_token_id=tokenizer.pad_token_id, **sampling
-            )
-        width = enc["input_ids"].shape[1]
-        stop_ids = {i for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None}
-        responses = []
-        for row, mask in zip(out, enc["attention_mask"]):
-            new = row[width:].tolist()
-            n = count_generated(new, stop_ids)
-            text = tokenizer.decode(new[:n], skip_special_tokens=True).strip()
-            cut = n >= decoding.max_tokens  # no stop token within the limit
-            responses.append(
-                LLMResponse(
-                    text=text,
-                    status=TRUNCATED if cut else OK,
-                    error=cut_off(decoding.max_tokens) if cut else None,
-                    prompt_tokens=int(mask.sum()),
-                    completion_tokens=n,
-                    attempts=1,
-                )
-            )
-        return responses
 
     def generate(self, jobs: Sequence[Job]) -> Iterator[tuple[int, LLMResponse]]:
         """Batches of similar prompt length and equal decoding parameters, shortest first."""

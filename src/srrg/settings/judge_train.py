@@ -114,6 +114,14 @@ class JudgeTrainConfig(Settings):
         ),
     )
     epochs: float = field(default=5.0, metadata=doc("Passes over the training examples.", exclusiveMinimum=0))
+    eval_epochs: tuple[int, ...] = field(
+        default=(1, 2, 3, 5),
+        metadata=doc(
+            "Epochs after which the judge being tuned answers the test split and its Kendall tau-b with the human "
+            "scores is recorded (epoch_tau.csv/.md/.png; VERT: 1, 2, 3, 5); [] = none.",
+            uniqueItems=True, items={"minimum": 1},
+        ),
+    )  # fmt: skip
     max_steps: int = field(
         default=0, metadata=doc("Optimizer steps; > 0 overrides epochs, 0 = train for epochs.", minimum=0)
     )
