@@ -2,8 +2,8 @@
 fixture, three judge models served by the loopback OpenAI stub (one a reasoning model with two
 thinking levels) give VERT's grid with a row per model and level plus the cross-model ensemble
 rows, the over/under-estimation table, GEMA-Score Tables 1-2 with a row per backbone and both
-error targets, and GEMA Table 3 (the metrics against GEMA); every request is asked once, and a
-rebuilt grid asks nothing (LLM cache)."""
+error targets, GEMA Table 3 (the metrics against GEMA) and the error-injection table; every request
+is asked once, and rebuilt grids and injection tables ask nothing (LLM cache)."""
 
 from __future__ import annotations
 
@@ -45,12 +45,22 @@ def answer(body):
     return green_or_vert_answer(body)
 
 
+def injection_requests(injected: pl.DataFrame, seen: set[str]) -> int:
+    """GEMA's requests for the error-injection candidates with status ok: the entity agent for each
+    distinct candidate text not asked before (`seen`: metaeval_score's texts), the subjective agent
+    for each distinct (reference, candidate); texts as the judge sends them (white space joined)."""
+    ok = injected.filter(pl.col("status") == "ok")
+    norm = [(" ".join(r.split()), " ".join(c.split())) for r, c in zip(ok["reference"], ok["candidate"])]
+    return len({c for _, c in norm} - seen) + len(set(norm))
+
+
 def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypatch):
     """Bugs caught: GEMA scored with one backbone only, a backbone's row filled from another
     model's answers, a target missing, a thinking level not sent (or sent to a model without
-    reasoning_effort), the ensemble rows or the over/under table missing, a request asked twice,
-    the rebuilt grid asking again. Requests: per VERT row 8 pairs x (GREEN + 3 VERT variants); per
-    model GEMA's distinct report texts (entity agent) + 8 pairs (subjective agent)."""
+    reasoning_effort), the ensemble rows, the over/under or the error-injection table missing, a
+    request asked twice, a rebuilt table asking again. Requests: per VERT row 8 pairs x (GREEN + 3
+    VERT variants); per model GEMA's distinct report texts (entity agent) + 8 pairs (subjective
+    agent); the default judge's GEMA on the injected candidates (injection_requests)."""
     monkeypatch.setenv("SRRG_JUDGE_TEST_KEY", "sk-test")
     workdir = copy_workflow(tmp_path / "repo")
     with OpenAIStub(responder=answer) as stub:
@@ -63,6 +73,7 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
                 "correlate": {"n_boot": 20},
                 "grid": {"models": {k: {"model": v} for k, v in MODELS.items()}, "gema": True,
                          "thinking": list(LEVELS), "ensembles": True},
+                "injection": {"enabled": True, "k": [1, 2]},
             },
         })  # fmt: skip
         results = workdir / "results" / "metaeval" / "rp"
@@ -70,15 +81,18 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
             "results/metaeval/rp/grid/vert_grid.md",
             "results/metaeval/rp/gema_grid/gema_grid.md",
             "results/metaeval/rp/gema3/table_gema.md",
+            "results/metaeval/rp/injection/error_injection.md",
         ]
         snakemake(workdir, *targets, "--configfile", str(config))
         texts = {t for f in ("refs", "hyps") for t in pl.read_parquet(results / "pairs" / f"{f}.parquet")["report"]}
-        total = len(VERT_ROWS) * 8 * 4 + (len(MODELS) + 1) * (len(texts) + 8)  # + GEMA of metaeval_score
+        injected = pl.read_parquet(results / "injection" / "injection.parquet")
+        extra = injection_requests(injected, {" ".join(t.split()) for t in texts})
+        total = len(VERT_ROWS) * 8 * 4 + (len(MODELS) + 1) * (len(texts) + 8) + extra  # + metaeval_score's GEMA
         asked = [(r["model"], r.get("reasoning_effort"), last_user_message(r)) for r in stub.requests]
         assert len(asked) == total and len(set(asked)) == len(asked)
         for model in (*MODELS.values(), "stub-judge"):
             gema = [e for m, e, t in asked if m == model and (ENTITY in t or SUBJECTIVE in t)]
-            assert len(gema) == len(texts) + 8 and set(gema) == {None}  # GEMA: the model's default effort
+            assert len(gema) == len(texts) + 8 + (extra if model == "stub-judge" else 0) and set(gema) == {None}
         efforts = [e for m, e, t in asked if m == "o3-mini" and ENTITY not in t and SUBJECTIVE not in t]
         assert sorted(set(efforts)) == sorted(LEVELS) and all(efforts.count(x) == 8 * 4 for x in LEVELS)
         assert all("reasoning_effort" not in r for r in stub.requests if r["model"] != "o3-mini")
@@ -105,8 +119,17 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
         assert all(n == 8 for n in over.group_by("model").agg(pl.col("n").sum())["n"])
         table3 = pl.read_csv(results / "gema3" / "correlations.csv")
         assert {"bleu_1", "rouge_l"} <= set(table3["metric"]) and "gema" not in set(table3["metric"])
+        # error injection: 4 distinct references (RadPref's 2 candidates share one), 3 of them with 2
+        # findings (dropping 2 would leave none), k 1 and 2: 6 candidates each
+        statuses = injected["status"].value_counts().sort("status").rows()
+        assert injected.height == 8 * 6 and statuses == [("duplicate", 24), ("ok", 21), ("too_few_findings", 3)]
+        table = pl.read_csv(results / "injection" / "error_injection.csv")
+        assert {"bleu_1", "rouge_l", "gema"} <= set(table["metric"]) and set(table["k"]) == {1, 2}
+        assert all(n == (1 if (c, k) == ("dropped", 2) else 4) for c, k, n in table.select("category", "k", "n").rows())
+        assert all(math.isfinite(f) for f in table["f1"])
         shutil.rmtree(results / "gema_grid")
         shutil.rmtree(results / "grid")
-        snakemake(workdir, *targets[:2], "--configfile", str(config))
+        shutil.rmtree(results / "injection")
+        snakemake(workdir, *targets[:2], targets[3], "--configfile", str(config))
         assert len(stub.requests) == total  # every answer came from the cache
         assert pl.read_csv(results / "gema_grid" / "gema_grid.csv").equals(grid)
