@@ -1,10 +1,11 @@
 """Supervised judge-training data from a ratings table (srrg.metaeval.readers): one example per
 rated pair, split by case so that no reference study appears in two splits.
 
-Targets: VERT-style `[Score]:\n0.7` (the human judgement scaled to [0, 1], rounded as VERT does), or
-GREEN-style analysis text when analyses are given. Prompts are the packaged judge prompts rendered
-exactly as the `vert` / `green` metrics render them, so the tuned judge sees at inference what it
-saw in training.
+Targets: VERT-style `[Score]:\n0.7` (the human judgement scaled to [0, 1], rounded as VERT does),
+GREEN-style analysis text when analyses are given, or a distilled GEMA (GEMA-Score Table 6): the
+answers of GEMA's agents as a teacher judge gave them (its `srrg score --metrics gema` table), one
+example per agent request. Prompts are the packaged judge prompts rendered exactly as the `vert` /
+`green` / `gema` metrics render them, so the tuned judge sees at inference what it saw in training.
 """
 
 from __future__ import annotations
@@ -24,21 +25,26 @@ from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval.readers.common import RatingsDataset
 from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import ID, resolve_human
-from srrg.metrics.judges.common import pair_requests
+from srrg.metrics.judges.common import pair_requests, truncate_words
+from srrg.metrics.judges.gema import gema_requests
 from srrg.settings.judge_train import JudgeTrainConfig
 from srrg.settings.metaeval import MetaevalConfig
-from srrg.settings.metrics import JudgeConfig
+from srrg.settings.metrics import GEMA_ASPECTS, GemaConfig, JudgeConfig
 from srrg.settings.splits import SPLITS
 from srrg.text.spelling import plain_spelling
 
-# example statuses: ok (trained / evaluated on) | no_target (no human score or analysis) |
-# empty_text (reference or candidate missing); training adds too_long
-OK, NO_TARGET, EMPTY_TEXT, TOO_LONG = "ok", "no_target", "empty_text", "too_long"
+# example statuses: ok (trained / evaluated on) | no_target (no human score, analysis or teacher
+# answer) | empty_text (reference or candidate missing) | duplicate (a GEMA entity request already
+# an example of its split: one report is learned once); training adds too_long
+OK, NO_TARGET, EMPTY_TEXT, TOO_LONG, DUPLICATE = "ok", "no_target", "empty_text", "too_long", "duplicate"
 # a pair of the published training file whose case (reference) is also in the published test file
 TEST_CASE = "test_case"
-PROMPTS = {"score": "vert", "analysis": "green"}
+PROMPTS = {"score": "vert", "analysis": "green", "gema": "gema"}
+# the request an example answers: the pair's one judge request (vert, green), or one of GEMA's agents
+PAIR, SUBJECTIVE, REF_ENTITIES, HYP_ENTITIES = "pair", "subjective", "ref_entities", "hyp_entities"
+PAIR_REQUESTS = (PAIR, SUBJECTIVE)  # one per pair: the rows of the held-out tables
 EXAMPLE_SCHEMA = {
-    "pair_id": pl.String, "case_id": pl.String, "split": pl.String, "reference": pl.String,
+    "pair_id": pl.String, "case_id": pl.String, "split": pl.String, "request": pl.String, "reference": pl.String,
     "candidate": pl.String, "human": pl.Float64, "target": pl.String, "messages": pl.String, "status": pl.String,
 }  # fmt: skip
 
@@ -118,11 +124,81 @@ def score_target(value: float, decimals: int) -> str:
 
 
 def target_mode(cfg: JudgeTrainConfig, analyses: pl.DataFrame | None) -> str:
+    """score without a table; with one, gema when it holds GEMA's per-report columns, else analysis."""
     if cfg.target == "auto":
-        return "analysis" if analyses is not None else "score"
+        if analyses is None:
+            return "score"
+        return "gema" if set(GEMA_COLUMNS) <= set(analyses.columns) else "analysis"
     if cfg.target == "analysis" and analyses is None:
         raise UserError("judge_train.target 'analysis' needs an analyses table (--analyses with pair_id, analysis)")
+    if cfg.target == "gema" and analyses is None:
+        raise UserError(
+            "judge_train.target 'gema' needs the teacher's GEMA answers (--analyses: per_report.parquet of "
+            "`srrg score --metrics gema`)"
+        )
     return cfg.target
+
+
+GEMA_COLUMNS = ("gema_status", "gema_ref_entities", "gema_hyp_entities", *(f"gema_{a}_errors" for a in GEMA_ASPECTS))
+
+
+def teacher_explanation(text: str | None) -> str:
+    """The subjective agent's explanation inside GEMA's per-report `gema_explanation`, which puts
+    srrg's objective note (`matched: ...; missing: ...; extra: ...`) before it, joined by ' | '."""
+    note, sep, rest = (text or "").partition(" | ")
+    if note.startswith("matched: "):
+        return rest if sep else ""
+    return text or ""
+
+
+def gema_targets(row: Mapping[str, Any]) -> dict[str, str | None]:
+    """The teacher's answer to each GEMA agent request of one pair, as JSON the agents' parsers read
+    (srrg.metrics.judges.gema): the entity lists and the subjective error counts with the
+    explanation; None for an agent that failed (its name in gema_status) or a count that is missing."""
+    status = str(row.get("gema_status") or "")
+    failed = set(status.split(":", 1)[1].split(",")) if ":" in status else set() if status == "ok" else {"all"}
+    targets: dict[str, str | None] = {}
+    for request in (REF_ENTITIES, HYP_ENTITIES):
+        entities = row.get(f"gema_{request}")
+        ok = not failed & {request, "all"} and entities is not None
+        targets[request] = json.dumps({"entities": json.loads(entities)}, ensure_ascii=False) if ok else None
+    counts = [row.get(f"gema_{a}_errors") for a in GEMA_ASPECTS]
+    if failed & {SUBJECTIVE, "all"} or any(c is None or math.isnan(c) for c in counts):
+        targets[SUBJECTIVE] = None
+    else:
+        answer = {f"{a}_errors": int(c) for a, c in zip(GEMA_ASPECTS, counts)}
+        targets[SUBJECTIVE] = json.dumps(
+            {**answer, "explanation": teacher_explanation(row.get("gema_explanation"))}, ensure_ascii=False
+        )
+    return targets
+
+
+def gema_examples(
+    refs: Sequence[str],
+    hyps: Sequence[str],
+    ids: Sequence[str],
+    splits: Sequence[str],
+    table: pl.DataFrame,
+    cfg: JudgeTrainConfig,
+) -> list[dict[str, Any]]:
+    """Per pair its three GEMA agent requests (subjective, reference entities, candidate entities)
+    with the teacher's answers (request, messages, target); an entity request already an example
+    of the same split is a duplicate."""
+    entity, texts, subjective = gema_requests(refs, hyps, GemaConfig(max_words=cfg.max_words))
+    entity_of = dict(zip(texts, entity))
+    answers = {str(r["pair_id"]): gema_targets(r) for r in table.iter_rows(named=True)}
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for pid, ref, hyp, split, sub in zip(ids, refs, hyps, splits, subjective, strict=True):
+        teacher = answers.get(pid, {})
+        for request, text in ((SUBJECTIVE, None), (REF_ENTITIES, ref), (HYP_ENTITIES, hyp)):
+            req = sub if text is None else entity_of[truncate_words(text, cfg.max_words)]
+            key = (split, json.dumps(list(req.messages), ensure_ascii=False))
+            duplicate = text is not None and key in seen
+            seen.add(key)
+            rows.append({"request": request, "messages": key[1], "target": teacher.get(request),
+                         "duplicate": duplicate})  # fmt: skip
+    return rows
 
 
 def build_examples(
@@ -132,7 +208,14 @@ def build_examples(
     mode = target_mode(cfg, analyses)
     values, scale = human_scale(ds.ratings, cfg) if not ds.ratings.is_empty() else ({}, Scale("none", 0.0, 1.0, False))
     texts: Mapping[str, str] = {}
-    if analyses is not None:
+    if analyses is not None and "pair_id" not in analyses.columns and ID in analyses.columns:
+        analyses = analyses.rename({ID: "pair_id"})  # a `srrg score` table (the teacher's GEMA answers)
+    if mode == "gema":
+        assert analyses is not None  # target_mode insists
+        missing = [c for c in ("pair_id", *GEMA_COLUMNS) if c not in analyses.columns]
+        if missing:
+            raise UserError(f"GEMA answers table: missing column(s) {missing}; found {analyses.columns}")
+    elif analyses is not None:
         missing = [c for c in ("pair_id", "analysis") if c not in analyses.columns]
         if missing:
             raise UserError(f"analyses table: missing column(s) {missing}; found {analyses.columns}")
@@ -149,22 +232,36 @@ def build_examples(
     else:
         split_of = split_cases(cases, cfg.validate_fraction, cfg.test_fraction, cfg.split_seed)
         pair_splits, shared = [split_of[c] for c in cases], set()
-    requests = pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
+    if mode == "gema":
+        assert analyses is not None
+        requests = gema_examples(refs, hyps, ids, pair_splits, analyses, cfg)
+        per_pair = 3
+    else:
+        requests = [
+            {"request": PAIR, "messages": json.dumps(list(r.messages), ensure_ascii=False), "duplicate": False}
+            for r in pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
+        ]
+        per_pair = 1
     rows = []
-    for pid, ref, hyp, case, split, request in zip(ids, refs, hyps, cases, pair_splits, requests, strict=True):
+    for i, request in enumerate(requests):
+        k = i // per_pair
+        pid, ref, hyp, case, split = ids[k], refs[k], hyps[k], cases[k], pair_splits[k]
         human = values.get(pid)
         human = None if human is None or math.isnan(human) else float(human)
-        if mode == "analysis":
+        if mode == "gema":
+            target = request["target"]
+        elif mode == "analysis":
             target = texts.get(pid)
         else:
             target = score_target(scale.apply(human, cfg.decimals), cfg.decimals) if human is not None else None
         status = EMPTY_TEXT if not ref.strip() or not hyp.strip() else OK if target is not None else NO_TARGET
         if split != "test" and case in shared:
             status = TEST_CASE
+        elif status == OK and request["duplicate"]:
+            status = DUPLICATE
         rows.append({
-            "pair_id": pid, "case_id": case, "split": split, "reference": ref, "candidate": hyp,
-            "human": human, "target": target,
-            "messages": json.dumps(list(request.messages), ensure_ascii=False), "status": status,
+            "pair_id": pid, "case_id": case, "split": split, "request": request["request"], "reference": ref,
+            "candidate": hyp, "human": human, "target": target, "messages": request["messages"], "status": status,
         })  # fmt: skip
     examples = pl.DataFrame(rows, schema=EXAMPLE_SCHEMA, orient="row") if rows else pl.DataFrame(schema=EXAMPLE_SCHEMA)
     summary = {
@@ -181,7 +278,8 @@ def build_examples(
         "cases": {s: len({c for c, t in zip(cases, pair_splits) if t == s}) for s in SPLITS},
         "split_by": "published" if published else "cases",
         "pairs": {f"{r['split']}:{r['status']}": c for r, c in _count(examples)},
-        "n_pairs": examples.height,
+        "n_pairs": len(ids),
+        "n_examples": examples.height,
         "split_seed": cfg.split_seed,
         "case_by": cfg.case_by,
     }
@@ -200,7 +298,7 @@ def write_prepared(
     `srrg score` / `srrg metaeval-correlate` formats) and prepare.json."""
     out = Path(out_dir)
     write_parquet(examples, out / "examples.parquet")
-    test = examples.filter(pl.col("split") == "test")
+    test = examples.filter((pl.col("split") == "test") & pl.col("request").is_in(PAIR_REQUESTS))
     write_parquet(
         test.select(pl.col("pair_id").alias(ID), pl.col("reference").alias("report")), out / "heldout" / "refs.parquet"
     )

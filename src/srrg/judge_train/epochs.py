@@ -1,6 +1,6 @@
 """Kendall's tau of the judge being tuned on the test split after chosen epochs (VERT's per-epoch
-progression, epochs 1, 2, 3 and 5): at the end of each such epoch the model answers every
-trainable test pair greedily through the metric's own parser (vert, green), and tau-b against
+progression, epochs 1, 2, 3 and 5): at the end of each such epoch the model answers every test
+pair with a human judgement greedily, read by the metric's own parser (vert, green, gema), and tau-b against
 the human judgement (negated when lower is better, as srrg.metaeval orients it) is logged into
 the Trainer's history, so a resumed fit keeps the epochs it had already evaluated. The table has
 one row per configured epoch; an epoch the training never reached says so."""
@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from srrg.io import atomic_path, write_text
+from srrg.judge_train.dataset import HYP_ENTITIES, PAIR, REF_ENTITIES, SUBJECTIVE
 from srrg.metaeval import tables
 from srrg.metrics.judges.common import NO_RESPONSE, Reply
 from srrg.rank_correlation import coefficient, orient
@@ -27,9 +28,24 @@ SCHEMA = {"epoch": pl.Int64, "step": pl.Int64, "kendall": pl.Float64, "n_test": 
           "status": pl.String}  # fmt: skip
 
 
+def judge_scores(mode: str, test: pl.DataFrame, reply_of: Mapping[str, Reply]) -> tuple[list[float], list[float]]:
+    """(judge score, human judgement) per test pair from the answers to each test row's messages,
+    read by the metric the tuned model serves: vert's direct score (score), the GREEN score
+    (analysis), or GEMA from its three agents' answers (gema)."""
+    if mode != "gema":
+        pairs = test.filter(pl.col("request") == PAIR)
+        return score_replies(mode, [reply_of[m] for m in pairs["messages"]]), pairs["human"].to_list()
+    from srrg.metrics.judges.gema import score_answers
+
+    message = {(p, r): m for p, r, m in test.select("pair_id", "request", "messages").iter_rows()}
+    pairs = test.filter(pl.col("request") == SUBJECTIVE)
+    ref, hyp = ([reply_of[message[(p, r)]] for p in pairs["pair_id"]] for r in (REF_ENTITIES, HYP_ENTITIES))
+    result = score_answers(ref, hyp, [reply_of[m] for m in pairs["messages"]])
+    return list(result.per_report["gema"]), pairs["human"].to_list()
+
+
 def score_replies(mode: str, replies: Sequence[Reply]) -> list[float]:
-    """The judge's score per test answer, read by the metric the tuned model serves (score: vert's
-    direct score, analysis: the GREEN score)."""
+    """The judge's score per pair answer (score: vert's direct score, analysis: the GREEN score)."""
     if mode == "analysis":
         from srrg.metrics.judges.green import score_responses as green
 
@@ -67,8 +83,8 @@ def answer_test(model: Any, tokenizer: Any, test: pl.DataFrame, max_tokens: int,
 
 
 def epoch_callback(test: pl.DataFrame, mode: str, lower: bool, epochs: Sequence[int], tokenizer: Any, **kw: Any) -> Any:
-    """A transformers TrainerCallback that evaluates at the end of each epoch in `epochs` (kw:
-    max_tokens, batch_size of answer_test)."""
+    """A transformers TrainerCallback that evaluates at the end of each epoch in `epochs` (test:
+    the test split's example rows with a human judgement; kw: max_tokens, batch_size of answer_test)."""
     from transformers import TrainerCallback
 
     class EpochTau(TrainerCallback):
@@ -78,11 +94,13 @@ def epoch_callback(test: pl.DataFrame, mode: str, lower: bool, epochs: Sequence[
                 return  # stopped inside an epoch (max_steps), or an epoch not asked for
             was_training = model.training
             model.eval()
+            unique = test.unique("messages", maintain_order=True)  # a report GEMA's entity agent reads twice
             try:
-                scores = score_replies(mode, answer_test(model, tokenizer, test, **kw))
+                replies = dict(zip(unique["messages"], answer_test(model, tokenizer, unique, **kw)))
             finally:
                 model.train(was_training)
-            row = tau_row(epoch, state.global_step, scores, test["human"].to_list(), lower)
+            scores, human = judge_scores(mode, test, replies)
+            row = tau_row(epoch, state.global_step, scores, human, lower)
             state.log_history.append({f"test_{k}": v for k, v in row.items()})
 
     return EpochTau()

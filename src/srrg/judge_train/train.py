@@ -27,7 +27,7 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet, write_text
-from srrg.judge_train.dataset import OK, TOO_LONG
+from srrg.judge_train.dataset import EMPTY_TEXT, OK, PAIR_REQUESTS, TOO_LONG
 from srrg.judge_train.epochs import epoch_callback, epoch_table, write_epoch_outputs
 from srrg.llm.local_backend import render_prompt, resolve_model
 from srrg.settings.judge_train import JudgeTrainConfig
@@ -239,6 +239,14 @@ class Setup:
     cuda: bool
 
 
+def scored_test(examples: pl.DataFrame) -> pl.DataFrame:
+    """The test split's examples the per-epoch tau asks the model about: those with both reports
+    and a human judgement (whatever their target)."""
+    return examples.filter(
+        (pl.col("split") == "test") & (pl.col("status") != EMPTY_TEXT) & pl.col("human").is_not_null()
+    )
+
+
 def build_trainer(
     examples: pl.DataFrame, cfg: JudgeTrainConfig, checkpoints: Path, mode: str = "score", lower: bool = False
 ) -> Setup:
@@ -264,7 +272,7 @@ def build_trainer(
         )
     model = attach_lora(model, cfg)
     checkpoints.mkdir(parents=True, exist_ok=True)
-    test = examples.filter((pl.col("split") == "test") & (pl.col("status") == OK))
+    test = scored_test(examples)
     # an answer longer than the longest learned target (+ its end token) is cut off
     longest = max(sum(label != IGNORE for label in item["labels"]) for item in train_set)
     callbacks = (
@@ -324,7 +332,7 @@ def fit(
     history = setup.trainer.state.log_history
     write_text(out / "train_log.jsonl", "".join(json.dumps(entry) + "\n" for entry in history))
     per_epoch = epoch_table(history, cfg.eval_epochs)
-    n_test = int(((examples["split"] == "test") & (examples["status"] == OK)).sum())
+    n_test = scored_test(examples).filter(pl.col("request").is_in(PAIR_REQUESTS)).height
     write_epoch_outputs(
         per_epoch, out, f"Kendall τb of the judge being tuned on the {n_test} test pairs by epoch ({mode} target)"
     )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from srrg.settings.fields import Settings, doc, hook
 
-TARGETS = ("auto", "score", "analysis")
+TARGETS = ("auto", "score", "analysis", "gema")
 CASE_KEYS = ("reference", "pair_prefix")
 SPLIT_BY = ("published", "cases")
 QUANTIZATION = ("auto", "none", "4bit")
@@ -29,7 +29,9 @@ class JudgeTrainConfig(Settings):
         default="auto",
         metadata=doc(
             "What the judge learns to answer: score (VERT: `[Score]:` with the scaled expert score), analysis "
-            "(GREEN: the given analysis text) or auto (analysis when an analyses table is given, else score).",
+            "(GREEN: the given analysis text), gema (a distilled GEMA: a teacher's answers to GEMA's agent requests, "
+            "from its `srrg score --metrics gema` table) or auto (gema when the given table holds GEMA's columns, "
+            "analysis for another table, else score).",
             enum=list(TARGETS),
         ),
     )
@@ -174,8 +176,8 @@ class JudgeTrainSection(Settings):
     train: JudgeTrainConfig = field(
         default_factory=JudgeTrainConfig, metadata=doc("How each judge is fine-tuned (docs/judge_train.md).")
     )
-    metrics: tuple[Literal["vert", "green"], ...] = field(
-        default=("vert",), metadata=doc("Judge metrics the tuned model answers when scoring (vert, green).")
+    metrics: tuple[Literal["vert", "green", "gema"], ...] = field(
+        default=("vert",), metadata=doc("Judge metrics the tuned model answers when scoring (vert, green, gema).")
     )
     max_tokens: int = field(default=16, metadata=doc("Answer length when scoring.", minimum=1))
     llm: dict[str, Any] = field(

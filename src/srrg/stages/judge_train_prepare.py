@@ -12,7 +12,11 @@ HELP = "ratings dataset -> judge training examples (split by case) and the held-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _metaeval.dataset_arguments(parser)
-    parser.add_argument("--analyses", help="table with pair_id, analysis (GREEN-style explanation targets)")
+    parser.add_argument(
+        "--analyses",
+        help="table with pair_id, analysis (GREEN-style explanation targets), or a teacher judge's per_report table "
+        "of `srrg score --metrics gema` (distilled GEMA targets)",
+    )
     parser.add_argument("--out-dir", required=True, help="folder for examples.parquet, prepare.json and heldout/")
     _args.config(parser, "judge_train.train")
 
