@@ -79,6 +79,12 @@ def context_text(cfg: ContextConfig, row: Mapping[str, Any], prior_report: str |
     return "\n".join(lines)
 
 
+def finding_line(names: Sequence[str]) -> str:
+    """The finding prompt (model.context.findings): the findings the model's finding head sees,
+    or "none", so that a normal study reads differently from a missing line (docs/model.md)."""
+    return f"Findings seen in the image: {', '.join(names) or 'none'}"
+
+
 def context_prompt(tok: PreTrainedTokenizerBase, target: str, context: str) -> Prompt:
     """The S-RRG prompt (srrg.model.prompt) with the context text before the image: the ids
     before and after the image slot. An empty context gives build_prompt's ids."""

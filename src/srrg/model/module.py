@@ -36,6 +36,7 @@ def param_groups(net: ReportGenerator, lr: float, encoder_lr_scale: float) -> li
 
 
 ENCODER_PREFIX = "encoder."
+HEAD_PREFIX = "finding_head."
 
 
 def init_encoder(net: ReportGenerator, path: str) -> int:
@@ -44,8 +45,11 @@ def init_encoder(net: ReportGenerator, path: str) -> int:
     from an encoder that already reads the images (e.g. the baseline's, trained with the finding
     loss) and its decoder side only has to learn to read those features. The file must hold every
     encoder tensor with the same shape (same encoder name, image size and token_pool): anything
-    else is a ValueError naming the file. Returns the number of tensors copied."""
-    state = read_blob(path)["state_dict"]
+    else is a ValueError naming the file. When both models have a finding head over the same
+    labels, the head comes along (a finding prompt then names what that head learned to see).
+    Returns the number of tensors copied."""
+    blob = read_blob(path)
+    state = blob["state_dict"]
     own = net.encoder.state_dict()
     theirs = {k[len(ENCODER_PREFIX) :]: v for k, v in state.items() if k.startswith(ENCODER_PREFIX)}
     missing = sorted(set(own) - set(theirs))
@@ -56,7 +60,12 @@ def init_encoder(net: ReportGenerator, path: str) -> int:
             f"other shapes {shapes[:3]}); use a model file with the same encoder name, image_size and token_pool"
         )
     net.encoder.load_state_dict({k: theirs[k] for k in own})
-    return len(own)
+    copied = len(own)
+    if net.finding_head is not None and blob.get("findings") == net.finding_head.labels:
+        head = {k[len(HEAD_PREFIX) :]: v for k, v in state.items() if k.startswith(HEAD_PREFIX)}
+        net.finding_head.load_state_dict(head)
+        copied += len(head)
+    return copied
 
 
 RNG_KEY = "srrg_rng_state"

@@ -15,7 +15,7 @@ from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, Pre
 
 from srrg.model.baseline import build_baseline
 from srrg.model.constrained import ReportConstraint, compile_report_grammar
-from srrg.model.context import ViewEmbedding, encode_views
+from srrg.model.context import ViewEmbedding, context_prompt, encode_views, finding_line
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
@@ -139,17 +139,59 @@ class ReportGenerator(nn.Module):
             raise ValueError("several views per study need model.context.views > 1")
         return encode_views(self.image_tokens, images, present, self.view_embedding)
 
+    def finding_contexts(self, tokens: torch.Tensor) -> list[str] | None:
+        """Each study's finding prompt (model.context.findings; None when off): the labels its
+        finding head gives at least context.finding_threshold, in the head's order (most frequent
+        first). The names are read off the image, never from the reference, in training and
+        inference alike; no gradient flows through the choice of words (docs/model.md)."""
+        if not self.cfg.context.findings:
+            return None
+        assert self.finding_head is not None
+        with torch.no_grad():
+            seen = torch.sigmoid(self.finding_head(tokens)) >= self.cfg.context.finding_threshold
+        labels = self.finding_head.labels
+        return [finding_line([labels[j] for j in row.nonzero().flatten().tolist()]) for row in seen]
+
     def _prompt_embeds(self, img: torch.Tensor) -> torch.Tensor:
-        """[prefix | image tokens | suffix] embeddings (identical lengths: no prompt padding)."""
+        """prompt_inputs' embeddings of a model whose prompt is the same for every study."""
+        return self.prompt_inputs(img, None)[0]
+
+    def prompt_inputs(self, img: torch.Tensor, contexts: list[str] | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """[prefix | image tokens | suffix] embeddings and their 0/1 mask. Without contexts every
+        study has the same prompt (no padding); with them each study's prompt carries its text
+        (srrg.model.context.context_prompt) and the shorter ones are padded on the left, so that
+        every prompt ends where the report begins."""
         assert self.llm is not None
+        if self.cfg.context.findings and contexts is None:
+            raise ValueError("a model with a finding prompt (model.context.findings) needs each study's prompt text")
         embed = self.llm.get_input_embeddings()
-        n = img.shape[0]
-        prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=img.device).expand(n, -1)
-        suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
-        return torch.cat([embed(prefix), img.to(embed.weight.dtype), embed(suffix)], dim=1)
+        n, device = img.shape[0], img.device
+        img = img.to(embed.weight.dtype)
+        if contexts is None:
+            prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=device).expand(n, -1)
+            suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=device).expand(n, -1)
+            embeds = torch.cat([embed(prefix), img, embed(suffix)], dim=1)
+            return embeds, torch.ones(embeds.shape[:2], dtype=torch.long, device=device)
+        rows = []
+        for i, text in enumerate(contexts):
+            prompt = context_prompt(self.tokenizer, self.cfg.target, text)
+            before, after = (
+                torch.tensor(p, dtype=torch.long, device=device) for p in (prompt.prefix_ids, prompt.suffix_ids)
+            )
+            rows.append(torch.cat([embed(before), img[i], embed(after)]))
+        width = max(r.shape[0] for r in rows)
+        embeds = img.new_zeros((n, width, img.shape[-1]))
+        mask = torch.zeros((n, width), dtype=torch.long, device=device)
+        for i, row in enumerate(rows):
+            embeds[i, width - row.shape[0] :] = row
+            mask[i, width - row.shape[0] :] = 1
+        return embeds, mask
 
     def loss(self, images: torch.Tensor, targets: list[str], present: torch.Tensor | None = None) -> torch.Tensor:
         """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
+        if present is None:
+            tokens = self.encoder(images)
+            return self.token_loss(self.projector(tokens), targets, contexts=self.finding_contexts(tokens))
         img, mask = self.study_tokens(images, present)
         return self.token_loss(img, targets, mask)
 
@@ -162,21 +204,28 @@ class ReportGenerator(nn.Module):
             report = self.loss(images, targets, present)
             return {"report": report, "total": report}
         tokens = self.encoder(images)
-        out = {"report": self.token_loss(self.projector(tokens), targets)}
+        out = {"report": self.token_loss(self.projector(tokens), targets, contexts=self.finding_contexts(tokens))}
         out["total"] = out["report"]
         if self.finding_head is not None:
             out["findings"] = self.finding_head.loss(tokens, positives)
             out["total"] = out["report"] + self.cfg.finding_loss * out["findings"]
         return out
 
-    def token_loss(self, img: torch.Tensor, targets: list[str], mask_img: torch.Tensor | None = None) -> torch.Tensor:
+    def token_loss(
+        self,
+        img: torch.Tensor,
+        targets: list[str],
+        mask_img: torch.Tensor | None = None,
+        contexts: list[str] | None = None,
+    ) -> torch.Tensor:
         """`loss` given the projected image tokens (B, N, width) instead of the images; mask_img:
-        their 0/1 mask for the baseline's cross-attention (None: all real)."""
+        their 0/1 mask for the baseline's cross-attention (None: all real); contexts: each study's
+        prompt text (finding_contexts; LLM only)."""
         seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
         ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
         labels = ids.masked_fill(mask == 0, IGNORE)
         if self.llm is not None:
-            return self._llm_loss(img, ids, mask, labels)
+            return self._llm_loss(img, ids, mask, labels, contexts)
         assert self.decoder is not None
         bos = torch.full((ids.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
         ones = torch.ones_like(bos)
@@ -200,31 +249,39 @@ class ReportGenerator(nn.Module):
         cache.batch_repeat_interleave(n)
         return cache
 
-    def _llm_loss(self, img: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def _llm_loss(
+        self,
+        img: torch.Tensor,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        labels: torch.Tensor,
+        contexts: list[str] | None = None,
+    ) -> torch.Tensor:
         """Cross-entropy of the target tokens after [prefix | image | suffix], the same loss as
         the LLM's own over the whole sequence with the prompt positions ignored, computed with
         less work (docs/model.md, CPU step): the prefix from its cache (_prefix_cache; only for a
-        frozen LLM without checkpointing: adapters would make the prefix trainable), and the
-        output layer only at the positions that predict a target token (the prompt's rows of the
-        49k-wide output were discarded)."""
+        frozen LLM without checkpointing and one prompt for all: adapters would make the prefix
+        trainable), and the output layer only at the positions that predict a target token (the
+        prompt's rows of the 49k-wide output were discarded). Left-padded per-study prompts
+        (contexts) get positions that skip the padding, as in generation."""
         assert self.llm is not None
         embed = self.llm.get_input_embeddings()
         n = img.shape[0]
-        suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
         # transformers drops caches under gradient checkpointing: the prefix then runs with the rest
         frozen = self.cfg.llm.tuning == "frozen" and not self.llm.is_activation_checkpointing
-        cached = frozen and len(self.prompt.prefix_ids) > 0
-        head = [img.to(embed.weight.dtype), embed(suffix)]
-        if not cached:
-            prefix = torch.tensor(self.prompt.prefix_ids, dtype=torch.long, device=img.device).expand(n, -1)
-            head.insert(0, embed(prefix))
-        head_embeds = torch.cat(head, dim=1)
-        embeds = torch.cat([head_embeds, embed(ids)], dim=1)
-        past = len(self.prompt.prefix_ids) if cached else 0
-        ones = torch.ones((n, past + head_embeds.shape[1]), dtype=torch.long, device=img.device)
+        cached = frozen and contexts is None and len(self.prompt.prefix_ids) > 0
+        if cached:
+            suffix = torch.tensor(self.prompt.suffix_ids, dtype=torch.long, device=img.device).expand(n, -1)
+            head_embeds = torch.cat([img.to(embed.weight.dtype), embed(suffix)], dim=1)
+            head_mask = torch.ones((n, len(self.prompt.prefix_ids) + head_embeds.shape[1]), dtype=torch.long)
+        else:
+            head_embeds, head_mask = self.prompt_inputs(img, contexts)
+        attention = torch.cat([head_mask.to(img.device), mask], dim=1)
+        positions = None if contexts is None else (attention.cumsum(dim=1) - 1).clamp(min=0)
         hidden = self.llm.base_model(
-            inputs_embeds=embeds,
-            attention_mask=torch.cat([ones, mask], dim=1),
+            inputs_embeds=torch.cat([head_embeds, embed(ids)], dim=1),
+            attention_mask=attention,
+            position_ids=positions,
             cache=self._prefix_cache(n, img.device) if cached else None,
             use_cache=cached,
         ).last_hidden_state
@@ -255,7 +312,12 @@ class ReportGenerator(nn.Module):
         per image its `num_return_sequences` best texts, best first. A constrainable model decodes
         under the report grammar when search.constrained (docs/model.md, "Constrained generation").
         present: the views of each study (study_tokens)."""
-        img, mask_img = self.study_tokens(images, present)
+        contexts = None
+        if present is None:
+            tokens = self.encoder(images)
+            img, mask_img, contexts = self.projector(tokens), None, self.finding_contexts(tokens)
+        else:
+            img, mask_img = self.study_tokens(images, present)
         tok = self.tokenizer
         max_new_tokens = search.max_new_tokens
         beams: dict[str, Any] = {
@@ -272,8 +334,7 @@ class ReportGenerator(nn.Module):
             constraint = ReportConstraint(grammar, tok, max_new_tokens, 2 * search.num_beams)
             beams["logits_processor"] = LogitsProcessorList([constraint])
         if self.llm is not None:
-            embeds = self._prompt_embeds(img)
-            attention = torch.ones(embeds.shape[:2], dtype=torch.long, device=img.device)
+            embeds, attention = self.prompt_inputs(img, contexts)
             out = self.llm.generate(
                 inputs_embeds=embeds, attention_mask=attention, max_new_tokens=max_new_tokens, **beams
             )

@@ -173,6 +173,18 @@ class ContextConfig(Settings):
         ),
     )
     prior_words: int = field(default=100, metadata=doc("The prior report is cut to this many words.", minimum=1))
+    findings: bool = field(
+        default=False,
+        metadata=doc(
+            "Put the names of the findings the model's own finding head sees in the image (probability at least "
+            "finding_threshold) in the LLM prompt, a diagnosis-driven prompt (docs/model.md, 'Finding prompt'); "
+            "needs arch llm and finding_loss > 0."
+        ),
+    )
+    finding_threshold: float = field(
+        default=0.5,
+        metadata=doc("A finding head probability at least this names the finding in the prompt.", minimum=0, maximum=1),
+    )
     views: int = field(
         default=1,
         metadata=doc(
@@ -185,7 +197,7 @@ class ContextConfig(Settings):
     @property
     def active(self) -> bool:
         """Whether any switch is on (off: the model is today's, weight for weight)."""
-        return self.indication or self.prior_report or self.views > 1
+        return self.indication or self.prior_report or self.findings or self.views > 1
 
 
 @dataclass(frozen=True)
@@ -241,17 +253,20 @@ class ModelConfig(Settings):
 
 def check_context(model: ModelConfig) -> None:
     """The model.context switches training and inference feed so far (docs/model.md, "Study
-    context"): `views` for the baseline decoder without a finding head. Any other switch that is
-    on would be ignored in silence: a ValueError naming it (at the workflow's pre-check and in
-    `srrg train`)."""
+    context"): `views` for the baseline decoder without a finding head, `findings` for the LLM with
+    one. Any other switch that is on would be ignored in silence: a ValueError naming it (at the
+    workflow's pre-check and in `srrg train`)."""
     cfg = model.context
     on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
     if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
         on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
+    if cfg.findings and (model.arch != "llm" or model.finding_loss <= 0):
+        on.append(f"findings (with arch {model.arch}, finding_loss {model.finding_loss})")
     if on:
         raise ValueError(
             f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
-            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss)"
+            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss, "
+            "findings for arch llm with finding_loss > 0)"
         )
 
 
