@@ -336,14 +336,19 @@ if JUDGE_RUN is not None and JUDGE_RUN not in RUNS:
     )
 
 
-def judge_options():
-    """Per-metric options for the judges: every judge gets the merged llm slice (no secrets:
+def judge_llm():
+    """The judges' llm slice: top-level llm, then judge.llm, with the judges' cache (no secrets:
     keys stay in the environment variable named by api_key_env)."""
-    llm = {
+    return {
         "cache_dir": str(Path(config["cache_dir"], "llm")),
         **config.get("llm", {}),
         **JUDGE["llm"],
     }
+
+
+def judge_options():
+    """Per-metric options for the judges: every judge gets the merged llm slice (judge_llm)."""
+    llm = judge_llm()
     options = {m: dict(o) for m, o in JUDGE["options"].items()}
     for metric in JUDGE["metrics"]:
         options.setdefault(metric, {})["llm"] = llm
@@ -395,9 +400,15 @@ def jt_score_options(wc):
         "model": jt(wc.dataset, "model", "merged"),
         "cache_dir": jt_llm_cache(wc.dataset),
     }
+    # the tuned VERT judge is asked with the prompt it was trained on (judge_train.train.vert_variant)
+    variant = {"vert": {"variant": JUDGE_TRAIN["train"]["vert_variant"]}}
     return as_json(
         {
-            m: {"llm": llm, "max_tokens": JUDGE_TRAIN["max_tokens"]}
+            m: {
+                "llm": llm,
+                "max_tokens": JUDGE_TRAIN["max_tokens"],
+                **variant.get(m, {}),
+            }
             for m in JUDGE_TRAIN["metrics"]
         }
     )

@@ -27,9 +27,10 @@ from srrg.metaeval.readers.load import load_dataset
 from srrg.metaeval.run import ID, resolve_human
 from srrg.metrics.judges.common import pair_requests, truncate_words
 from srrg.metrics.judges.gema import gema_requests
+from srrg.metrics.judges.vert import VARIANTS, vert_requests
 from srrg.settings.judge_train import JudgeTrainConfig
 from srrg.settings.metaeval import MetaevalConfig
-from srrg.settings.metrics import GEMA_ASPECTS, GemaConfig, JudgeConfig
+from srrg.settings.metrics import GEMA_ASPECTS, GemaConfig, JudgeConfig, VertConfig
 from srrg.settings.splits import SPLITS
 from srrg.text.spelling import plain_spelling
 
@@ -206,6 +207,8 @@ def build_examples(
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """One row per rated pair (EXAMPLE_SCHEMA) and a summary (target, scale, counts per split)."""
     mode = target_mode(cfg, analyses)
+    if mode != "score" and cfg.vert_variant != "direct":
+        raise UserError(f"judge_train.vert_variant {cfg.vert_variant!r} is a prompt of score targets, not of {mode}")
     values, scale = human_scale(ds.ratings, cfg) if not ds.ratings.is_empty() else ({}, Scale("none", 0.0, 1.0, False))
     texts: Mapping[str, str] = {}
     if analyses is not None and "pair_id" not in analyses.columns and ID in analyses.columns:
@@ -239,7 +242,11 @@ def build_examples(
     else:
         requests = [
             {"request": PAIR, "messages": json.dumps(list(r.messages), ensure_ascii=False), "duplicate": False}
-            for r in pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
+            for r in (
+                vert_requests(refs, hyps, VertConfig(max_words=cfg.max_words, variant=cfg.vert_variant))
+                if mode == "score"
+                else pair_requests(PROMPTS[mode], refs, hyps, JudgeConfig(max_words=cfg.max_words))
+            )
         ]
         per_pair = 1
     rows = []
@@ -267,7 +274,7 @@ def build_examples(
     summary = {
         "dataset": ds.name,
         "target": mode,
-        "prompt": PROMPTS[mode],
+        "prompt": VARIANTS[cfg.vert_variant] if mode == "score" else PROMPTS[mode],
         "scale": {
             "human_target": scale.target,
             "low": scale.low,

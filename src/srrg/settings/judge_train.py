@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from srrg.settings.fields import Settings, doc, hook
+from srrg.settings.metrics import VertVariant
 
 TARGETS = ("auto", "score", "analysis", "gema")
 CASE_KEYS = ("reference", "pair_prefix")
@@ -33,6 +34,14 @@ class JudgeTrainConfig(Settings):
             "from its `srrg score --metrics gema` table) or auto (gema when the given table holds GEMA's columns, "
             "analysis for another table, else score).",
             enum=list(TARGETS),
+        ),
+    )
+    vert_variant: VertVariant = field(
+        default="direct",
+        metadata=doc(
+            "The VERT prompt of score targets (the `vert` metric's variant, which the workflow also scores the tuned "
+            "judge with): direct (the whole prompt), formula, rubric, or two_lines (the VERT paper's fine-tuning "
+            "prompt: only its first two lines, the role and the score instruction, then the pair)."
         ),
     )
     human_target: str = field(

@@ -288,7 +288,7 @@ class RexrankConfig(Settings):
 DEFAULT_MODALITY = "chest X-ray"
 # a short name such as "CT" or "brain MRI": something besides spaces, no braces, no line break
 MODALITY_PATTERN = r"^[^{}\n]*\S[^{}\n]*$(?!\n)"
-VertVariant = Literal["direct", "formula", "rubric"]
+VertVariant = Literal["direct", "formula", "rubric", "two_lines"]
 VERT_VARIANTS: tuple[str, ...] = typing.get_args(VertVariant)
 GemaObjective = Literal["paper", "shared_findings"]
 GEMA_DIMENSIONS = ("disease", "location", "severity", "uncertainty")
@@ -388,7 +388,10 @@ class VertConfig(JudgeConfig):
 
     variant: VertVariant = field(
         default="direct",
-        metadata=doc("The prompt: direct, formula or rubric (all three share the answer format)."),
+        metadata=doc(
+            "The prompt: direct, formula or rubric (all three share the answer format), or two_lines (VERT's "
+            "fine-tuning prompt: the role and score lines, no answer format; for a judge tuned on it)."
+        ),
     )
     max_tokens: int = _max_tokens(1024)
     number_words: bool = _number_words()

@@ -49,7 +49,8 @@ FORMULAS = {"green_formula": (1.0, 1.0, 0.0), "f1_formula": (2.0, 1.0, 0.0), "we
 SIG_KEYS = tuple(f"vert_sig_{c}" for c in CATEGORIES)
 INSIG_KEYS = tuple(f"vert_insig_{c}" for c in CATEGORIES)
 KEYS = ("vert", *FORMULAS, *SIG_KEYS, *INSIG_KEYS, "vert_matched", "vert_status", "vert_score_status")
-VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric"}  # VertVariant -> prompt
+# VertVariant -> prompt; two_lines is VERT's fine-tuning prompt (docs/judge_train.md)
+VARIANTS = {"direct": "vert", "formula": "vert_formula", "rubric": "vert_rubric", "two_lines": "vert_two_lines"}
 # prompt that states a scoring rule -> the column computing that rule from the counts (their weights
 # must agree: tests/judges/test_prompt_formulas.py reads the rule out of the prompt text)
 STATED_FORMULAS = {"vert_formula": "weighted_formula"}
@@ -84,13 +85,19 @@ def prompt_with_shots(name: str, cfg: VertConfig) -> str:
     return text.replace(PAIR_START, block + PAIR_START, 1)
 
 
+def schema_answers(cfg: VertConfig, structured: bool) -> bool:
+    """Whether answers are asked for and read as JSON: the two_lines prompt has no answer format to
+    turn into a schema (a judge tuned on it answers `[Score]:` text), so it always uses text."""
+    return structured and cfg.variant != "two_lines"
+
+
 def vert_requests(refs: Sequence[str], hyps: Sequence[str], cfg: VertConfig, structured: bool = False) -> list[Any]:
     """The variant's prompt (with its few-shot examples; a scored pair among them is refused);
     structured: its answer format replaced by the JSON fields of SCHEMA."""
     name = VARIANTS[cfg.variant]
     refuse_overlap(shots_for(cfg.few_shot), refs, hyps)
     text = prompt_with_shots(name, cfg)
-    if not structured:
+    if not schema_answers(cfg, structured):
         return pair_requests(name, refs, hyps, cfg, prompt=template(name, ("reference", "candidate"), text))
     prompt = structured_template(
         name, "Answer in exactly this format", "answer_error_counts_score", ("reference", "candidate"), text=text
@@ -152,4 +159,4 @@ class Vert(PairJudge):
         return judge_signature(self.name, self.cfg, lambda structured: self.requests([""], [""], structured), extra)
 
     def score(self, replies: Sequence[str | Reply | None], structured: bool = False) -> MetricResult:
-        return score_responses(replies, self.cfg, structured)
+        return score_responses(replies, self.cfg, schema_answers(self.cfg, structured))
