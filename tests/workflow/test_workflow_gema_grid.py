@@ -2,8 +2,8 @@
 fixture, three judge models served by the loopback OpenAI stub (one a reasoning model with two
 thinking levels) give VERT's grid with a row per model and level plus the cross-model ensemble
 rows, the over/under-estimation table, GEMA-Score Tables 1-2 with a row per backbone and both
-error targets, GEMA Table 3 (the metrics against GEMA) and the error-injection table; every request
-is asked once, and rebuilt grids and injection tables ask nothing (LLM cache)."""
+error targets, GEMA Table 3 (the metrics against GEMA), the error-injection table and GREEN
+Table 7's direct preference; every request is asked once, and rebuilt tables ask nothing (LLM cache)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ MODELS = {"judge_a": "judge-a", "judge_b": "judge-b", "judge_r": "o3-mini"}  # o
 LEVELS = ("low", "high")
 VERT_ROWS = ("judge_a", "judge_b", "judge_r.low", "judge_r.high")
 ENTITY = "extracting the clinical entities"
+PREFER = "comparing two candidate"  # the direct-preference prompt
 SUBJECTIVE = "Count the candidate's problems"
 DISEASES = ("pleural effusion", "atelectasis", "cardiomegaly", "pneumothorax", "edema")
 
@@ -39,6 +40,8 @@ def answer(body):
         picked = [d for k, d in enumerate(DISEASES) if (h >> k) & 1] or [DISEASES[h % 5]]
         entities = [{"disease": d, "location": None, "severity": None, "uncertainty": "certain"} for d in picked]
         return Reply(json.dumps({"entities": entities}))
+    if PREFER in text:  # always candidate A
+        return Reply("A is closer.\nPreferred: A")
     if SUBJECTIVE in text:
         counts = {f"{a}_errors": (h >> (2 * k)) % 3 for k, a in enumerate(("fluency", "grammar", "terminology"))}
         return Reply(json.dumps({**counts, "explanation": "stub"}))
@@ -74,6 +77,7 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
                 "grid": {"models": {k: {"model": v} for k, v in MODELS.items()}, "gema": True,
                          "thinking": list(LEVELS), "ensembles": True},
                 "injection": {"enabled": True, "k": [1, 2]},
+                "preference": {"enabled": True},
             },
         })  # fmt: skip
         results = workdir / "results" / "metaeval" / "rp"
@@ -82,12 +86,14 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
             "results/metaeval/rp/gema_grid/gema_grid.md",
             "results/metaeval/rp/gema3/table_gema.md",
             "results/metaeval/rp/injection/error_injection.md",
+            "results/metaeval/rp/preference/preference.md",
         ]
         snakemake(workdir, *targets, "--configfile", str(config))
         texts = {t for f in ("refs", "hyps") for t in pl.read_parquet(results / "pairs" / f"{f}.parquet")["report"]}
         injected = pl.read_parquet(results / "injection" / "injection.parquet")
         extra = injection_requests(injected, {" ".join(t.split()) for t in texts})
-        total = len(VERT_ROWS) * 8 * 4 + (len(MODELS) + 1) * (len(texts) + 8) + extra  # + metaeval_score's GEMA
+        # + metaeval_score's GEMA, the injected candidates' GEMA, one preference request per case (4)
+        total = len(VERT_ROWS) * 8 * 4 + (len(MODELS) + 1) * (len(texts) + 8) + extra + 4
         asked = [(r["model"], r.get("reasoning_effort"), last_user_message(r)) for r in stub.requests]
         assert len(asked) == total and len(set(asked)) == len(asked)
         for model in (*MODELS.values(), "stub-judge"):
@@ -129,7 +135,11 @@ def test_one_run_writes_the_gema_backbone_grid_and_vert_grid(tmp_path, monkeypat
         assert all(math.isfinite(f) for f in table["f1"])
         shutil.rmtree(results / "gema_grid")
         shutil.rmtree(results / "grid")
+        preference = pl.read_csv(results / "preference" / "preference.csv")  # experts prefer C1 in 2 of 4
+        assert preference.row(0) == ("direct preference (stub-judge)", "judge", 4, 2, 2, 0, 0, 0.5, 0.5)
+        assert {"bleu_1", "rouge_l", "gema"} <= set(preference["row"])
         shutil.rmtree(results / "injection")
-        snakemake(workdir, *targets[:2], targets[3], "--configfile", str(config))
+        shutil.rmtree(results / "preference")
+        snakemake(workdir, *targets[:2], *targets[3:], "--configfile", str(config))
         assert len(stub.requests) == total  # every answer came from the cache
         assert pl.read_csv(results / "gema_grid" / "gema_grid.csv").equals(grid)

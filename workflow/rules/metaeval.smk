@@ -209,6 +209,48 @@ rule error_injection:
 add_targets(*expand(rules.error_injection.output.table, dataset=INJECTION_DATASETS))
 
 
+# GREEN Table 7's direct preference (metaeval.preference.enabled): on every rating set
+PREFERENCE_DATASETS = list(METAEVAL_RATING) if METAEVAL["preference"]["enabled"] else []
+
+
+rule metaeval_preference:
+    """A judge picks the better of two candidates of a case; its accuracy beside the metrics'."""
+    input:
+        pairs=rules.metaeval_prepare.output.pairs,
+        ratings=rules.metaeval_prepare.output.ratings,
+        scores=rules.metaeval_score.output.per_report,
+        code=stage_code("metaeval_preference"),
+    output:
+        table=report(
+            results("metaeval", "{dataset}", "preference", "preference.md"),
+            caption="../report/metaeval_preference.rst",
+            category="Meta-evaluation",
+            subcategory="{dataset}",
+        ),
+        csv=results("metaeval", "{dataset}", "preference", "preference.csv"),
+    log:
+        logs("metaeval", "{dataset}_preference.log"),
+    benchmark:
+        benchmarks_dir("metaeval_preference", "{dataset}_preference.tsv")
+    wildcard_constraints:
+        dataset=wildcard_choice(PREFERENCE_DATASETS),
+    conda:
+        "../../envs/llm.yaml"
+    resources:
+        llm_api=llm_api(),
+    params:
+        cfg=as_json({**METAEVAL["preference"], "llm": judge_llm()}),
+        out_dir=lambda wc: results("metaeval", wc.dataset, "preference"),
+    shell:
+        "python -m srrg metaeval-preference --pairs {input.pairs:q} --ratings {input.ratings:q}"
+        " --scores {input.scores:q} --out {params.out_dir:q} --config {params.cfg:q} > {log:q} 2>&1"
+
+
+add_targets(
+    *expand(rules.metaeval_preference.output.table, dataset=PREFERENCE_DATASETS)
+)
+
+
 if JUDGE_RUN is not None and METAEVAL["proxy"] and "proxy_rating" in JUDGE["metrics"]:
     # S-RRG Table 3's columns (metaeval.proxy_metrics) that a metric of the judge stage writes
     PROXY_METRICS = [

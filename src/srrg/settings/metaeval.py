@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from srrg.settings.compare import Correction
 from srrg.settings.fields import Settings, SettingsError, build, doc, hook
+from srrg.settings.metrics import JudgeConfig
 
 # the human judgements a ratings table gives (srrg.metaeval.readers.common.TARGETS; a test checks)
 HUMAN_TARGETS = ("rating", "errors_total", "errors_significant", "errors_insignificant")
@@ -267,7 +268,17 @@ class VertGrid(Settings):
         default=False,
         metadata=doc(
             "Cross-model ensemble rows in the grid: per column the models' scores averaged (z-scores) and fitted by "
-            "least squares, evaluated on the metaeval.correlate test_fraction of held-out pairs."
+            "least squares, evaluated on the rating set's published test split (RaTE-Eval), else on the "
+            "metaeval.correlate test_fraction of held-out pairs."
+        ),
+    )
+    ensemble_train: int = field(
+        default=500,
+        metadata=doc(
+            "Training instances the least-squares ensembles are fitted on (VERT: 500), the first in a seeded hash "
+            "order (ensemble_seed) of the complete training pairs; a set with fewer uses all, and the table caption "
+            "says so.",
+            minimum=1,
         ),
     )
     gema: bool = field(
@@ -329,6 +340,28 @@ class ErrorInjection(Settings):
 
 
 @dataclass(frozen=True)
+class DirectPreference(JudgeConfig):
+    """GREEN Table 7's direct preference (docs/metaeval.md, "Direct preference"): a judge is shown
+    the reference and two candidates of one case and says which is better; its accuracy against the
+    experts' preference stands beside each metric's on the same comparisons. Off by default."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=doc(
+            "Ask the judge on every rating set of metaeval.datasets: one request per within-case pair of rated "
+            "candidates the experts prefer one of."
+        ),
+    )
+    human_target: HumanTarget = field(
+        default="auto",
+        metadata=doc(
+            "Human judgement that decides the experts' preference; auto = rating when the set has ratings, else "
+            "errors_significant (fewer is better)."
+        ),
+    )
+
+
+@dataclass(frozen=True)
 class MetaevalSection(Settings):
     """Correlation of metrics with human or LLM-proxy ratings (docs/judges.md)."""
 
@@ -352,6 +385,10 @@ class MetaevalSection(Settings):
     grid: VertGrid = field(default_factory=VertGrid, metadata=doc("VERT's grid (docs/judges.md)."))
     injection: ErrorInjection = field(
         default_factory=ErrorInjection, metadata=doc("Error injection (docs/metaeval.md, 'Error injection').")
+    )
+    preference: DirectPreference = field(
+        default_factory=DirectPreference,
+        metadata=doc("GREEN Table 7's direct preference judge (docs/metaeval.md, 'Direct preference')."),
     )
     caveat: str = field(
         default=(
