@@ -53,7 +53,8 @@ def test_ensemble_rows_by_hand(tmp_path):
     frames = [("m1", pl.DataFrame({"study_id": ids, "GREEN-EC": a, "direct": a})),
               ("m2", pl.DataFrame({"study_id": ids, "GREEN-EC": b}))]  # fmt: skip
     cfg = MetaevalConfig(human_target="errors_significant", test_fraction=0.5, ensemble_seed=3)
-    rows = cross_model_ensembles(frames, ["GREEN-EC", "direct"], ratings, cfg)
+    rows, source = cross_model_ensembles(frames, ["GREEN-EC", "direct"], ratings, cfg)
+    assert source == "held_out"  # RadPref publishes no split
     assert set(rows["column"]) == {"GREEN-EC"} and set(rows["model"]) == set(ENSEMBLE_ROWS)
     mask = split_mask(ids, 0.5, 3)
     y = -np.array([human[i] for i in ids])

@@ -215,7 +215,8 @@ def test_prepare_writes_pairs_and_counts(tmp_path, capsys):
     assert (info["n_pairs"], info["n_clusters"], info["n_raters"], info["n_rating_rows"]) == (8, 4, 3, 202)
     assert info["skipped_cases_per_rater"]["user_3"] == 1
     pairs = pl.read_parquet(prep / "pairs.parquet")
-    assert pairs.columns == ["pair_id", "reference", "candidate", "cluster", "system", "context"]
+    assert pairs.columns == ["pair_id", "reference", "candidate", "cluster", "system", "context", "split"]
+    assert set(pairs["split"]) == {""}  # this layout publishes no split
 
 
 def test_correlate_cli_end_to_end(tmp_path):

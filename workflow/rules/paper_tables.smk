@@ -125,7 +125,11 @@ rule vert_grid:
             for p in GRID_PROMPTS
         ),
         cfg=as_json(METAEVAL["correlate"]),
-        ensembles="--ensembles" if GRID["ensembles"] else "",
+        ensembles=(
+            f"--ensembles --ensemble-train {GRID['ensemble_train']}"
+            if GRID["ensembles"]
+            else ""
+        ),
         out_dir=lambda wc: results("metaeval", wc.dataset, "grid"),
     shell:
         "python -m srrg vert-grid {params.cells} --ratings {input.ratings:q} --pairs {input.pairs:q}"

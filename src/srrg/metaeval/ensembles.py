@@ -30,13 +30,28 @@ class EnsembleResult:
     spearman_p: float
 
 
+def hash_order(pair_ids: Sequence[str], seed: int) -> np.ndarray:
+    """Positions of the pairs ranked by a hash of seed and id: a pair's rank among others depends
+    only on its id and the seed, not on row order or on which other pairs exist."""
+    keys = [hashlib.sha256(f"{seed}:{p}".encode()).hexdigest() for p in pair_ids]
+    return np.argsort(keys, kind="stable")
+
+
+def first_n(pair_ids: Sequence[str], pool: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Mask of the first n pairs of `pool` in hash_order (all of the pool when it has fewer): the
+    stated number of training instances an ensemble is fitted on."""
+    chosen = np.zeros(len(pair_ids), dtype=bool)
+    ranked = [i for i in hash_order(pair_ids, seed) if pool[i]]
+    chosen[ranked[:n]] = True
+    return chosen
+
+
 def split_mask(pair_ids: Sequence[str], test_fraction: float, seed: int) -> np.ndarray:
     """True for held-out pairs. A pair's side depends only on its id and the seed (hash-ranked), so
     adding pairs to a dataset does not reshuffle the others."""
     if not 0.0 < test_fraction < 1.0:
         raise UserError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    keys = [hashlib.sha256(f"{seed}:{p}".encode()).hexdigest() for p in pair_ids]
-    order = np.argsort(keys, kind="stable")
+    order = hash_order(pair_ids, seed)
     n_test = max(1, round(len(pair_ids) * test_fraction))
     mask = np.zeros(len(pair_ids), dtype=bool)
     mask[order[:n_test]] = True
@@ -54,15 +69,27 @@ def predict(coef: np.ndarray, x: np.ndarray) -> np.ndarray:
     return coef[0] + x @ coef[1:]
 
 
+def complete_rows(features: Mapping[str, Sequence[float]], human: Sequence[float]) -> np.ndarray:
+    """Pairs with a finite value for every feature and for the human score."""
+    x = np.column_stack([np.asarray(features[c], dtype=float) for c in features])
+    return np.isfinite(x).all(axis=1) & np.isfinite(np.asarray(human, dtype=float))
+
+
 def evaluate_ensemble(
-    name: str, features: Mapping[str, Sequence[float]], human: Sequence[float], test_mask: np.ndarray
+    name: str,
+    features: Mapping[str, Sequence[float]],
+    human: Sequence[float],
+    test_mask: np.ndarray,
+    train_mask: np.ndarray | None = None,
 ) -> EnsembleResult:
-    """Fit on the complete train rows, correlate predictions with human scores on complete test rows."""
+    """Fit on the complete train rows (train_mask, default: every row outside test_mask), correlate
+    predictions with human scores on complete test rows."""
     cols = tuple(features)
     x = np.column_stack([np.asarray(features[c], dtype=float) for c in cols])
     y = np.asarray(human, dtype=float)
-    complete = np.isfinite(x).all(axis=1) & np.isfinite(y)
-    train, test = complete & ~test_mask, complete & test_mask
+    complete = complete_rows(features, human)
+    train = complete & (~test_mask if train_mask is None else train_mask & ~test_mask)
+    test = complete & test_mask
     if train.sum() <= len(cols) or test.sum() < 3:
         nan = math.nan
         return EnsembleResult(name, cols, {}, int(train.sum()), int(test.sum()), nan, nan, nan, nan)
@@ -83,7 +110,11 @@ def zscores(x: np.ndarray) -> np.ndarray:
 
 
 def evaluate_mean_ensemble(
-    name: str, features: Mapping[str, Sequence[float]], human: Sequence[float], test_mask: np.ndarray
+    name: str,
+    features: Mapping[str, Sequence[float]],
+    human: Sequence[float],
+    test_mask: np.ndarray,
+    train_mask: np.ndarray | None = None,  # evaluate_ensemble's signature: nothing is fitted here
 ) -> EnsembleResult:
     """VERT's simple-average ensemble: the mean of the members' z-scores over the complete
     held-out pairs, fitted on nothing (no human score is read to build it; the z-scores use only

@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_table, write_parquet, write_text
 from srrg.metaeval import tables
-from srrg.metaeval.ensembles import evaluate_ensemble, evaluate_mean_ensemble, split_mask
+from srrg.metaeval.ensembles import complete_rows, evaluate_ensemble, evaluate_mean_ensemble, first_n, split_mask
 from srrg.metaeval.over_under import over_under_markdown, over_under_rows, over_under_table
 from srrg.metaeval.readers.common import ERRORS, human_scores
 from srrg.metaeval.run import ID, MetaevalResult, resolve_human, run_metaeval_correlate
@@ -143,19 +144,39 @@ def grid_frame(results: Sequence[tuple[str, MetaevalResult]], columns: Sequence[
 ENSEMBLE_ROWS = ("ensemble (mean)", "ensemble (least squares)")
 
 
+def ensemble_split(
+    ids: Sequence[str], published: Mapping[str, str], cfg: MetaevalConfig
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """(test mask, training pool, where they come from): the rating set's published split where its
+    pairs.parquet has one with both sides (VERT: evaluated on RaTE-Eval's official test split),
+    else the hash-ranked held-out share (metaeval.correlate test_fraction, ensemble_seed)."""
+    sides = [published.get(i, "") for i in ids]
+    if "train" in sides and "test" in sides:
+        return np.array([s == "test" for s in sides]), np.array([s == "train" for s in sides]), "published"
+    mask = split_mask(ids, cfg.test_fraction, cfg.ensemble_seed)
+    return mask, ~mask, "held_out"
+
+
 def cross_model_ensembles(
-    frames: Sequence[tuple[str, pl.DataFrame]], columns: Sequence[str], ratings: pl.DataFrame, cfg: MetaevalConfig
-) -> pl.DataFrame:
+    frames: Sequence[tuple[str, pl.DataFrame]],
+    columns: Sequence[str],
+    ratings: pl.DataFrame,
+    cfg: MetaevalConfig,
+    published: Mapping[str, str] | None = None,
+    n_train: int | None = None,
+) -> tuple[pl.DataFrame, str]:
     """VERT's cross-model ensembles: per grid column, the models' scores of that column combined as
-    the mean of their z-scores and as a least-squares fit (srrg.metaeval.ensembles) on the pairs
-    outside the held-out share (metaeval.correlate test_fraction, ensemble_seed), both correlated
-    with the human target on the held-out pairs only. Columns and the human target are oriented as
-    in the grid (GREEN-EC and error counts negated). A column fewer than two models have is left out."""
+    the mean of their z-scores and as a least-squares fit (srrg.metaeval.ensembles) on n_train
+    training pairs (the first complete ones in hash order; None = all), both correlated with the
+    human target on the test pairs only (ensemble_split: the published split, else the held-out
+    share). Columns and the human target are oriented as in the grid (GREEN-EC and error counts
+    negated). A column fewer than two models have is left out. Returns the rows and the split's
+    source."""
     human, _, lower = resolve_human(pl.DataFrame(), ratings, dataclasses.replace(cfg, human_column=None))
     truth = dict(zip(human[ID].cast(pl.String).to_list(), human["human"].to_list()))
     ids = sorted(set.intersection(*(set(f[ID].to_list()) for _, f in frames)) & set(truth))
     y = [(-1.0 if lower else 1.0) * (math.nan if truth[i] is None else truth[i]) for i in ids]
-    mask = split_mask(ids, cfg.test_fraction, cfg.ensemble_seed) if ids else None
+    mask, pool, source = ensemble_split(ids, published or {}, cfg) if ids else (None, None, "held_out")
     rows = []
     for column in columns:
         members = {m: f for m, f in frames if column in f.columns}
@@ -166,15 +187,17 @@ def cross_model_ensembles(
         for model, frame in members.items():
             values = dict(zip(frame[ID].to_list(), frame[column].to_list()))
             features[model] = [math.nan if values[i] is None else sign * values[i] for i in ids]
+        usable = pool & complete_rows(features, y)
+        train = first_n(ids, usable, n_train, cfg.ensemble_seed) if n_train is not None else usable
         for name, fit in zip(ENSEMBLE_ROWS, (evaluate_mean_ensemble, evaluate_ensemble)):
-            res = fit(name, features, y, mask)
+            res = fit(name, features, y, mask, train)
             for method, value, p_value in (("kendall", res.kendall, res.kendall_p),
                                            ("spearman", res.spearman, res.spearman_p)):  # fmt: skip
                 rows.append({"model": name, "column": column, "method": method, "value": value, "p_value": p_value,
                              "n": res.n_test, "n_train": res.n_train})  # fmt: skip
     schema = {"model": pl.String, "column": pl.String, "method": pl.String, "value": pl.Float64,
               "p_value": pl.Float64, "n": pl.Int64, "n_train": pl.Int64}  # fmt: skip
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    return (pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)), source
 
 
 def grid_markdown(grid: pl.DataFrame, columns: Sequence[str], caption: str) -> str:
@@ -193,6 +216,37 @@ def _cell(value: float | None) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
+def published_split(pairs: str | None) -> dict[str, str]:
+    """pair_id -> train/test from the `split` column metaeval-prepare writes into pairs.parquet
+    (empty where the set publishes no split, or without the file)."""
+    if not pairs:
+        return {}
+    frame = read_table(pairs)
+    if "split" not in frame.columns:
+        return {}
+    return {str(p): s for p, s in zip(frame["pair_id"], frame["split"]) if s}
+
+
+def ensemble_caption(extra: pl.DataFrame, source: str, asked: int | None, test_fraction: float) -> str:
+    """What the ensemble rows were fitted on and scored on: the least-squares fit's training pairs
+    (and, where fewer than the stated number existed, that it is fewer) and the test pairs."""
+    fitted = extra.filter(pl.col("model") == ENSEMBLE_ROWS[1])
+    n_train = fitted["n_train"].max() if fitted.height else 0
+    n_test = extra["n"].max() if extra.height else 0
+    if source == "published":
+        train_from, test_on = "the rating set's published training split", f"{n_test} pairs of its published test split"
+    else:
+        train_from = "the pairs outside the held-out share"
+        test_on = f"{n_test} held-out pairs only (test_fraction {test_fraction})"
+    text = (
+        "Ensemble rows: the models' scores of each column combined (mean of z-scores; least squares fitted on "
+        f"{n_train} training instances of {train_from}), correlated on {test_on}."
+    )
+    if asked is not None and n_train < asked:
+        text += f" Fewer training instances than the {asked} asked (metaeval.grid.ensemble_train): all there were."
+    return text
+
+
 def run_vert_grid(
     cells: Sequence[tuple[str, str, str]],
     ratings: str,
@@ -200,6 +254,7 @@ def run_vert_grid(
     cfg: MetaevalConfig,
     out_dir: str | Path,
     ensembles: bool | None = None,
+    ensemble_train: int | None = None,
 ) -> pl.DataFrame:
     """cells: (model, prompt, per_report.parquet). Per model its grid columns are correlated with
     the human scores as `metaeval-correlate` does (every table under out_dir/<model>/, paired tests
@@ -235,13 +290,11 @@ def run_vert_grid(
         "Per model CIs and paired tests in <model>/table_gema.md and paired_tests.csv."
     )
     if ensembles:
-        extra = cross_model_ensembles(frames, columns, read_table(ratings), cfg)
-        grid = pl.concat([grid, extra], how="diagonal_relaxed")
-        n_test = extra["n"].max() if extra.height else 0
-        caption += (
-            f" Ensemble rows: the models' scores of each column combined (mean of z-scores; least squares fitted on "
-            f"the other pairs), correlated on {n_test} held-out pairs only (test_fraction {cfg.test_fraction})."
+        extra, source = cross_model_ensembles(
+            frames, columns, read_table(ratings), cfg, published_split(pairs), ensemble_train
         )
+        grid = pl.concat([grid, extra], how="diagonal_relaxed")
+        caption += " " + ensemble_caption(extra, source, ensemble_train, cfg.test_fraction)
     if cfg.caveat:
         caption = f"{cfg.caveat}\n\n{caption}"
     write_text(out / "vert_grid.csv", grid.write_csv())

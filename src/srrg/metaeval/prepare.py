@@ -31,7 +31,8 @@ def context_columns(pairs: pl.DataFrame) -> list[pl.Series]:
 def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) -> str:
     """refs/hyps for `srrg score` (refs with the pairs' patient context columns where the layout
     has one: `srrg score` passes them to metrics that read context), ratings.parquet, pairs.parquet
-    (clusters, systems, context) and info.json (pair, rater and rating counts, what the reader skipped)."""
+    (clusters, systems, context, the published split) and info.json (pair, rater and rating counts,
+    what the reader skipped)."""
     ds = load_dataset(adapter, data, **options)
     pairs = ds.pairs.with_columns(pl.col("reference").fill_null(""), pl.col("candidate").fill_null(""))
     for column, dtype in PAIR_INFO_SCHEMA.items():
@@ -42,7 +43,9 @@ def run_metaeval_prepare(adapter: str, data: str, options: dict, out_dir: Path) 
     for name, text in (("refs", "reference"), ("hyps", "candidate")):
         frame = pairs.select(pl.col("pair_id").alias(ID), pl.col(text).alias("report"))
         write_parquet(frame.with_columns(context) if name == "refs" else frame, out_dir / f"{name}.parquet")
-    write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)), out_dir / "pairs.parquet")
+    # the rating set's published split (train/test; "" where it publishes none): VERT's ensembles use it
+    split = pl.Series("split", [ds.splits.get(p, "") for p in pairs["pair_id"]], pl.String)
+    write_parquet(pairs.select(list(PAIR_INFO_SCHEMA)).with_columns(split), out_dir / "pairs.parquet")
     write_parquet(ds.ratings, out_dir / "ratings.parquet")
     rated = set(ds.ratings["pair_id"])
     info = {
