@@ -2,9 +2,11 @@
 
 Fine-tunes a finished run's model file (by default the demo's Transformer baseline) with the RL
 settings given (default: the embedded default's RL run) and, every --every steps, decodes the first
---eval-studies test studies with beam search (infer's settings: 3 beams) and scores them with
-S-Score, as Table 1 does; prints one row per evaluation: seed, step, mean training reward of the
-last --every steps, test S-Score, parse rate, no-findings predictions. No checkpoints are kept.
+--eval-studies test studies as the demo's infer rule does (config.yaml's infer section: beam search
+with 3 beams on the first 200 test studies) and scores them with S-Score, as Table 1 does; prints
+one row per evaluation: seed, step, mean training reward of the last --every steps, test S-Score,
+parse rate, no-findings predictions (references: the count of reference reports without a positive
+finding), CPU seconds of the RL steps so far (evaluations excluded). No checkpoints are kept.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/rl_reward.py --results results [--run transformer_json]
         [--steps 40] [--every 10] [--seeds 1 2] [--eval-studies 200] [--config '{"lr": 1e-4}']
@@ -46,10 +48,10 @@ def test_batches(net: Any, data_cfg: Any, dataset: Path, n: int) -> tuple[list[d
     return batches, [reference_text(r, net.cfg.target) for r in rows]
 
 
-def test_scores(net: Any, batches: list[dict[str, Any]], refs: list[str], max_new_tokens: int) -> dict[str, float]:
-    """Beam-3 decodes of the test studies: S-Score, parse rate, predictions without a positive finding."""
+def test_scores(net: Any, batches: list[dict[str, Any]], refs: list[str], search: InferConfig) -> dict[str, float]:
+    """The infer settings' decodes of the test studies: S-Score, parse rate, predictions without a
+    positive finding."""
     net.eval()
-    search = InferConfig(num_beams=3, max_new_tokens=max_new_tokens)
     hyps = [c[0] for b in batches for c in net.generate(b["images"], search)]
     parsed = [parse_report(h) for h in hyps]
     return {
@@ -63,22 +65,24 @@ class Probe(L.Callback):
     """Scores the test studies before the first step and every `every` steps."""
 
     def __init__(
-        self, every: int, batches: list[dict[str, Any]], refs: list[str], budget: int, log: RLLog, seed: int
+        self, every: int, batches: list[dict[str, Any]], refs: list[str], search: InferConfig, log: RLLog, seed: int
     ) -> None:
-        self.seed, self.start = seed, time.perf_counter()
-        self.every, self.batches, self.refs, self.budget, self.rl_log = every, batches, refs, budget, log
+        self.seed, self.probe_cpu, self.start = seed, 0.0, time.process_time()
+        self.every, self.batches, self.refs, self.search, self.rl_log = every, batches, refs, search, log
         self.rows: list[dict[str, Any]] = []
 
     def probe(self, step: int, module: RLModule) -> None:
+        start = time.process_time()
         with torch.no_grad():
-            scores = test_scores(module.net, self.batches, self.refs, self.budget)
+            scores = test_scores(module.net, self.batches, self.refs, self.search)
+        self.probe_cpu += time.process_time() - start
         recent = [r["reward_mean"] for r in self.rl_log.rows[-self.every :]] if step else []
         reward = sum(recent) / len(recent) if recent else float("nan")
         row = {"step": step, "reward": reward, **scores}
         self.rows.append(row)
         print(
             f"| {self.seed} | {step} | {reward:.4f} | {row['s_score']:.4f} | {row['parsed']:.3f} | "
-            f"{row['no_findings']} | {time.perf_counter() - self.start:.0f} |",
+            f"{row['no_findings']} | {time.process_time() - self.start - self.probe_cpu:.0f} |",
             flush=True,
         )
 
@@ -90,7 +94,7 @@ class Probe(L.Callback):
             self.probe(trainer.global_step, pl_module)  # type: ignore[arg-type]
 
 
-def run_seed(args: argparse.Namespace, raw: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+def run_seed(args: argparse.Namespace, raw: dict[str, Any], search: InferConfig, seed: int) -> list[dict[str, Any]]:
     base = args.results / "runs" / args.run / "model.pt"
     with tempfile.TemporaryDirectory() as tmp:
         trainer_cfg = {**raw.get("trainer", {}), "max_steps": args.steps, "seed": seed, "accelerator": "cpu"}
@@ -102,7 +106,7 @@ def run_seed(args: argparse.Namespace, raw: dict[str, Any], seed: int) -> list[d
         data = ReportDataModule(args.results / "dataset", data_cfg, net.cfg.target, net.cfg.encoder.image_size, seed)
         log = RLLog(cfg.trainer.log_every_n_steps)
         trainer = build_trainer(TrainConfig(trainer=cfg.trainer), Path(tmp), log)
-        probe = Probe(args.every, batches, refs, net.cfg.max_target_tokens, log, seed)
+        probe = Probe(args.every, batches, refs, search, log, seed)
         trainer.callbacks.append(probe)
         trainer.fit(RLModule(net, cfg), datamodule=data)
     return probe.rows
@@ -115,7 +119,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--eval-studies", type=int, default=200)
+    parser.add_argument("--eval-studies", type=int, help="first N test studies; default: infer.max_studies")
     parser.add_argument("--config", default="{}", help="RL settings over the demo RL run's (inline JSON)")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -124,11 +128,14 @@ def main() -> None:
     default = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     spec = next(r for r in default["train"]["runs"] if r["name"] == DEMO_RL)
     raw = {**rl_slice(default, spec["rl"]), **json.loads(args.config)}
+    search = stage_config(default.get("infer") or {}, InferConfig, "infer")  # the demo's decoding
+    args.eval_studies = args.eval_studies or search.max_studies
     print(f"RL settings: {json.dumps(raw, sort_keys=True)}")
-    print("| seed | step | train reward | test S-Score | parsed | no-findings | seconds |")
+    print(f"test: the first {args.eval_studies} test studies, beam search with {search.num_beams} beams")
+    print("| seed | step | train reward | test S-Score | parsed | no-findings | RL CPU s |")
     print("|---|---|---|---|---|---|---|")
     for seed in args.seeds:
-        run_seed(args, raw, seed)  # prints a row per evaluation
+        run_seed(args, raw, search, seed)  # prints a row per evaluation
 
 
 if __name__ == "__main__":

@@ -115,3 +115,21 @@ def tiny_generator(
     cfg = tiny_model_config(arch, baseline, **model)
     tokenizer = load_tokenizer(cfg.llm) if char_tokenizer else None
     return ReportGenerator(cfg, tokenizer=tokenizer, vocab=vocab).eval()
+
+
+def sigterm_mid_run(cmd: list[str], env: dict[str, str], marker: str = "step 3/", timeout: float = 300) -> str:
+    """Start a training job (`srrg train` / `srrg rl`), send it SIGTERM once its log shows `marker`
+    (a logged step, so mid-run), and return the rest of its stderr after checking that it exited
+    143 (the status that makes Snakemake rerun the job)."""
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if marker in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=timeout) == 143, rest[-3000:]
+    return rest

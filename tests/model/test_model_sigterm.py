@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_fixtures import tiny_train_config, write_toy_dataset
+from model_fixtures import sigterm_mid_run, tiny_train_config, write_toy_dataset
 
 STEPS = 120  # about 5 s of training: the signal, sent after step 3, always lands mid-run
 
@@ -66,14 +65,7 @@ def test_sigterm_saves_the_current_step_and_the_rerun_resumes(tmp_path: Path) ->
     or repeated a step (metrics steps, weights)."""
     ds = write_toy_dataset(tmp_path / "ds", n_train=6)
     out, ckpt = tmp_path / "run" / "m.pt", tmp_path / "ckpt"
-    proc = subprocess.Popen(_cmd(ds, out, ckpt), env=_env(), stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if "step 3/" in line:
-            proc.send_signal(signal.SIGTERM)
-            break
-    rest = proc.stderr.read()
-    assert proc.wait(timeout=300) == 143, rest[-3000:]
+    rest = sigterm_mid_run(_cmd(ds, out, ckpt), _env())
     assert "SIGTERM: stopping after step" in rest
     _check_resumed(tmp_path, ds, out, ckpt)
 

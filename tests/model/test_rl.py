@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from model_fixtures import tiny_generator, tiny_train_config, write_toy_dataset
+from model_fixtures import sigterm_mid_run, tiny_generator, tiny_train_config, write_toy_dataset
 
 import srrg.model.rl as rl_mod
 from srrg.config import stage_config
@@ -214,14 +213,7 @@ def test_sigterm_mid_run_resumes_to_the_same_weights(tmp_path: Path) -> None:
     ds = write_toy_dataset(tmp_path / "ds", n_train=6)
     base = _base_model(tmp_path, ds)
     out, ckpt = tmp_path / "run" / "m.pt", tmp_path / "ckpt-rl"
-    proc = subprocess.Popen(_rl_cmd(ds, base, out, ckpt, steps), env=env, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if "step 3/" in line:
-            proc.send_signal(signal.SIGTERM)
-            break
-    rest = proc.stderr.read()
-    assert proc.wait(timeout=300) == 143, rest[-3000:]
+    sigterm_mid_run(_rl_cmd(ds, base, out, ckpt, steps), env)
     assert not out.exists() and list(ckpt.glob("*/*/last.ckpt"))
     rerun = subprocess.run(_rl_cmd(ds, base, out, ckpt, steps), env=env, capture_output=True, text=True, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
@@ -237,3 +229,20 @@ def test_sigterm_mid_run_resumes_to_the_same_weights(tmp_path: Path) -> None:
     a = torch.load(ref, weights_only=False)["state_dict"]
     b = torch.load(out, weights_only=False)["state_dict"]
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_beam_sampler_draws_the_decoders_best_beams() -> None:
+    """Catches a beam group that is not inference's beam search (another width, sampling left on,
+    beams in another order): with sampler beam the G sequences of a study are the G best
+    candidates of a G-wide beam search by ReportGenerator.generate, best first."""
+    from srrg.settings.model import InferConfig
+
+    net = tiny_generator(arch="baseline", char_tokenizer=True)
+    images = torch.randn(2, 3, 32, 32)
+    cfg = RLConfig(group_size=3, sampler="beam", max_new_tokens=12)
+    seqs = rl_mod.sample(net, net.image_tokens(images), cfg)
+    texts = [t.strip() for t in net.tokenizer.batch_decode(seqs, skip_special_tokens=True)]
+    beams = net.generate(images, InferConfig(num_beams=3, num_return_sequences=3, max_new_tokens=12))
+    assert texts == [t for study in beams for t in study]
+    assert rl_mod.group_search(cfg) == {"do_sample": False, "num_beams": 3}
+    assert rl_mod.group_search(RLConfig(temperature=0.5))["do_sample"] is True

@@ -146,17 +146,22 @@ def max_new(net: ReportGenerator, cfg: RLConfig) -> int:
     return min(budget, net.cfg.max_target_tokens) if net.llm is None else budget  # the decoder's positions
 
 
+def group_search(cfg: RLConfig) -> dict[str, Any]:
+    """generate()'s arguments that draw a study's group: random samples (temperature, top-p), or
+    the group_size best beams of a group_size-wide beam search (sampler: beam)."""
+    if cfg.sampler == "beam":
+        return {"do_sample": False, "num_beams": cfg.group_size}
+    return {"do_sample": True, "temperature": cfg.temperature, "top_p": cfg.top_p, "top_k": 0}
+
+
 @torch.no_grad()
 def sample(net: ReportGenerator, img: torch.Tensor, cfg: RLConfig) -> list[list[int]]:
-    """group_size sampled token sequences per study (row i * G + j: study i's j-th sample), each
-    ending in EOS unless cut by the budget. A constrainable JSON model samples under the report
+    """group_size token sequences per study (row i * G + j: study i's j-th sample or beam), each
+    ending in EOS unless cut by the budget. A constrainable JSON model decodes under the report
     grammar (docs/model.md, "Constrained generation"), so every finished sample parses."""
     tok, budget = net.tokenizer, max_new(net, cfg)
     kwargs: dict[str, Any] = {
-        "do_sample": True,
-        "temperature": cfg.temperature,
-        "top_p": cfg.top_p,
-        "top_k": 0,
+        **group_search(cfg),
         "num_return_sequences": cfg.group_size,
         "max_new_tokens": budget,
         "pad_token_id": tok.pad_token_id,
@@ -409,10 +414,11 @@ def run_rl(
         trainer.fit_loop.epoch_loop.max_steps = steps
     resume = (ckpt_dir / LAST).is_file()
     log.info(
-        "rl %s: reward %s, G=%d, baseline %s, kl_coef %g, %d training studies; %s",
+        "rl %s: reward %s, G=%d (%s), baseline %s, kl_coef %g, %d training studies; %s",
         run,
         signature,
         cfg.group_size,
+        cfg.sampler,
         cfg.baseline,
         cfg.kl_coef,
         len(data.train_set),
@@ -431,6 +437,7 @@ def run_rl(
             "reward": [asdict(t) for t in cfg.reward],
             "reward_signature": signature,
             "group_size": cfg.group_size,
+            "sampler": cfg.sampler,
             "baseline": cfg.baseline,
             "scale_by_std": cfg.scale_by_std,
             "kl_coef": cfg.kl_coef,

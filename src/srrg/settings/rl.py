@@ -54,6 +54,13 @@ class RLConfig(Settings):
         metadata=doc("The reward: a weighted sum of per-report metric values (default: S-Score).", minItems=1),
     )
     group_size: int = field(default=4, metadata=doc("Reports sampled per study and step (G).", minimum=2))
+    sampler: Literal["sample", "beam"] = field(
+        default="sample",
+        metadata=doc(
+            "How a study's G reports are drawn: sample (random sampling with temperature and top_p) or beam (the G "
+            "best beams of a G-wide beam search, the decoder inference uses; temperature and top_p unused)."
+        ),
+    )
     baseline: Literal["group", "greedy"] = field(
         default="group",
         metadata=doc(
