@@ -217,7 +217,8 @@ def run_error_injection(
     info = {"references": refs.height, "candidates": injected.height, "statuses": statuses, "seed": cfg.seed,
             "k": list(cfg.k), "categories": list(cfg.categories), "tolerance": cfg.tolerance}  # fmt: skip
     caption = (
-        f"Error injection on {refs.height} references (seed {cfg.seed}): mean drop = mean score of the reference "
+        f"Error injection on {refs.height} reference rows ({refs['report'].n_unique()} distinct texts; seed "
+        f"{cfg.seed}): mean drop = mean score of the reference "
         "against itself minus that of the perturbed candidate; a candidate is flagged when it scores more than "
         f"{cfg.tolerance:g} below the reference against itself; positives are the perturbed candidates, negatives "
         "the controls (the same findings reordered). Candidates by status: "
