@@ -186,9 +186,13 @@ GEMA3 = list(METAEVAL_RATING) if "gema" in METAEVAL["metrics"] else []
 
 
 rule metaeval_gema3:
-    """GEMA Table 3: every other metric of a rating set correlated with GEMA."""
+    """GEMA Table 3: every other metric of a rating set correlated with GEMA, with CheXbert's
+    P/R/F1 (labelled from the pairs' reports when the scores lack them; unavailable without the
+    radeval extra)."""
     input:
         scores=rules.metaeval_score.output.per_report,
+        refs=rules.metaeval_prepare.output.refs,
+        hyps=rules.metaeval_prepare.output.hyps,
         code=stage_code("metaeval_gema3"),
     output:
         table=report(
@@ -218,7 +222,8 @@ rule metaeval_gema3:
         ),
         out_dir=lambda wc: results("metaeval", wc.dataset, "gema3"),
     shell:
-        "python -m srrg metaeval-gema3 --scores {input.scores:q} --out {params.out_dir:q}"
+        "python -m srrg metaeval-gema3 --scores {input.scores:q} --refs {input.refs:q} --hyps {input.hyps:q}"
+        " --out {params.out_dir:q}"
         " --config {params.cfg:q} > {log:q} 2>&1"
 
 

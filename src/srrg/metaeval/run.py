@@ -463,8 +463,19 @@ def write_human(result: MetaevalResult, out: Path, note: str, what: str) -> None
 def run_metaeval_correlate(
     scores: str, ratings: str | None, pairs: str | None, cfg: MetaevalConfig, out_dir: str | Path
 ) -> MetaevalResult:
-    """The metaeval-correlate stage: the score, rating and pair tables read and checked,
-    correlated (run_metaeval) and written to out_dir (write_result)."""
+    """The metaeval-correlate stage: the score, rating and pair tables read and checked
+    (read_inputs), correlated (run_metaeval) and written to out_dir (write_result)."""
+    score_rows, rating_rows, pair_rows = read_inputs(scores, ratings, pairs)
+    result = run_metaeval(score_rows, rating_rows, cfg, pair_rows)
+    write_result(result, out_dir)
+    return result
+
+
+def read_inputs(
+    scores: str, ratings: str | None, pairs: str | None
+) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
+    """The score, rating and pair tables of a correlation command, each checked for the columns the
+    correlation reads and for a pair (or judgement) on two rows."""
     rating_rows = _table(ratings, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
     if rating_rows is not None and rating_rows.is_empty():
         raise UserError(f"{ratings}: no rating rows; nothing to correlate")
@@ -477,9 +488,7 @@ def run_metaeval_correlate(
         refuse_repeats(rating_rows, list(RATINGS_SCHEMA)[:5], ratings, "judgement (pair, rater, kind, category, level)")
     if pair_rows is not None:
         refuse_repeats(pair_rows, ["pair_id"], pairs, "pair_id")
-    result = run_metaeval(score_rows, rating_rows, cfg, pair_rows)
-    write_result(result, out_dir)
-    return result
+    return score_rows, rating_rows, pair_rows
 
 
 def _table(path: str | None, columns: Iterable[str], expected: str) -> pl.DataFrame | None:

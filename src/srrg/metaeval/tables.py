@@ -55,14 +55,18 @@ def correlation_frame(rows: Sequence[tuple[str, Correlation]]) -> pl.DataFrame:
     )
 
 
+UNAVAILABLE = "unavailable"  # ci_status of a metric that could not be computed here (GEMA Table 3's CheXbert)
+
+
 def wide_table(corr: pl.DataFrame, with_p: bool) -> list[list[str]]:
-    """Rows [metric, kendall, (p, CI), spearman, (p, CI)] in the order the metrics were given."""
+    """Rows [metric, kendall, (p, CI), spearman, (p, CI)] in the order the metrics were given; an
+    unavailable metric's value cells say so."""
     rows = []
     for metric in corr["metric"].unique(maintain_order=True).to_list():
         cells = [metric]
         for method in ("kendall", "spearman"):
             r = corr.filter((pl.col("metric") == metric) & (pl.col("method") == method)).row(0, named=True)
-            cells.append(_fmt(r["value"]))
+            cells.append(UNAVAILABLE if r.get("ci_status") == UNAVAILABLE else _fmt(r["value"]))
             if with_p:
                 cells.extend([_p(r["p_value"]), f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"])
         rows.append(cells)
