@@ -42,7 +42,8 @@ def test_epoch_table_keeps_every_configured_epoch():
 
 def test_fit_writes_tau_per_epoch_on_the_test_split_only(tmp_path, monkeypatch):
     """Bugs caught: the per-epoch answers asked for training pairs, an evaluated epoch without a row,
-    tau not computed from the answers, prepare.json's target ignored. The tiny model answers
+    tau not computed from the answers, prepare.json's target ignored, the last epoch's tau lost on
+    a rerun that resumes after it. The tiny model answers
     for real (its answers are recorded), then canned scores make the tau hand-computable."""
     from srrg.judge_train.train import run_judge_train_fit
 
@@ -75,3 +76,7 @@ def test_fit_writes_tau_per_epoch_on_the_test_split_only(tmp_path, monkeypatch):
     assert json.loads((tmp_path / "out" / "fit.json").read_text())["epoch_tau"]["5"] is None
     assert (tmp_path / "out" / "epoch_tau.png").stat().st_size > 0
     assert "| 5 | - | - | - | not_reached |" in (tmp_path / "out" / "epoch_tau.md").read_text()
+    # a rerun resumes from the checkpoint saved at the last step, before that epoch's end was evaluated
+    again = run_judge_train_fit(prepared, cfg, tmp_path / "out", tmp_path / "work")
+    assert again["resumed_from"].endswith(f"checkpoint-{summary['steps']}") and len(asked) == 3
+    assert pl.read_csv(tmp_path / "out" / "epoch_tau.csv").equals(table)

@@ -89,9 +89,17 @@ def epoch_callback(test: pl.DataFrame, mode: str, lower: bool, epochs: Sequence[
 
     class EpochTau(TrainerCallback):
         def on_epoch_end(self, args: Any, state: Any, control: Any, model: Any = None, **_: Any) -> None:
-            epoch = round(state.epoch)
-            if abs(state.epoch - epoch) > 1e-6 or epoch not in epochs or model is None or test.is_empty():
+            if model is not None:
+                self.evaluate(state, model)
+
+        def evaluate(self, state: Any, model: Any, missing_only: bool = False) -> None:
+            """Log the tau of the model as it is at the end of an epoch asked for (missing_only:
+            unless the history has that epoch already)."""
+            epoch = round(state.epoch or 0)
+            if abs((state.epoch or 0) - epoch) > 1e-6 or epoch not in epochs or test.is_empty():
                 return  # stopped inside an epoch (max_steps), or an epoch not asked for
+            if missing_only and any(e.get(TAU_KEY) == epoch for e in state.log_history):
+                return
             was_training = model.training
             model.eval()
             unique = test.unique("messages", maintain_order=True)  # a report GEMA's entity agent reads twice

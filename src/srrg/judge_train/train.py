@@ -237,6 +237,7 @@ class Setup:
     quantize: bool
     bf16: bool
     cuda: bool
+    epoch_tau: Any = None  # the per-epoch test evaluation (srrg.judge_train.epochs), None without eval_epochs
 
 
 def scored_test(examples: pl.DataFrame) -> pl.DataFrame:
@@ -290,7 +291,7 @@ def build_trainer(
     )
     schema = {"pair_id": pl.String, "split": pl.String, "n_tokens": pl.Int64, "status": pl.String}
     encoded = pl.DataFrame(train_rows + val_rows + test_rows, schema=schema, orient="row")
-    return Setup(trainer, model, tokenizer, encoded, quantize, bf16, cuda)
+    return Setup(trainer, model, tokenizer, encoded, quantize, bf16, cuda, callbacks[0] if callbacks else None)
 
 
 def run_judge_train_fit(
@@ -325,6 +326,8 @@ def fit(
     setup = build_trainer(examples, cfg, checkpoints, mode, lower)
     last = get_last_checkpoint(str(checkpoints))
     result = setup.trainer.train(resume_from_checkpoint=last)
+    if setup.epoch_tau is not None:  # a rerun resumed after the last epoch ended skips its end: the model is that one
+        setup.epoch_tau.evaluate(setup.trainer.state, setup.model, missing_only=True)
     with atomic_dir(out / "adapter") as tmp:
         setup.model.save_pretrained(tmp)
         setup.tokenizer.save_pretrained(tmp)
