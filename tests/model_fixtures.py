@@ -34,8 +34,10 @@ REPORTS = [
 ]
 
 
-def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int = 3) -> Path:
-    """DIR/{train,validate,test}/part-00000.parquet with the dataset stage's columns."""
+def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int = 3, context: bool = False) -> Path:
+    """DIR/{train,validate,test}/part-00000.parquet with the dataset stage's columns. context: also
+    ingest's indication (`cough <i>`, none for study 1) and prior link (each study's prior is the
+    split's previous study; the first has none)."""
     for split, n in (("train", n_train), ("validate", n_val), ("test", n_test)):
         rows: list[dict[str, Any]] = []
         for i in range(n):
@@ -54,6 +56,12 @@ def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int 
                     "provenance": "{}",
                 }
             )
+            if context:
+                rows[-1].update(
+                    indication=None if i == 1 else f"cough {i}",
+                    prior_study_id=f"{split[:2]}{i - 1:03d}" if i else None,
+                    prior_status="ok" if i else "first",
+                )
         (root / split).mkdir(parents=True, exist_ok=True)
         pl.DataFrame(rows).write_parquet(root / split / "part-00000.parquet")
     return root

@@ -111,8 +111,9 @@ def test_switches_off_leave_the_weights_unchanged():
 
 
 def test_a_switch_not_fed_yet_is_refused(tmp_path):
-    """The text switches (and views for the LLM or beside a finding head) are not fed to the
-    network yet: they must stop the run at once, not train a model that claims to read them."""
+    """The text switches for the baseline, and views for the LLM or beside a finding head, are not
+    fed to the network yet: they must stop the run at once, not train a model that claims to read
+    them. The LLM reads indication and prior_report (accepted)."""
     import pytest
 
     from srrg.errors import UserError
@@ -123,11 +124,15 @@ def test_a_switch_not_fed_yet_is_refused(tmp_path):
     base = tiny_model_config("baseline")
     check_supported(base)  # all off: fine
     check_supported(dataclasses.replace(base, context=ContextConfig(views=2)))  # views: the baseline reads them
-    with pytest.raises(UserError, match=r"train.model.context: indication, views: 2 \(with arch llm"):
+    check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, prior_report=True)))
+    with pytest.raises(UserError, match=r"train.model.context: views: 2 \(with arch llm"):
         check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, views=2)))
+    with pytest.raises(UserError, match=r"train.model.context: indication \(with arch baseline\)"):
+        check_supported(dataclasses.replace(base, context=ContextConfig(indication=True)))
     cfg = TrainConfig()
-    cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, context=ContextConfig(prior_report=True)))
-    with pytest.raises(UserError, match="prior_report"):
+    context = ContextConfig(prior_report=True)
+    cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, arch="baseline", context=context))
+    with pytest.raises(UserError, match=r"prior_report \(with arch baseline\)"):
         run_train(tmp_path / "no-dataset", tmp_path / "model.pt", cfg)
 
 
@@ -193,6 +198,149 @@ def test_the_workflow_pre_check_refuses_a_switch_not_fed_yet():
     from srrg.config_tree import check_workflow_config
 
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
-    cfg.setdefault("train", {}).setdefault("model", {})["context"] = {"indication": True}
-    with pytest.raises(ConfigError, match=r"train.model.context: indication is not read"):
+    cfg.setdefault("train", {}).setdefault("model", {})["context"] = {"indication": True}  # a baseline run too
+    with pytest.raises(ConfigError, match=r"train.model.context: indication \(with arch baseline\) is not read"):
         check_workflow_config(cfg)
+
+
+def test_prompt_texts_put_the_context_before_the_finding_line():
+    """One text per study: its context lines, then its finding line; either alone when the other
+    is off; None when both are off (the fixed prompt and its prefix cache stay in use)."""
+    from srrg.model.context import finding_line, prompt_texts
+
+    line = finding_line(["cardiomegaly"])
+    assert prompt_texts(None, None) is None
+    assert prompt_texts(["Indication: cough"], None) == ["Indication: cough"]
+    assert prompt_texts(None, [line]) == [line]
+    assert prompt_texts(["Indication: cough", ""], [line, line]) == [f"Indication: cough\n{line}", line]
+
+
+def toy_rows(tmp_path, split="train"):
+    from model_fixtures import write_toy_dataset
+
+    from srrg.dataset import read_split
+
+    ds = write_toy_dataset(tmp_path / "ds", context=True)
+    return ds, read_split(ds, split)
+
+
+def test_study_contexts_read_the_indication_and_the_prior_reference_and_count_a_missing_prior(tmp_path, caplog):
+    """Study 0 is first (prior none), study 1 has no indication and reads study 0's reference
+    (the run's target text, cut to prior_words), a study whose prior is not in the split reads
+    none and is counted and logged. Fails if a missing prior were silent or read another study."""
+    import logging
+
+    from srrg.model.datamodule import reference_text, study_contexts
+
+    _, frame = toy_rows(tmp_path)
+    rows = frame.to_dicts()
+    rows[3]["prior_study_id"] = "tr999"  # a link to a study the split does not hold
+    cfg = ContextConfig(indication=True, prior_report=True, prior_words=1000)
+    with caplog.at_level(logging.INFO, logger="srrg.model.datamodule"):
+        texts, counts = study_contexts(rows, frame, cfg, "json")
+    assert texts[0] == "Indication: cough 0\nPrior report: none"
+    assert texts[1] == f"Indication: none\nPrior report: {reference_text(rows[0], 'json')}"
+    assert texts[2] == f"Indication: cough 2\nPrior report: {reference_text(rows[1], 'json')}"
+    assert texts[3] == "Indication: cough 3\nPrior report: none"
+    assert counts == {"samples": 4, "indication_none": 1, "prior": 2, "prior_none": 1, "prior_missing": 1}
+    assert "1 of 4 samples link a prior study that is not in the split" in caplog.text
+    only = study_contexts(rows[1:2], frame, ContextConfig(prior_report=True, prior_words=2), "json")
+    assert only == (["Prior report: " + " ".join(reference_text(rows[0], "json").split()[:2])], {
+        "samples": 1, "prior": 1, "prior_none": 0, "prior_missing": 0})  # fmt: skip
+    assert study_contexts(rows, frame, ContextConfig(views=2), "json") == (None, {})
+
+
+def test_switches_off_give_the_same_batches_and_on_adds_contexts(tmp_path):
+    """Every text switch off: items and batches are today's (no `contexts` key, same tensors), so
+    a run with the switches off trains on the same batches. On: each batch carries its studies'
+    context texts in batch order, a validation study's prior read from the validate split."""
+    from srrg.model.datamodule import ReportDataModule, collate
+    from srrg.settings.model import DataConfig
+
+    ds, _ = toy_rows(tmp_path)
+
+    def first_batch(context, split="train"):
+        data = ReportDataModule(ds, DataConfig(batch_size=2, images="placeholder"), "json", 32, 0, None, context)
+        data.setup("fit")
+        dataset = data.train_set if split == "train" else data.val_set
+        return collate([dataset[0], dataset[1]])
+
+    today, off = first_batch(None), first_batch(ContextConfig(findings=True, finding_threshold=0.3))
+    assert set(today) == set(off) and "contexts" not in today
+    assert torch.equal(today["images"], off["images"]) and today["targets"] == off["targets"]
+    on = first_batch(ContextConfig(indication=True))
+    assert on["contexts"] == ["Indication: cough 0", "Indication: none"] and torch.equal(on["images"], today["images"])
+    val = first_batch(ContextConfig(prior_report=True), "validate")
+    assert val["contexts"][0] == "Prior report: none" and val["contexts"][1].startswith('Prior report: {"positive"')
+
+
+def test_the_llm_loss_reads_each_studys_context_and_refuses_to_run_without_it():
+    """The context changes the loss (it is read), a context model given no text is refused (a
+    caller that dropped it would predict from a prompt it was not trained with), and the context
+    comes before the finding line in one prompt per study."""
+    import pytest
+
+    from srrg.model.context import finding_line
+
+    net = tiny_generator("llm", seed=1, context=ContextConfig(indication=True))
+    images = torch.randn(2, 3, 32, 32)
+    target = ['{"positive": [], "negative": []}'] * 2
+    seen = []
+    real = net.prompt_inputs
+    net.prompt_inputs = lambda img, contexts: seen.append(contexts) or real(img, contexts)
+    a = net.loss(images, target, contexts=["Indication: cough", "Indication: none"])
+    b = net.loss(images, target, contexts=["Indication: trauma", "Indication: none"])
+    assert seen == [["Indication: cough", "Indication: none"], ["Indication: trauma", "Indication: none"]]
+    assert not torch.equal(a, b)
+    with pytest.raises(ValueError, match="study context"):
+        net.loss(images, target)
+    net.finding_contexts = lambda tokens: [finding_line([]), finding_line(["cardiomegaly"])]
+    seen.clear()
+    net.losses(images, target, [[], []], contexts=["Indication: cough", "Indication: none"])
+    assert seen == [[f"Indication: cough\n{finding_line([])}", f"Indication: none\n{finding_line(['cardiomegaly'])}"]]
+    baseline = tiny_generator("baseline", seed=1, baseline={"vocab": "llm"})
+    with pytest.raises(ValueError, match="reads no prompt text"):
+        baseline.loss(images, target, contexts=["Indication: cough", "Indication: none"])
+
+
+def test_indication_and_prior_report_train_and_predict_end_to_end(tmp_path, monkeypatch):
+    """train.model.context.indication and prior_report reach the LLM's prompt in training steps,
+    validation and inference; the predictions file records each prediction's context and the
+    summary counts the priors. Fails if a step dropped the batch's contexts (the prompt would be
+    the fixed one) or the predictions hid what the model read."""
+    import polars as pl
+    from model_fixtures import tiny_train_config
+
+    from srrg.config import stage_config
+    from srrg.model.datamodule import reference_text
+    from srrg.model.infer import run_infer
+    from srrg.model.network import ReportGenerator
+    from srrg.model.train import run_train
+    from srrg.settings.model import InferConfig, TrainConfig
+
+    ds, train_frame = toy_rows(tmp_path)
+    seen: list[str] = []
+    real = ReportGenerator.prompt_inputs
+
+    def spy(self, img, contexts):
+        seen.extend(contexts or ["<fixed prompt>"])
+        return real(self, img, contexts)
+
+    monkeypatch.setattr(ReportGenerator, "prompt_inputs", spy)
+    raw = tiny_train_config()
+    raw["model"]["context"] = {"indication": True, "prior_report": True}
+    raw["checkpoint_dir"] = str(tmp_path / "ckpt")
+    summary = run_train(ds, tmp_path / "m.pt", stage_config(raw, TrainConfig, "train"), "ctx")
+    assert summary["steps"] == 2 and "<fixed prompt>" not in seen
+    prior = reference_text(train_frame.to_dicts()[0], "json")
+    assert f"Indication: none\nPrior report: {' '.join(prior.split()[:100])}" in seen  # train study 1
+    assert "Indication: cough 0\nPrior report: none" in seen  # a first study
+    seen.clear()
+    out = tmp_path / "preds.parquet"
+    result = run_infer(tmp_path / "m.pt", ds, out, None, InferConfig(num_beams=1, max_new_tokens=48))
+    preds = pl.read_parquet(out)
+    assert preds["context"].to_list()[0] == "Indication: cough 0\nPrior report: none"
+    assert preds["context"].to_list()[1].startswith("Indication: none\nPrior report: {")
+    assert seen == preds["context"].to_list()  # each prediction was made from its row's context
+    assert result["context"] == {
+        "samples": 3, "indication_none": 1, "prior": 2, "prior_none": 1, "prior_missing": 0}  # fmt: skip

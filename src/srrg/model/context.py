@@ -79,6 +79,16 @@ def context_text(cfg: ContextConfig, row: Mapping[str, Any], prior_report: str |
     return "\n".join(lines)
 
 
+def prompt_texts(study: Sequence[str] | None, findings: Sequence[str] | None) -> list[str] | None:
+    """One prompt text per study: its context lines (context_text), then its finding line
+    (finding_line); None when both are off (every study then reads the same fixed prompt)."""
+    if study is None:
+        return None if findings is None else list(findings)
+    if findings is None:
+        return list(study)
+    return [f"{text}\n{line}" if text else line for text, line in zip(study, findings, strict=True)]
+
+
 def finding_line(names: Sequence[str]) -> str:
     """The finding prompt (model.context.findings): the findings the model's finding head sees,
     or "none", so that a normal study reads differently from a missing line (docs/model.md)."""

@@ -18,10 +18,10 @@ from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.image_cache import ImageCache, find_cache
 from srrg.io import list_files
-from srrg.model.context import view_inputs
+from srrg.model.context import context_text, view_inputs
 from srrg.model.images import log_image_source, resolve_images, study_image
 from srrg.report import StructuredReport, from_obj, render_sentences
-from srrg.settings.model import DataConfig
+from srrg.settings.model import ContextConfig, DataConfig
 from srrg.shards import split_files
 from srrg.srrg_text import render_srrg
 
@@ -126,6 +126,45 @@ def positive_names(report: StructuredReport) -> list[str]:
     return [f.name for f in report.positive]
 
 
+def study_contexts(
+    rows: Sequence[dict[str, Any]], split: pl.DataFrame, cfg: ContextConfig, target: str
+) -> tuple[list[str] | None, dict[str, int]]:
+    """Each sample's context text (context_text; None when every text switch is off) and its
+    counts. The prior report is the prior study's reference in the run's target format
+    (reference_text: the text the model learns to write, so a comparison reads like its own
+    output), found by `prior_study_id` among the rows of the same split (`split`, before any view
+    filter or limit; ingest links priors within a split). A study without a link (first, undated,
+    or a dataset without the column) reads "none" (`prior_none`); a link to a study not in the
+    split reads "none" too and is counted apart (`prior_missing`) and logged as a warning."""
+    if not (cfg.indication or cfg.prior_report):
+        return None, {}
+    links = [row.get("prior_study_id") if cfg.prior_report else None for row in rows]
+    wanted = sorted({link for link in links if link})
+    found = split.filter(pl.col("study_id").is_in(wanted)).to_dicts() if wanted else []
+    priors = {row["study_id"]: reference_text(row, target) for row in found}
+    counts = dict.fromkeys(["samples", *(["indication_none"] if cfg.indication else [])], 0)
+    if cfg.prior_report:
+        counts.update(prior=0, prior_none=0, prior_missing=0)
+    texts = []
+    for row, link in zip(rows, links, strict=True):
+        prior = priors.get(link) if link else None
+        texts.append(context_text(cfg, row, prior))
+        counts["samples"] += 1
+        if cfg.indication and not (row.get("indication") or "").strip():
+            counts["indication_none"] += 1
+        if cfg.prior_report:
+            counts["prior" if prior else "prior_missing" if link else "prior_none"] += 1
+    log.info("study context (model.context): %s", counts)
+    if counts.get("prior_missing"):
+        log.warning(
+            "study context: %d of %d samples link a prior study that is not in the split; they read "
+            "'Prior report: none'",
+            counts["prior_missing"],
+            counts["samples"],
+        )
+    return texts, counts
+
+
 class ReportDataset(Dataset):
     """One item per sample (a study, or one image of it: image_samples): the normalized image
     tensor (under a resolved image mode; real images from the image cache when given one) and the
@@ -140,9 +179,11 @@ class ReportDataset(Dataset):
         image_size: int,
         cache: ImageCache | None = None,
         views: int | None = None,
+        contexts: Sequence[str] | None = None,
     ) -> None:
         """views > 1 (None = one image): each item holds up to that many images of its study and their
-        presence (model.context.views, srrg.model.context.view_inputs)."""
+        presence (model.context.views, srrg.model.context.view_inputs). contexts: each row's context
+        text (study_contexts), carried by its item; None when the model reads none."""
         self.rows, self.target, self.images, self.image_root, self.image_size, self.cache = (
             rows,
             target,
@@ -152,6 +193,7 @@ class ReportDataset(Dataset):
             cache,
         )
         self.views = views
+        self.contexts = contexts
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -178,6 +220,8 @@ class ReportDataset(Dataset):
             "target": report_target(report, row.get("sentences"), self.target),
             "positives": positive_names(report),
         }
+        if self.contexts is not None:  # model.context's text switches
+            item["context"] = self.contexts[i]
         return item if present is None else {**item, "present": present}
 
 
@@ -190,6 +234,8 @@ def collate(items: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if "present" in items[0]:  # several views per study (model.context.views)
         batch["present"] = torch.stack([it["present"] for it in items])
+    if "context" in items[0]:  # each study's context text (model.context indication / prior_report)
+        batch["contexts"] = [it["context"] for it in items]
     return batch
 
 
@@ -234,7 +280,10 @@ class ReportDataModule(L.LightningDataModule):
         image_size: int,
         seed: int,
         views: int | None = None,
+        context: ContextConfig | None = None,
     ) -> None:
+        """context: the model's text switches (model.context; None = off): each item then carries
+        its study's context text (study_contexts), counted in context_counts by split."""
         super().__init__()
         self.dataset_dir, self.cfg, self.target, self.image_size, self.seed = dataset_dir, cfg, target, image_size, seed
         self.views = views  # images per study (model.context.views; None = one)
@@ -242,19 +291,26 @@ class ReportDataModule(L.LightningDataModule):
         self.val_set: ReportDataset | None = None
         self.images: str | None = None  # the resolved image mode (real, phantom, placeholder)
         self.train_studies = 0
+        self.context = context or ContextConfig()
+        self.context_counts: dict[str, dict[str, int]] = {}  # split -> study_contexts' counts
 
-    def _rows(self, split: str, limit: int | None) -> list[dict[str, Any]]:
+    def _rows(self, split: str, limit: int | None) -> tuple[list[dict[str, Any]], list[str] | None]:
         """The split's studies after the view filter and the limit (`limit` counts studies), then
-        one row per training sample (data.samples)."""
-        rows = select_rows(read_split(self.dataset_dir, split), self.cfg.views, limit).to_dicts()
+        one row per training sample (data.samples), and each sample's context text (study_contexts)."""
+        frame = read_split(self.dataset_dir, split)
+        rows = select_rows(frame, self.cfg.views, limit).to_dicts()
         if split == "train":
             self.train_studies = len(rows)
-        return image_samples(rows, self.cfg.views) if self.cfg.samples == "image" else rows
+        samples = image_samples(rows, self.cfg.views) if self.cfg.samples == "image" else rows
+        contexts, counts = study_contexts(samples, frame, self.context, self.target)
+        if counts:
+            self.context_counts[split] = counts
+        return samples, contexts
 
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return  # already set up (run_train reads the training targets before fitting)
-        train = self._rows("train", self.cfg.max_train_studies)
+        train, train_contexts = self._rows("train", self.cfg.max_train_studies)
         if not train:
             raise UserError(f"no training studies in {self.dataset_dir}/train after the view filter {self.cfg.views}")
         self.images = resolve_images(self.cfg.images, self.cfg.image_root, (r.get("image_paths") for r in train))
@@ -264,9 +320,10 @@ class ReportDataModule(L.LightningDataModule):
         splits = ["train", "validate"] if validate else ["train"]
         cache = open_cache(self.dataset_dir, splits, self.image_size) if self.images == "real" else None
         args = (self.target, self.images, self.cfg.image_root, self.image_size, cache, self.views)
-        self.train_set = ReportDataset(train, *args)
+        self.train_set = ReportDataset(train, *args, train_contexts)
         if validate:
-            self.val_set = ReportDataset(self._rows("validate", self.cfg.max_val_studies), *args)
+            val, val_contexts = self._rows("validate", self.cfg.max_val_studies)
+            self.val_set = ReportDataset(val, *args, val_contexts)
 
     def _sampler(self, ds: ReportDataset, shuffle: bool) -> SkippingSampler:
         """Seeded per epoch (Lightning calls set_epoch), sharded over the DDP ranks."""

@@ -4,6 +4,8 @@ image of each study (infer.samples: image, docs/model.md "Per-image test sets").
 Structured-First outputs are parsed (valid / repaired / unparseable, never raising) and rendered to
 sentences for the NLG metrics; Sentence-Direct outputs are the sentences themselves. Studies outside
 the view filter are kept with infer_status `view_filtered`; the scoring pairs file holds the rest.
+Each row's `context` is the study context text its prediction was made from (model.context
+indication / prior_report; null when off), so a reader sees what the model read.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from torch.utils.data import DataLoader, Subset
 from srrg.dataset import read_split
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet
-from srrg.model.datamodule import ReportDataset, collate, image_rows, open_cache, reference_text, worker_count
+from srrg.model.datamodule import (
+    ReportDataset,
+    collate,
+    image_rows,
+    open_cache,
+    reference_text,
+    study_contexts,
+    worker_count,
+)
 from srrg.model.file import dataset_digest, load_model
 from srrg.model.images import log_image_source, resolve_images
 from srrg.report import parse_report, render_sentences
@@ -147,10 +157,9 @@ def run_infer(
     except ValueError as err:
         raise UserError(str(err)) from None
     target = net.cfg.target
-    rows = read_split(dataset_dir, cfg.split)
-    total = rows.height
-    if cfg.max_studies is not None:
-        rows = rows.head(cfg.max_studies)
+    split = read_split(dataset_dir, cfg.split)
+    total = split.height
+    rows = split if cfg.max_studies is None else split.head(cfg.max_studies)
     samples = infer_samples(rows.to_dicts(), data_cfg.views, cfg.samples)
     todo = [s for s in samples if s["_keep"]]
     span = range(len(todo)) if shard is None else shard_span(len(todo), cfg.batch_size, cfg.shards, shard)
@@ -168,7 +177,8 @@ def run_infer(
     log_image_source(images, data_cfg.image_root)
     size = net.cfg.encoder.image_size
     cache = open_cache(dataset_dir, [cfg.split], size) if images == "real" else None
-    dataset = ReportDataset(todo, target, images, data_cfg.image_root, size, cache, net.cfg.context.views)
+    contexts, context_counts = study_contexts(todo, split, net.cfg.context, target)  # priors from the whole split
+    dataset = ReportDataset(todo, target, images, data_cfg.image_root, size, cache, net.cfg.context.views, contexts)
     results: dict[int, dict[str, Any]] = {}  # index in todo -> its prediction
     batches = range(span.start, span.stop, cfg.batch_size)
     # the batches of the loop without workers, in order: workers only read images ahead
@@ -177,7 +187,7 @@ def run_infer(
     for n, (i, batch) in enumerate(zip(batches, loader, strict=True), 1):
         items = range(i, min(i + cfg.batch_size, span.stop))
         present = batch["present"].to(device) if "present" in batch else None  # model.context.views
-        texts = net.generate(batch["images"].to(device), cfg, present)
+        texts = net.generate(batch["images"].to(device), cfg, present, batch.get("contexts"))
         for j, cands in zip(items, texts):
             results[j] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
         if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)
@@ -198,6 +208,7 @@ def run_infer(
                 "infer_status": OK if row["_keep"] else VIEW_FILTERED,
                 "images": images,
                 "reference": reference_text(row, target),
+                "context": contexts[kept] if contexts is not None and row["_keep"] else None,
                 **{key: (pred or {}).get(key) for key in PREDICTION_TYPES},
                 **({} if shard is None else {POSITION: position}),
             }
@@ -207,7 +218,7 @@ def run_infer(
     schema = {
         "study_id": pl.String,
         **image_types,
-        **dict.fromkeys(("target", "infer_status", "images", "reference"), pl.String),
+        **dict.fromkeys(("target", "infer_status", "images", "reference", "context"), pl.String),
         **PREDICTION_TYPES,
         **({} if shard is None else {POSITION: pl.Int64}),
     }
@@ -227,6 +238,7 @@ def run_infer(
         "predicted": len(results),
         "images": images,
         "parse_status": {d["parse_status"]: d["count"] for d in statuses},
+        **({"context": context_counts} if context_counts else {}),
         "seconds": round(time.perf_counter() - start, 1),
     }
     log.info("infer: %s", summary)

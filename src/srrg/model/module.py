@@ -135,8 +135,11 @@ class ReportModule(L.LightningModule):
         self.strict_loading = False
 
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> dict[str, torch.Tensor]:
-        """Minimizes `total`; the progress log records the report loss and the finding loss apart."""
-        parts = self.net.losses(batch["images"], batch["targets"], batch["positives"], batch.get("present"))
+        """Minimizes `total`; the progress log records the report loss and the finding loss apart.
+        The batch's `present` (views) and `contexts` (study context text) exist when their switches are on."""
+        parts = self.net.losses(
+            batch["images"], batch["targets"], batch["positives"], batch.get("present"), batch.get("contexts")
+        )
         self.log("train_loss", parts["report"], prog_bar=True, batch_size=len(batch["targets"]))
         out = {"loss": parts["total"], "report_loss": parts["report"].detach()}
         if "findings" in parts:
@@ -145,7 +148,7 @@ class ReportModule(L.LightningModule):
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int) -> None:
         """val_loss is the report loss alone: comparable between runs with and without a finding head."""
-        loss = self.net.loss(batch["images"], batch["targets"], batch.get("present"))
+        loss = self.net.loss(batch["images"], batch["targets"], batch.get("present"), batch.get("contexts"))
         self.log("val_loss", loss, prog_bar=True, batch_size=len(batch["targets"]), sync_dist=True)
 
     def configure_optimizers(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, Pre
 
 from srrg.model.baseline import build_baseline
 from srrg.model.constrained import ReportConstraint, compile_report_grammar
-from srrg.model.context import ViewEmbedding, context_prompt, encode_views, finding_line
+from srrg.model.context import ViewEmbedding, context_prompt, encode_views, finding_line, prompt_texts
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
@@ -152,6 +152,19 @@ class ReportGenerator(nn.Module):
         labels = self.finding_head.labels
         return [finding_line([labels[j] for j in row.nonzero().flatten().tolist()]) for row in seen]
 
+    def _check_reads(self, contexts: list[str] | None) -> None:
+        """Prompt text given to a decoder without a prompt would be dropped in silence, and a model
+        trained with a prompt text per study run without one would read a prompt it never saw
+        (a caller that forgot the batch's contexts): both refused."""
+        if contexts is not None and self.llm is None:
+            raise ValueError("the baseline decoder reads no prompt text (model.context indication / prior_report)")
+        ctx = self.cfg.context
+        if self.llm is not None and contexts is None and (ctx.findings or ctx.indication or ctx.prior_report):
+            raise ValueError(
+                "a model with a finding prompt or study context (model.context findings, indication, prior_report) "
+                "needs each study's prompt text"
+            )
+
     def _prompt_embeds(self, img: torch.Tensor) -> torch.Tensor:
         """prompt_inputs' embeddings of a model whose prompt is the same for every study."""
         return self.prompt_inputs(img, None)[0]
@@ -162,8 +175,7 @@ class ReportGenerator(nn.Module):
         (srrg.model.context.context_prompt) and the shorter ones are padded on the left, so that
         every prompt ends where the report begins."""
         assert self.llm is not None
-        if self.cfg.context.findings and contexts is None:
-            raise ValueError("a model with a finding prompt (model.context.findings) needs each study's prompt text")
+        self._check_reads(contexts)
         embed = self.llm.get_input_embeddings()
         n, device = img.shape[0], img.device
         img = img.to(embed.weight.dtype)
@@ -187,24 +199,39 @@ class ReportGenerator(nn.Module):
             mask[i, width - row.shape[0] :] = 1
         return embeds, mask
 
-    def loss(self, images: torch.Tensor, targets: list[str], present: torch.Tensor | None = None) -> torch.Tensor:
-        """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored."""
+    def loss(
+        self,
+        images: torch.Tensor,
+        targets: list[str],
+        present: torch.Tensor | None = None,
+        contexts: list[str] | None = None,
+    ) -> torch.Tensor:
+        """Mean cross-entropy over target tokens (EOS included); prompt and image positions ignored.
+        contexts: each study's context text (model.context indication / prior_report; the batch's
+        `contexts`), read before its finding line (srrg.model.context.prompt_texts)."""
         if present is None:
             tokens = self.encoder(images)
-            return self.token_loss(self.projector(tokens), targets, contexts=self.finding_contexts(tokens))
+            prompts = prompt_texts(contexts, self.finding_contexts(tokens))
+            return self.token_loss(self.projector(tokens), targets, contexts=prompts)
         img, mask = self.study_tokens(images, present)
-        return self.token_loss(img, targets, mask)
+        return self.token_loss(img, targets, mask, contexts)
 
     def losses(
-        self, images: torch.Tensor, targets: list[str], positives: list[list[str]], present: torch.Tensor | None = None
+        self,
+        images: torch.Tensor,
+        targets: list[str],
+        positives: list[list[str]],
+        present: torch.Tensor | None = None,
+        contexts: list[str] | None = None,
     ) -> dict[str, torch.Tensor]:
         """`report` (= loss) and, with a finding head, `findings` (its BCE against each study's
         positive finding names) from one encoder pass; `total` is what training minimizes."""
         if present is not None:  # several views: no finding head (srrg.model.context.check_supported)
-            report = self.loss(images, targets, present)
+            report = self.loss(images, targets, present, contexts)
             return {"report": report, "total": report}
         tokens = self.encoder(images)
-        out = {"report": self.token_loss(self.projector(tokens), targets, contexts=self.finding_contexts(tokens))}
+        prompts = prompt_texts(contexts, self.finding_contexts(tokens))
+        out = {"report": self.token_loss(self.projector(tokens), targets, contexts=prompts)}
         out["total"] = out["report"]
         if self.finding_head is not None:
             out["findings"] = self.finding_head.loss(tokens, positives)
@@ -221,6 +248,7 @@ class ReportGenerator(nn.Module):
         """`loss` given the projected image tokens (B, N, width) instead of the images; mask_img:
         their 0/1 mask for the baseline's cross-attention (None: all real); contexts: each study's
         prompt text (finding_contexts; LLM only)."""
+        self._check_reads(contexts)
         seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
         ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
         labels = ids.masked_fill(mask == 0, IGNORE)
@@ -306,18 +334,23 @@ class ReportGenerator(nn.Module):
 
     @torch.no_grad()
     def generate(
-        self, images: torch.Tensor, search: InferConfig, present: torch.Tensor | None = None
+        self,
+        images: torch.Tensor,
+        search: InferConfig,
+        present: torch.Tensor | None = None,
+        contexts: list[str] | None = None,
     ) -> list[list[str]]:
         """Beam search with the infer settings (InferConfig checks num_return_sequences <= num_beams);
         per image its `num_return_sequences` best texts, best first. A constrainable model decodes
         under the report grammar when search.constrained (docs/model.md, "Constrained generation").
-        present: the views of each study (study_tokens)."""
-        contexts = None
+        present: the views of each study (study_tokens); contexts: each study's context text (as in loss)."""
         if present is None:
             tokens = self.encoder(images)
-            img, mask_img, contexts = self.projector(tokens), None, self.finding_contexts(tokens)
+            img, mask_img = self.projector(tokens), None
+            contexts = prompt_texts(contexts, self.finding_contexts(tokens))
         else:
             img, mask_img = self.study_tokens(images, present)
+        self._check_reads(contexts)
         tok = self.tokenizer
         max_new_tokens = search.max_new_tokens
         beams: dict[str, Any] = {

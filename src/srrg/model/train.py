@@ -178,7 +178,13 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
     L.seed_everything(cfg.trainer.seed, workers=True)
     ckpt_dir = checkpoint_dir(cfg, run, dataset=dataset_digest(dataset_dir))
     data = ReportDataModule(
-        dataset_dir, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed, cfg.model.context.views
+        dataset_dir,
+        cfg.data,
+        cfg.model.target,
+        cfg.model.encoder.image_size,
+        cfg.trainer.seed,
+        cfg.model.context.views,
+        cfg.model.context,
     )
     data.setup("fit")
     assert data.train_set is not None

@@ -254,10 +254,11 @@ class ModelConfig(Settings):
 def check_context(model: ModelConfig) -> None:
     """The model.context switches training and inference feed so far (docs/model.md, "Study
     context"): `views` for the baseline decoder without a finding head, `findings` for the LLM with
-    one. Any other switch that is on would be ignored in silence: a ValueError naming it (at the
-    workflow's pre-check and in `srrg train`)."""
+    one, `indication` and `prior_report` for the LLM (its prompt). Any other switch that is on would
+    be ignored in silence: a ValueError naming it (at the workflow's pre-check and in `srrg train`)."""
     cfg = model.context
-    on = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
+    text = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
+    on = [f"{name} (with arch {model.arch})" for name in text] if model.arch != "llm" else []
     if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
         on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
     if cfg.findings and (model.arch != "llm" or model.finding_loss <= 0):
@@ -266,7 +267,7 @@ def check_context(model: ModelConfig) -> None:
         raise ValueError(
             f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
             "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss, "
-            "findings for arch llm with finding_loss > 0)"
+            "findings for arch llm with finding_loss > 0, indication and prior_report for arch llm)"
         )
 
 
