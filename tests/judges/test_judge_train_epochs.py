@@ -80,3 +80,18 @@ def test_fit_writes_tau_per_epoch_on_the_test_split_only(tmp_path, monkeypatch):
     again = run_judge_train_fit(prepared, cfg, tmp_path / "out", tmp_path / "work")
     assert again["resumed_from"].endswith(f"checkpoint-{summary['steps']}") and len(asked) == 3
     assert pl.read_csv(tmp_path / "out" / "epoch_tau.csv").equals(table)
+
+
+def test_fit_refuses_examples_without_the_request_column(tmp_path, capsys):
+    """Bug caught: an examples table prepared before GEMA targets (no `request` column) failing
+    deep in training with a polars traceback instead of one line."""
+    folder = rate_eval_folder(tmp_path / "data", n_train_cases=3, n_test_cases=3, shared=False)
+    prepared = tmp_path / "prepared"
+    argv = ["judge-train-prepare", "--adapter", "rate_eval", "--data", str(folder), "--out-dir", str(prepared)]
+    assert srrg_main(argv) == 0
+    examples = pl.read_parquet(prepared / "examples.parquet")
+    examples.drop("request").write_parquet(prepared / "examples.parquet")
+    argv = ["judge-train-fit", "--prepared", str(prepared), "--out-dir", str(tmp_path / "o"), "--work-dir",
+            str(tmp_path / "w")]  # fmt: skip
+    assert srrg_main(argv) == 2
+    assert "lacks column(s) ['request']" in capsys.readouterr().err

@@ -27,7 +27,7 @@ import polars as pl
 
 from srrg.errors import UserError
 from srrg.io import read_parquet, write_parquet, write_text
-from srrg.judge_train.dataset import EMPTY_TEXT, OK, PAIR_REQUESTS, TOO_LONG
+from srrg.judge_train.dataset import EMPTY_TEXT, EXAMPLE_SCHEMA, OK, PAIR_REQUESTS, TOO_LONG
 from srrg.judge_train.epochs import epoch_callback, epoch_table, write_epoch_outputs
 from srrg.llm.local_backend import render_prompt, resolve_model
 from srrg.settings.judge_train import JudgeTrainConfig
@@ -302,8 +302,15 @@ def run_judge_train_fit(
     prepared = Path(prepared_dir)
     summary = read_mapping_file(prepared / "prepare.json")
     scale = summary.get("scale") or {}
+    examples = read_parquet(prepared / "examples.parquet")
+    missing = [c for c in EXAMPLE_SCHEMA if c not in examples.columns]
+    if missing:
+        raise UserError(
+            f"{prepared / 'examples.parquet'} lacks column(s) {missing} (an older or other table): "
+            "run `srrg judge-train-prepare` again"
+        )
     return fit(
-        read_parquet(prepared / "examples.parquet"), cfg, out_dir, work_dir,
+        examples, cfg, out_dir, work_dir,
         mode=str(summary.get("target", "score")), lower=bool(scale.get("lower_is_better", False)),
     )  # fmt: skip
 
