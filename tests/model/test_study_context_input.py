@@ -332,6 +332,8 @@ def test_indication_and_prior_report_train_and_predict_end_to_end(tmp_path, monk
     raw["checkpoint_dir"] = str(tmp_path / "ckpt")
     summary = run_train(ds, tmp_path / "m.pt", stage_config(raw, TrainConfig, "train"), "ctx")
     assert summary["steps"] == 2 and "<fixed prompt>" not in seen
+    assert summary["context"]["train"] == {
+        "samples": 4, "indication_none": 1, "prior": 3, "prior_none": 1, "prior_missing": 0}  # fmt: skip
     prior = reference_text(train_frame.to_dicts()[0], "json")
     assert f"Indication: none\nPrior report: {' '.join(prior.split()[:100])}" in seen  # train study 1
     assert "Indication: cough 0\nPrior report: none" in seen  # a first study

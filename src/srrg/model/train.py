@@ -246,6 +246,7 @@ def run_train(dataset_dir: str | Path, out: str | Path, cfg: TrainConfig, run: s
         "precision": str(trainer.precision),
         "train_studies": data.train_studies,
         "train_samples": len(data.train_set),
+        **({"context": data.context_counts} if data.context_counts else {}),  # model.context's text, by split
         "checkpoint_dir": str(ckpt_dir),
         "seconds": round(time.perf_counter() - start, 1),
     }

@@ -164,12 +164,16 @@ class ContextConfig(Settings):
 
     indication: bool = field(
         default=False,
-        metadata=doc("Put the study's indication in the LLM prompt / the baseline decoder's prefix tokens."),
+        metadata=doc(
+            "Put the study's indication (ingest's indication column; 'none' when empty) in the LLM prompt; "
+            "arch llm only for now (the baseline decoder's prefix tokens are not fed yet)."
+        ),
     )
     prior_report: bool = field(
         default=False,
         metadata=doc(
-            "Put the patient's previous study's reference report (ingest's prior link) in the prompt / prefix."
+            "Put the patient's previous study's reference report (ingest's prior link; the run's target text of "
+            "that study; 'none' for a first study) in the LLM prompt; arch llm only for now."
         ),
     )
     prior_words: int = field(default=100, metadata=doc("The prior report is cut to this many words.", minimum=1))
