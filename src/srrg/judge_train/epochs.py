@@ -87,6 +87,8 @@ def epoch_callback(test: pl.DataFrame, mode: str, lower: bool, epochs: Sequence[
     the test split's example rows with a human judgement; kw: max_tokens, batch_size of answer_test)."""
     from transformers import TrainerCallback
 
+    tokenizer.padding_side = "left"  # for answer_batch; training pads its batches itself (train.Collator)
+
     class EpochTau(TrainerCallback):
         def on_epoch_end(self, args: Any, state: Any, control: Any, model: Any = None, **_: Any) -> None:
             if model is not None:

@@ -64,16 +64,13 @@ def answer_batch(
     device: Any,
 ) -> list[LLMResponse]:
     """One response per conversation from a loaded model (the local backend's batches, and judge
-    fine-tuning's per-epoch test answers): left padding so every prompt ends where generation
-    starts, greedy at temperature 0, status truncated when no stop token came within max_tokens."""
+    fine-tuning's per-epoch test answers): the tokenizer pads on the left (load_model sets it) so
+    every prompt ends where generation starts, greedy at temperature 0, status truncated when no
+    stop token came within max_tokens."""
     import torch
 
-    side, tokenizer.padding_side = tokenizer.padding_side, "left"
-    try:
-        prompts = [render_prompt(tokenizer, messages) for messages in conversations]
-        enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-    finally:
-        tokenizer.padding_side = side
+    prompts = [render_prompt(tokenizer, messages) for messages in conversations]
+    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
     with torch.inference_mode():
         out = model.generate(**enc, max_new_tokens=max_tokens, pad_token_id=tokenizer.pad_token_id, **sampling)
