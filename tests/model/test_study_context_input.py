@@ -346,3 +346,20 @@ def test_indication_and_prior_report_train_and_predict_end_to_end(tmp_path, monk
     assert seen == preds["context"].to_list()  # each prediction was made from its row's context
     assert result["context"] == {
         "samples": 3, "indication_none": 1, "prior": 2, "prior_none": 1, "prior_missing": 0}  # fmt: skip
+
+
+def test_each_image_of_a_study_reads_its_studys_context(tmp_path):
+    """data.samples / infer.samples image: every image sample of a study reads that study's
+    indication and prior (the sample rows keep the study's columns). Fails if a per-image sample
+    lost its context or read another study's."""
+    from srrg.model.datamodule import image_rows, study_contexts
+
+    _, frame = toy_rows(tmp_path)
+    rows = frame.to_dicts()
+    study = {**rows[2], "image_paths": ["a.png", "b.png"], "image_views": ["PA", "LATERAL"]}
+    samples = image_rows(study)
+    cfg = ContextConfig(indication=True, prior_report=True)
+    texts, counts = study_contexts(samples, frame, cfg, "json")
+    alone, _ = study_contexts([rows[2]], frame, cfg, "json")
+    assert len(texts) == 2 and texts[0] == texts[1] == alone[0]
+    assert texts[0].startswith("Indication: cough 2\nPrior report: {") and counts["prior"] == 2
