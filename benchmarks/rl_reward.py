@@ -10,6 +10,8 @@ finding), CPU seconds of the RL steps so far (evaluations excluded). No checkpoi
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/rl_reward.py --results results [--run transformer_json]
         [--steps 40] [--every 10] [--seeds 1 2] [--eval-studies 200] [--config '{"lr": 1e-4}']
+    ... --groups 160 [--config '{"sampler": "sample", "group_size": 8, "temperature": 1}']
+        (no training: what one step's groups hold; docs/model.md, "Reinforcement fine-tuning")
 """
 
 from __future__ import annotations
@@ -31,17 +33,20 @@ from srrg.metrics import evaluate
 from srrg.model.datamodule import ReportDataModule, ReportDataset, collate, reference_text
 from srrg.model.file import load_model
 from srrg.model.images import resolve_images
-from srrg.model.rl import RLLog, RLModule
+from srrg.model.rl import RLLog, RLModule, rewards, sample
 from srrg.model.train import build_trainer
-from srrg.report import REPAIRED, VALID, parse_report
+from srrg.report import REPAIRED, UNPARSEABLE, VALID, parse_report
 from srrg.settings.model import InferConfig, TrainConfig
 from srrg.settings.rl import RLConfig, rl_slice
 
 DEMO_RL = "transformer_json_rl"  # config.yaml's RL run, whose settings are the default here
 
 
-def test_batches(net: Any, data_cfg: Any, dataset: Path, n: int) -> tuple[list[dict[str, Any]], list[str]]:
-    rows = read_split(dataset, "test").head(n).to_dicts()
+def study_batches(
+    net: Any, data_cfg: Any, dataset: Path, n: int, split: str = "test"
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The first n studies of a split in batches of 16, and their reference reports."""
+    rows = read_split(dataset, split).head(n).to_dicts()
     images = resolve_images(data_cfg.images, data_cfg.image_root, (r.get("image_paths") for r in rows))
     ds = ReportDataset(rows, net.cfg.target, images, data_cfg.image_root, net.cfg.encoder.image_size)
     batches = [collate([ds[j] for j in range(i, min(i + 16, len(ds)))]) for i in range(0, len(ds), 16)]
@@ -101,7 +106,7 @@ def run_seed(args: argparse.Namespace, raw: dict[str, Any], search: InferConfig,
         cfg = stage_config({**raw, "trainer": trainer_cfg, "checkpoint_dir": tmp}, RLConfig, "rl")
         L.seed_everything(seed, workers=True)
         net, data_cfg = load_model(base, torch.device("cpu"))
-        batches, refs = test_batches(net, data_cfg, args.results / "dataset", args.eval_studies)
+        batches, refs = study_batches(net, data_cfg, args.results / "dataset", args.eval_studies)
         data_cfg = replace(data_cfg, batch_size=cfg.batch_size, max_train_studies=cfg.max_studies, max_val_studies=1)
         data = ReportDataModule(args.results / "dataset", data_cfg, net.cfg.target, net.cfg.encoder.image_size, seed)
         log = RLLog(cfg.trainer.log_every_n_steps)
@@ -110,6 +115,67 @@ def run_seed(args: argparse.Namespace, raw: dict[str, Any], search: InferConfig,
         trainer.callbacks.append(probe)
         trainer.fit(RLModule(net, cfg), datamodule=data)
     return probe.rows
+
+
+def kind(text: str) -> str:
+    """nf (no positive finding), pos, or unparseable."""
+    report, status = parse_report(text)
+    return "unparseable" if status == UNPARSEABLE else ("pos" if report.positive else "nf")
+
+
+def kind_mean(groups_: list[tuple[str, list[float], list[str]]], normal_ref: bool, k: str) -> str:
+    """Mean reward of the samples of kind k on studies with (normal_ref False) or without a
+    positive reference finding."""
+    xs = [x for ref, rs, ks in groups_ if (kind(ref) == "nf") == normal_ref for x, kk in zip(rs, ks) if kk == k]
+    return f"{sum(xs) / len(xs):.3f}" if xs else "-"
+
+
+def groups(args: argparse.Namespace, raw: dict[str, Any], search: InferConfig) -> None:
+    """The groups one RL step draws (no update), on the first --groups training and the test
+    studies: the beam search's and the groups' rewards, the groups with equal rewards (zero
+    advantage), and the summed advantages of no-findings samples on studies with and without a
+    positive reference finding (the push of the update towards the no-findings report)."""
+    cfg = stage_config({**raw, "trainer": {"accelerator": "cpu"}}, RLConfig, "rl")
+    net, data_cfg = load_model(args.results / "runs" / args.run / "model.pt", torch.device("cpu"))
+    net.eval()
+    g = cfg.group_size
+    print(f"groups: sampler {cfg.sampler}, G {g}, temperature {cfg.temperature}, seed {args.seeds[0]}")
+    print(
+        "| split | studies | beam | group mean | best of group | equal-reward groups | positive samples of "
+        "normal studies | no-findings push: normal | abnormal | unparseable | reward of no-findings / positive "
+        "samples: normal studies | abnormal studies |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for split, n in (("train", args.groups), ("test", args.eval_studies)):
+        torch.manual_seed(args.seeds[0])
+        batches, refs = study_batches(net, data_cfg, args.results / "dataset", n, split)
+        texts, beams = [], []
+        with torch.no_grad():
+            for b in batches:
+                seqs = sample(net, net.image_tokens(b["images"]), cfg)
+                texts += [t.strip() for t in net.tokenizer.batch_decode(seqs, skip_special_tokens=True)]
+                beams += [c[0] for c in net.generate(b["images"], search)]
+        r = rewards([ref for ref in refs for _ in range(g)], texts, cfg.reward)
+        groups_ = [
+            (ref, r[i * g : (i + 1) * g], [kind(t) for t in texts[i * g : (i + 1) * g]]) for i, ref in enumerate(refs)
+        ]
+        push = {True: 0.0, False: 0.0}
+        for ref, rs, kinds in groups_:
+            mean = sum(rs) / g
+            push[kind(ref) == "nf"] += sum(x - mean for x, k in zip(rs, kinds) if k == "nf")
+        normal = [k for ref, _, kinds in groups_ if kind(ref) == "nf" for k in kinds]
+
+        print(
+            f"| {split} | {len(refs)} | {sum(rewards(refs, beams, cfg.reward)) / len(refs):.4f} | "
+            f"{sum(r) / len(r):.4f} | "
+            f"{sum(max(rs) for _, rs, _ in groups_) / len(refs):.4f} | "
+            f"{sum(max(rs) - min(rs) < 1e-9 for _, rs, _ in groups_)} | "
+            f"{normal.count('pos') / max(len(normal), 1):.3f} | {push[True]:+.2f} | {push[False]:+.2f} | "
+            f"{[kind(t) for t in texts].count('unparseable') / len(texts):.3f} | "
+            f"{kind_mean(groups_, True, 'nf')} / {kind_mean(groups_, True, 'pos')} | "
+            f"{kind_mean(groups_, False, 'nf')} / {kind_mean(groups_, False, 'pos')} |",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -121,6 +187,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--eval-studies", type=int, help="first N test studies; default: infer.max_studies")
     parser.add_argument("--config", default="{}", help="RL settings over the demo RL run's (inline JSON)")
+    parser.add_argument(
+        "--groups", type=int, help="instead of training: the groups drawn for the first N training studies"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     import yaml
@@ -131,6 +200,9 @@ def main() -> None:
     search = stage_config(default.get("infer") or {}, InferConfig, "infer")  # the demo's decoding
     args.eval_studies = args.eval_studies or search.max_studies
     print(f"RL settings: {json.dumps(raw, sort_keys=True)}")
+    if args.groups:
+        groups(args, raw, search)
+        return
     print(f"test: the first {args.eval_studies} test studies, beam search with {search.num_beams} beams")
     print("| seed | step | train reward | test S-Score | parsed | no-findings | RL CPU s |")
     print("|---|---|---|---|---|---|---|")
