@@ -159,15 +159,19 @@ def test_toy_reward_rises_on_a_tiny_model(tmp_path: Path, monkeypatch: pytest.Mo
 @pytest.mark.slow
 def test_one_rl_step_with_the_real_reward(tmp_path: Path) -> None:
     """Catches a reward that cannot read the samples (S-Score of the decoded JSON), a KL that is not
-    0 on the first step, and an output that `srrg infer` cannot load."""
+    0 on the first step, an output that `srrg infer` cannot load, and a beam group (sampler: beam)
+    that the step or the summary does not carry."""
     from srrg.model.file import load_model
 
     ds = write_toy_dataset(tmp_path / "ds", n_train=4)
     base = _base_model(tmp_path, ds)
     out = tmp_path / "rl" / "model.pt"
-    cfg = _rl_cfg(tmp_path, kl_coef=0.1, baseline="greedy", trainer={"max_steps": 1, "accelerator": "cpu"})
+    cfg = _rl_cfg(
+        tmp_path, kl_coef=0.1, baseline="greedy", sampler="beam", trainer={"max_steps": 1, "accelerator": "cpu"}
+    )
     summary = rl_mod.run_rl(ds, base, out, cfg, "one")
     assert summary["steps"] == 1 and 0.0 <= summary["reward_first"] <= 1.0 and summary["kl_last"] == 0.0
+    assert summary["rl"]["sampler"] == "beam"
     net, _ = load_model(out, torch.device("cpu"))
     assert net.cfg.arch == "baseline"
 
