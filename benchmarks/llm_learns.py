@@ -1,7 +1,8 @@
 """Does the LLM arm (encoder + projector + SmolLM2-135M) learn? S-Score against steps (issue 45).
 
 Trains the demo's `smollm2_json` run (config.yaml) with the real training code (srrg.model.train's
-data module, ReportModule and trainer) once per LLM tuning (frozen, lora), with `--steps` steps,
+data module, ReportModule and trainer) once per LLM tuning (frozen, lora; one process and one
+torch thread per arm, side by side), with `--steps` steps,
 and every `--every` steps predicts the same first `--studies` test studies (greedy, the report
 grammar on, srrg.model.infer.run_infer) and scores them: S-Score, P-Score, D-Score, parse rate and
 distinct reports, beside the Constant row (the most frequent training report) on the same studies.
@@ -23,7 +24,9 @@ import logging
 import resource
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +88,10 @@ class Evaluate(ProgressLog):
     """The progress log, plus a prediction and scoring round every `every` steps and at the end."""
 
     def __init__(
-        self, every: int, steps: int, work: Path, dataset: Path, infer: InferConfig, data: dict, constant: str
+        self, arm: str, every: int, steps: int, work: Path, dataset: Path, infer: InferConfig, data: dict, constant: str
     ):
         super().__init__(every)
-        self.eval_every, self.steps, self.work, self.dataset = every, steps, work, dataset
+        self.arm, self.eval_every, self.steps, self.work, self.dataset = arm, every, steps, work, dataset
         self.infer, self.data, self.constant = infer, data, constant
         self.points: list[dict[str, Any]] = []
 
@@ -101,15 +104,25 @@ class Evaluate(ProgressLog):
         save_model(model, pl_module.net, self.data, {"steps": step})
         start = time.perf_counter()
         run_infer(model, self.dataset, self.work / f"step{step}.parquet", None, self.infer)
-        point = {"step": step, **score(self.work / f"step{step}.parquet", self.constant)}
+        point = {"arm": self.arm, "step": step, **score(self.work / f"step{step}.parquet", self.constant)}
         point["infer_s"] = round(time.perf_counter() - start, 1)
         self.points.append(point)
         print("  ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in point.items()), flush=True)
         pl_module.net.train()
 
 
-def train_arm(cfg: TrainConfig, dataset: Path, work: Path, every: int, infer: InferConfig, constant: str) -> list:
-    """run_train's fit, with the Evaluate callback instead of the plain progress log."""
+def train_arm(
+    arm: str, cfg: TrainConfig, dataset: Path, work: Path, every: int, infer: InferConfig, constant: str
+) -> list:
+    """run_train's fit, with the Evaluate callback instead of the plain progress log; one arm per
+    process, one torch thread each (the arms run side by side on two cores)."""
+    logging.basicConfig(level=logging.WARNING)
+    torch.set_num_threads(1)
+    print(
+        f"arm {arm}: seed {cfg.trainer.seed}, {cfg.trainer.max_steps} steps, batch {cfg.data.batch_size}, "
+        f"lr {cfg.optim.lr}",
+        flush=True,
+    )
     L.seed_everything(cfg.trainer.seed, workers=True)
     data = ReportDataModule(dataset, cfg.data, cfg.model.target, cfg.model.encoder.image_size, cfg.trainer.seed)
     data.setup("fit")
@@ -117,7 +130,7 @@ def train_arm(cfg: TrainConfig, dataset: Path, work: Path, every: int, infer: In
     findings = finding_labels(data.train_set.positives()) if cfg.model.finding_loss > 0 else None
     module = ReportModule(asdict(cfg.model), asdict(cfg.optim), None, findings)
     data_config = {**asdict(cfg.data), "images": data.images}
-    callback = Evaluate(every, cfg.trainer.max_steps, work, dataset, infer, data_config, constant)
+    callback = Evaluate(arm, every, cfg.trainer.max_steps, work, dataset, infer, data_config, constant)
     trainer = build_trainer(cfg, work / "ckpt", callback)
     trainer.fit(module, datamodule=data)
     return callback.points
@@ -153,20 +166,27 @@ def main() -> None:
     parser.add_argument("--seed", default=42, type=int)
     parser.add_argument("--figure", default="llm_learns.png", type=Path)
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    torch.set_num_threads(1)
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     dataset = args.results / "dataset"
     constant = most_frequent_report(training_reports(dataset)).to_json()
     infer_slice = deep_merge(run_slice(config, RUN, "infer"), {"num_beams": 1, "max_studies": args.studies})
     infer = stage_config(infer_slice, InferConfig, "infer")
-    start, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    curves = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for arm in args.arms:
-            cfg = arm_config(config, args.results, arm, args.steps, args.seed, Path(tmp) / arm / "ckpt")
-            print(f"arm {arm}: seed {args.seed}, {args.steps} steps, batch {cfg.data.batch_size}, lr {cfg.optim.lr}")
-            curves[arm] = train_arm(cfg, dataset, Path(tmp) / arm, args.every, infer, constant)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(len(args.arms), get_context("spawn")) as pool:
+        jobs = {
+            arm: pool.submit(
+                train_arm,
+                arm,
+                arm_config(config, args.results, arm, args.steps, args.seed, Path(tmp) / arm / "ckpt"),
+                dataset,
+                Path(tmp) / arm,
+                args.every,
+                infer,
+                constant,
+            )
+            for arm in args.arms
+        }
+        curves = {arm: job.result() for arm, job in jobs.items()}
     figure(curves, args.figure)
     print("\n| arm | step | S-Score | P-Score | D-Score | Constant | margin | Parsed | distinct | studies |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -177,7 +197,7 @@ def main() -> None:
                 f"{p['constant']:.3f} | {p['s_score'] - p['constant']:+.3f} | {p['parsed']:.3f} | {p['distinct']} | "
                 f"{p['studies']} |"
             )
-    cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
+    cpu = sum(resource.getrusage(who).ru_utime for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(f"seed {args.seed}; wall {time.perf_counter() - start:.0f} s, CPU {cpu:.0f} s; figure {args.figure}")
 
 

@@ -16,6 +16,7 @@ rule infer:
     wildcard_constraints:
         run=RUN_NAMES,
         shard=r"\d+",
+    priority: 10  # on the longest path, as rule train
     conda:
         "../../envs/train.yaml"
     params:

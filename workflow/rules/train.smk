@@ -26,6 +26,9 @@ rule train:
         benchmarks_dir("train", "{run}.tsv")
     wildcard_constraints:
         run=RUN_NAMES,
+    # training and inference are the demo's longest path (baseline -> SmolLM2 runs that start from
+    # its encoder -> their predictions): on a few cores they go before the judge and RL jobs
+    priority: 10
     conda:
         "../../envs/train.yaml"
     # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads. One: on a shared
