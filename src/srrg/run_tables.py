@@ -82,6 +82,10 @@ class RunEntry:
     rl_summary: str | None = None  # an RL run's model summary (srrg rl): its reward goes in the caption
 
 
+# how srrg rl drew each study's group (rl.sampler; summaries written before the setting: sample)
+SAMPLED = {"sample": "sampled reports", "beam": "best beams"}
+
+
 def rl_note(runs: Sequence[RunEntry]) -> str:
     """`RL: <label> = <run> fine-tuned from <base> with reward <signature> (...)` for every RL run
     (the reward's signature as srrg rl recorded it in the model file's summary)."""
@@ -95,7 +99,8 @@ def rl_note(runs: Sequence[RunEntry]) -> str:
             raise UserError(f"{run.rl_summary}: not the summary of `srrg rl` ({exc})") from exc
         notes.append(
             f"{run.label} ({run.name}): reinforcement fine-tuning of {Path(rl['from']).parent.name} with reward "
-            f"{rl['reward_signature']} (G {rl['group_size']}, {rl['baseline']} baseline, KL coef {rl['kl_coef']:g})."
+            f"{rl['reward_signature']} (G {rl['group_size']} {SAMPLED[rl.get('sampler', 'sample')]}, {rl['baseline']} "
+            f"baseline, KL coef {rl['kl_coef']:g})."
         )
     return " ".join(notes)
 
