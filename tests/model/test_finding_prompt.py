@@ -144,3 +144,19 @@ def test_init_from_brings_the_finding_head_only_over_the_same_labels(tmp_path) -
     before = other.finding_head.linear.bias.clone()
     init_encoder(other, str(path))
     assert torch.equal(other.finding_head.linear.bias, before)
+
+
+def test_rl_refuses_a_base_model_with_a_per_study_prompt(tmp_path) -> None:
+    """srrg rl samples from the shared prompt: fine-tuning a finding-prompted model would train it on
+    prompts it never reads at inference. Fails if the refusal were a traceback deep in sampling or
+    came after a training step."""
+    from model_fixtures import write_toy_dataset
+
+    from srrg.errors import UserError
+    from srrg.model.rl import run_rl
+    from srrg.settings.rl import RLConfig
+
+    path = tmp_path / "model.pt"
+    save_model(path, prompted(), {"images": "phantom"}, {})
+    with pytest.raises(UserError, match="per-study prompt"):
+        run_rl(write_toy_dataset(tmp_path / "data"), path, tmp_path / "rl.pt", RLConfig())

@@ -36,6 +36,7 @@ from transformers import LogitsProcessorList
 
 from srrg.codedeps import stage_files
 from srrg.config import config_hash
+from srrg.errors import UserError
 from srrg.io import atomic_path, write_text
 from srrg.metrics.base import get_metric, score_all
 from srrg.model.constrained import ReportConstraint
@@ -392,6 +393,12 @@ def run_rl(
     L.seed_everything(cfg.trainer.seed, workers=True)
     signature = reward_signature(cfg.reward)  # an unusable reward fails before any model loads
     net, data_cfg = load_model(base_model, torch.device("cpu"))
+    context = net.cfg.context
+    if context.findings or context.indication or context.prior_report:
+        raise UserError(
+            f"srrg rl: {base_model} reads a per-study prompt (model.context findings/indication/prior_report); "
+            "reinforcement fine-tuning samples from the shared prompt only so far"
+        )
     ckpt_dir = rl_checkpoint_dir(cfg, run, base_model)
     data_cfg = replace(
         data_cfg, batch_size=cfg.batch_size, max_train_studies=cfg.max_studies, max_val_studies=1
