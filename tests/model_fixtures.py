@@ -34,6 +34,24 @@ REPORTS = [
 ]
 
 
+def toy_row(
+    study_id: str, subject_id: str, split: str, rep: StructuredReport, image_paths: list[str], view: str
+) -> dict[str, Any]:
+    """One study with the dataset stage's columns, its report as structured JSON and sentences."""
+    return {
+        "study_id": study_id,
+        "subject_id": subject_id,
+        "split": split,
+        "image_paths": image_paths,
+        "view": view,
+        "findings": "toy",
+        "impression": None,
+        "structured": rep.to_json(),
+        "sentences": render_sentences(rep),
+        "provenance": "{}",
+    }
+
+
 def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int = 3, context: bool = False) -> Path:
     """DIR/{train,validate,test}/part-00000.parquet with the dataset stage's columns. context: also
     ingest's indication (`cough <i>`, none for study 1) and prior link (each study's prior is the
@@ -43,18 +61,7 @@ def write_toy_dataset(root: Path, n_train: int = 4, n_val: int = 2, n_test: int 
         for i in range(n):
             rep = REPORTS[i % len(REPORTS)]
             rows.append(
-                {
-                    "study_id": f"{split[:2]}{i:03d}",
-                    "subject_id": f"p{i}",
-                    "split": split,
-                    "image_paths": [f"{split}/{i}.png"],
-                    "view": "PA" if i % 3 else "LATERAL",
-                    "findings": "toy",
-                    "impression": None,
-                    "structured": rep.to_json(),
-                    "sentences": render_sentences(rep),
-                    "provenance": "{}",
-                }
+                toy_row(f"{split[:2]}{i:03d}", f"p{i}", split, rep, [f"{split}/{i}.png"], "PA" if i % 3 else "LATERAL")
             )
             if context:
                 rows[-1].update(

@@ -10,14 +10,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 import torch
-from model_fixtures import REPORTS, tiny_train_config
+from model_fixtures import REPORTS, tiny_train_config, toy_row
 from PIL import Image
 
 from srrg.cli import main as srrg_main
 from srrg.config import stage_config
 from srrg.model.infer import infer_samples
 from srrg.model.train import run_train
-from srrg.report import render_sentences
 from srrg.run_tables import PER_IMAGE_NOTE, RunEntry, run_tables
 from srrg.settings.model import TrainConfig
 
@@ -41,22 +40,8 @@ def _write_split(root: Path, split: str, studies: list[tuple[str, list[tuple[str
             path.parent.mkdir(parents=True, exist_ok=True)
             Image.new("L", (16, 16), color=40 * i + 10).save(path)
             paths.append(str(path))
-        rep = REPORTS[i % len(REPORTS)]
-        rows.append(
-            {
-                "study_id": sid,
-                "subject_id": f"p{sid}",
-                "split": split,
-                "image_paths": paths,
-                "image_views": [v for _, v in images],
-                "view": images[0][1],
-                "findings": "toy",
-                "impression": None,
-                "structured": rep.to_json(),
-                "sentences": render_sentences(rep),
-                "provenance": "{}",
-            }
-        )
+        row = toy_row(sid, f"p{sid}", split, REPORTS[i % len(REPORTS)], paths, images[0][1])
+        rows.append({**row, "image_views": [v for _, v in images]})
     (root / split).mkdir(parents=True, exist_ok=True)
     pl.DataFrame(rows).write_parquet(root / split / "part-00000.parquet")
 
