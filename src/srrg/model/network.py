@@ -210,11 +210,15 @@ class ReportGenerator(nn.Module):
         contexts: each study's context text (model.context indication / prior_report; the batch's
         `contexts`), read before its finding line (srrg.model.context.prompt_texts)."""
         if present is None:
-            tokens = self.encoder(images)
-            prompts = prompt_texts(contexts, self.finding_contexts(tokens))
-            return self.token_loss(self.projector(tokens), targets, contexts=prompts)
+            return self._view_loss(self.encoder(images), targets, contexts)
         img, mask = self.study_tokens(images, present)
         return self.token_loss(img, targets, mask, contexts)
+
+    def _view_loss(self, tokens: torch.Tensor, targets: list[str], contexts: list[str] | None) -> torch.Tensor:
+        """The report loss of one view's encoder tokens, each study's prompt its context lines and
+        finding line."""
+        prompts = prompt_texts(contexts, self.finding_contexts(tokens))
+        return self.token_loss(self.projector(tokens), targets, contexts=prompts)
 
     def losses(
         self,
@@ -230,8 +234,7 @@ class ReportGenerator(nn.Module):
             report = self.loss(images, targets, present, contexts)
             return {"report": report, "total": report}
         tokens = self.encoder(images)
-        prompts = prompt_texts(contexts, self.finding_contexts(tokens))
-        out = {"report": self.token_loss(self.projector(tokens), targets, contexts=prompts)}
+        out = {"report": self._view_loss(tokens, targets, contexts)}
         out["total"] = out["report"]
         if self.finding_head is not None:
             out["findings"] = self.finding_head.loss(tokens, positives)
