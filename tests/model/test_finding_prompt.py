@@ -160,3 +160,23 @@ def test_rl_refuses_a_base_model_with_a_per_study_prompt(tmp_path) -> None:
     save_model(path, prompted(), {"images": "phantom"}, {})
     with pytest.raises(UserError, match="per-study prompt"):
         run_rl(write_toy_dataset(tmp_path / "data"), path, tmp_path / "rl.pt", RLConfig())
+
+
+def test_predictions_record_the_finding_line_each_study_was_read_with(tmp_path) -> None:
+    """The predictions' context column holds the prompt text each prediction was made from. Fails
+    if a finding-prompted run left it null (the reader could not tell the head's names from the
+    LLM's) or recorded another study's line."""
+    from model_fixtures import write_toy_dataset
+
+    from srrg.model.infer import run_infer
+
+    net = prompted()
+    set_head(net, [2.0, -2.0, 0.0])  # every study: effusion and atelectasis
+    path = tmp_path / "model.pt"
+    save_model(path, net, {"images": "phantom"}, {})
+    out = tmp_path / "preds.parquet"
+    run_infer(path, write_toy_dataset(tmp_path / "data"), out, None, InferConfig(num_beams=1, max_new_tokens=48))
+    import polars as pl
+
+    read = pl.read_parquet(out)["context"].to_list()
+    assert read == [finding_line(["pleural effusion", "atelectasis"])] * 3

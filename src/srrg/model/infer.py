@@ -4,8 +4,9 @@ image of each study (infer.samples: image, docs/model.md "Per-image test sets").
 Structured-First outputs are parsed (valid / repaired / unparseable, never raising) and rendered to
 sentences for the NLG metrics; Sentence-Direct outputs are the sentences themselves. Studies outside
 the view filter are kept with infer_status `view_filtered`; the scoring pairs file holds the rest.
-Each row's `context` is the study context text its prediction was made from (model.context
-indication / prior_report; null when off), so a reader sees what the model read.
+Each row's `context` is the prompt text its prediction was made from (model.context indication /
+prior_report lines, then the finding line of model.context.findings; null when every study reads
+the fixed prompt), so a reader sees what the model read.
 """
 
 from __future__ import annotations
@@ -187,9 +188,10 @@ def run_infer(
     for n, (i, batch) in enumerate(zip(batches, loader, strict=True), 1):
         items = range(i, min(i + cfg.batch_size, span.stop))
         present = batch["present"].to(device) if "present" in batch else None  # model.context.views
-        texts = net.generate(batch["images"].to(device), cfg, present, batch.get("contexts"))
-        for j, cands in zip(items, texts):
-            results[j] = {"raw": cands[0], "candidates": cands, **prediction_fields(cands[0], target)}
+        texts, prompts = net.generate_with_prompts(batch["images"].to(device), cfg, present, batch.get("contexts"))
+        for k, (j, cands) in enumerate(zip(items, texts)):
+            read = None if prompts is None else prompts[k]
+            results[j] = {"raw": cands[0], "candidates": cands, "context": read, **prediction_fields(cands[0], target)}
         if n % 10 == 0 or n == len(batches):  # plain lines: readable in log files (no progress bar)
             elapsed = time.perf_counter() - start
             log.info("infer: %d/%d samples, %.1f samples/s", len(results), len(span), len(results) / elapsed)
@@ -208,7 +210,7 @@ def run_infer(
                 "infer_status": OK if row["_keep"] else VIEW_FILTERED,
                 "images": images,
                 "reference": reference_text(row, target),
-                "context": contexts[kept] if contexts is not None and row["_keep"] else None,
+                "context": (pred or {}).get("context"),
                 **{key: (pred or {}).get(key) for key in PREDICTION_TYPES},
                 **({} if shard is None else {POSITION: position}),
             }

@@ -335,7 +335,6 @@ class ReportGenerator(nn.Module):
             self._report_grammar = compile_report_grammar(self.tokenizer, head.weight.shape[0])
         return self._report_grammar
 
-    @torch.no_grad()
     def generate(
         self,
         images: torch.Tensor,
@@ -347,6 +346,19 @@ class ReportGenerator(nn.Module):
         per image its `num_return_sequences` best texts, best first. A constrainable model decodes
         under the report grammar when search.constrained (docs/model.md, "Constrained generation").
         present: the views of each study (study_tokens); contexts: each study's context text (as in loss)."""
+        return self.generate_with_prompts(images, search, present, contexts)[0]
+
+    @torch.no_grad()
+    def generate_with_prompts(
+        self,
+        images: torch.Tensor,
+        search: InferConfig,
+        present: torch.Tensor | None = None,
+        contexts: list[str] | None = None,
+    ) -> tuple[list[list[str]], list[str] | None]:
+        """generate's texts and each study's prompt text as the LLM read it (its context lines and
+        finding line; None when every study reads the fixed prompt), so that a prediction can be
+        shown beside what it was made from."""
         if present is None:
             tokens = self.encoder(images)
             img, mask_img = self.projector(tokens), None
@@ -387,4 +399,4 @@ class ReportGenerator(nn.Module):
             )[:, 1:]
         texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
         k = search.num_return_sequences
-        return [texts[i * k : (i + 1) * k] for i in range(img.shape[0])]
+        return [texts[i * k : (i + 1) * k] for i in range(img.shape[0])], contexts
