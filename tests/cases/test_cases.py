@@ -285,3 +285,19 @@ def test_thumbnail_cache_draws_each_picture_once(tmp_path, monkeypatch):
         thumbs.thumbnails("phantom", ["a"], [rep([Finding("edema")])], [None], 32, cache_dir=tmp_path)
     with pytest.raises(AssertionError, match="drew b again"):  # so is another size
         thumbs.thumbnails("phantom", ["b"], [rep()], [None], 48, cache_dir=tmp_path)
+
+
+def test_the_prompt_context_a_prediction_was_read_with_is_on_its_card(files, tmp_path):
+    """srrg infer records each prediction's prompt text (finding line, indication, prior report):
+    the case shows it. Fails if a study got another study's context, a null context were shown as
+    text, or predictions written before the column existed stopped the page."""
+    preds = pl.read_parquet(files["predictions"])
+    with_ctx = tmp_path / "with_context.parquet"
+    lines = {"s2": "Findings seen in the image: pleural effusion"}
+    preds.with_columns(context=pl.col("study_id").replace_strict(lines, default=None)).write_parquet(with_ctx)
+    data = case_list(RunTables("base", with_ctx, files["scores"]), files["dataset"], "test")
+    by_id = {s["id"]: s for s in data["studies"]}
+    assert by_id["s2"]["ctx"] == lines["s2"]
+    assert all("ctx" not in s for i, s in by_id.items() if i != "s2")
+    old = case_list(RunTables("base", files["predictions"], files["scores"]), files["dataset"], "test")
+    assert all("ctx" not in s for s in old["studies"])

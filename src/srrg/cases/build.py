@@ -85,7 +85,9 @@ def scored_run(run: RunTables) -> tuple[pl.DataFrame, dict[str, int]]:
     preds = read_parquet(run.predictions, "--predictions", PREDICTION_COLUMNS)
     scores = read_parquet(run.scores, "--scores", SCORE_TEXT)
     _missing_ids(scores["study_id"].to_list(), preds["study_id"], "--predictions", str(run.predictions))
-    joined = scores.join(preds.select(PREDICTION_COLUMNS), on="study_id", how="left", maintain_order="left")
+    # the prompt text a prediction was read with (srrg infer's `context`; absent in older files)
+    columns = [*PREDICTION_COLUMNS, *(["context"] if "context" in preds.columns else [])]
+    joined = scores.join(preds.select(columns), on="study_id", how="left", maintain_order="left")
     unscored = preds.join(scores.select("study_id"), on="study_id", how="anti")["infer_status"].fill_null("none")
     return joined, dict(sorted(unscored.value_counts().iter_rows()))
 
@@ -208,6 +210,7 @@ def case_list(
         entry = {
             "id": row["study_id"],
             **study_texts(row, rows, structured),
+            **({"ctx": row["context"]} if row.get("context") else {}),
             "sc": [number(row[c]) for c in cols.scores],
             "st": [row[c] for c in cols.statuses],
             "img": uri,

@@ -145,13 +145,14 @@
     const pick = inFigure ? "" : `<label class="pick"><input type="checkbox" data-pick="${esc(s.id)}"${picked ? " checked" : ""}` +
       `${!picked && state.figure.length >= FIGURE_MAX ? " disabled" : ""}> in figure</label>`;
     const raw = s.raw != null ? `<details><summary>raw output</summary><pre>${esc(s.raw)}</pre></details>` : "";
+    const ctx = s.ctx != null ? `<details><summary>prompt context</summary><pre>${esc(s.ctx)}</pre></details>` : "";
     const ex = s.ex ? `<details class="judge"><summary>judge explanations</summary><dl class="judge">` +
       D.explanations.map((c, i) => (s.ex[i] ? `<dt>${esc(c)}</dt><dd>${esc(s.ex[i])}</dd>` : "")).join("") + `</dl></details>` : "";
     const v = sortValue(s, cmp);
     return `<li class="case" data-id="${esc(s.id)}" data-sort="${v == null ? "" : v}">` +
       `<div class="head">${img}<div class="meta"><h2>${esc(s.id)}</h2><span class="status">${statusLine(s)}</span>${pick}</div>` +
       `${scoresTable(s)}</div><div class="texts"><div><h3>Reference</h3><p>${esc(s.ref)}</p></div>` +
-      `<div><h3>Generated (${esc(D.run)})</h3><p>${esc(s.hyp)}</p>${raw}</div></div>${findingsTable(s)}` +
+      `<div><h3>Generated (${esc(D.run)})</h3><p>${esc(s.hyp)}</p>${ctx}${raw}</div></div>${findingsTable(s)}` +
       `${comparisonBlock(s, cmp)}${ex}</li>`;
   }
 
