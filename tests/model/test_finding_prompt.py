@@ -4,13 +4,18 @@ to the longest, in training and inference alike."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 import torch
+from model_fixtures import TINY_MODEL, write_toy_dataset
 
+from srrg.errors import UserError
 from srrg.model.context import finding_line
 from srrg.model.file import save_model
+from srrg.model.infer import run_infer
 from srrg.model.module import init_encoder
 from srrg.model.network import ReportGenerator
+from srrg.model.rl import run_rl
 from srrg.settings.model import (
     ContextConfig,
     EncoderConfig,
@@ -19,13 +24,10 @@ from srrg.settings.model import (
     ModelConfig,
     check_context,
 )
+from srrg.settings.rl import RLConfig
 
 torch.set_num_threads(1)
-ENC = EncoderConfig(
-    name="swin_tiny_patch4_window7_224",
-    image_size=32,
-    kwargs={"embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4},
-)
+ENC = EncoderConfig(**TINY_MODEL["encoder"])
 LABELS = ["pleural effusion", "cardiomegaly", "atelectasis"]
 TARGET = '{"positive": [], "negative": ["pneumothorax"]}'
 
@@ -150,12 +152,6 @@ def test_rl_refuses_a_base_model_with_a_per_study_prompt(tmp_path) -> None:
     """srrg rl samples from the shared prompt: fine-tuning a finding-prompted model would train it on
     prompts it never reads at inference. Fails if the refusal were a traceback deep in sampling or
     came after a training step."""
-    from model_fixtures import write_toy_dataset
-
-    from srrg.errors import UserError
-    from srrg.model.rl import run_rl
-    from srrg.settings.rl import RLConfig
-
     path = tmp_path / "model.pt"
     save_model(path, prompted(), {"images": "phantom"}, {})
     with pytest.raises(UserError, match="per-study prompt"):
@@ -166,17 +162,11 @@ def test_predictions_record_the_finding_line_each_study_was_read_with(tmp_path) 
     """The predictions' context column holds the prompt text each prediction was made from. Fails
     if a finding-prompted run left it null (the reader could not tell the head's names from the
     LLM's) or recorded another study's line."""
-    from model_fixtures import write_toy_dataset
-
-    from srrg.model.infer import run_infer
-
     net = prompted()
     set_head(net, [2.0, -2.0, 0.0])  # every study: effusion and atelectasis
     path = tmp_path / "model.pt"
     save_model(path, net, {"images": "phantom"}, {})
     out = tmp_path / "preds.parquet"
     run_infer(path, write_toy_dataset(tmp_path / "data"), out, None, InferConfig(num_beams=1, max_new_tokens=48))
-    import polars as pl
-
     read = pl.read_parquet(out)["context"].to_list()
     assert read == [finding_line(["pleural effusion", "atelectasis"])] * 3

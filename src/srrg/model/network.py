@@ -158,8 +158,7 @@ class ReportGenerator(nn.Module):
         (a caller that forgot the batch's contexts): both refused."""
         if contexts is not None and self.llm is None:
             raise ValueError("the baseline decoder reads no prompt text (model.context indication / prior_report)")
-        ctx = self.cfg.context
-        if self.llm is not None and contexts is None and (ctx.findings or ctx.indication or ctx.prior_report):
+        if self.llm is not None and contexts is None and self.cfg.context.per_study_prompt:
             raise ValueError(
                 "a model with a finding prompt or study context (model.context findings, indication, prior_report) "
                 "needs each study's prompt text"

@@ -393,8 +393,7 @@ def run_rl(
     L.seed_everything(cfg.trainer.seed, workers=True)
     signature = reward_signature(cfg.reward)  # an unusable reward fails before any model loads
     net, data_cfg = load_model(base_model, torch.device("cpu"))
-    context = net.cfg.context
-    if context.findings or context.indication or context.prior_report:
+    if net.cfg.context.per_study_prompt:
         raise UserError(
             f"srrg rl: {base_model} reads a per-study prompt (model.context findings/indication/prior_report); "
             "reinforcement fine-tuning samples from the shared prompt only so far"

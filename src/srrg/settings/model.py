@@ -201,7 +201,13 @@ class ContextConfig(Settings):
     @property
     def active(self) -> bool:
         """Whether any switch is on (off: the model is today's, weight for weight)."""
-        return self.indication or self.prior_report or self.findings or self.views > 1
+        return self.per_study_prompt or self.views > 1
+
+    @property
+    def per_study_prompt(self) -> bool:
+        """Whether each study's LLM prompt carries its own text (indication, prior report, finding
+        line) instead of the one fixed prompt."""
+        return self.indication or self.prior_report or self.findings
 
 
 @dataclass(frozen=True)
