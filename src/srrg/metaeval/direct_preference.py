@@ -27,7 +27,7 @@ from srrg.io import write_parquet, write_text
 from srrg.llm.base import LLMRequest
 from srrg.metaeval import tables
 from srrg.metaeval.readers.common import RATINGS_SCHEMA
-from srrg.metaeval.run import HEADLINE, ID, _table, resolve_human
+from srrg.metaeval.run import HEADLINE, ID, checked_table, resolve_human
 from srrg.metrics.base import MetricResult
 from srrg.metrics.judges.common import OK, UNPARSEABLE, Reply, as_reply, ask, check_failures, client_for, template
 from srrg.metrics.judges.common import truncate_words as cut
@@ -141,9 +141,11 @@ def run_metaeval_preference(
     preference.{csv,md} (the judge's row, then every headline metric of the scores),
     comparisons.parquet (each comparison, the judge's choice, status and answer) and info.json.
     A judge failing more than cfg.max_failure_fraction of its answers fails the stage after writing."""
-    pairs = _table(pairs_path, ["pair_id", "reference", "candidate", "cluster"], "pairs.parquet of metaeval-prepare")
-    ratings = _table(ratings_path, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
-    scores = _table(scores_path, [ID], "per_report.parquet of `srrg score`")
+    pairs = checked_table(
+        pairs_path, ["pair_id", "reference", "candidate", "cluster"], "pairs.parquet of metaeval-prepare"
+    )
+    ratings = checked_table(ratings_path, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
+    scores = checked_table(scores_path, [ID], "per_report.parquet of `srrg score`")
     human, target, lower = resolve_human(scores, ratings, MetaevalConfig(human_target=cfg.human_target))
     items, left_out = comparisons(pairs, dict(zip(human[ID], human["human"], strict=True)), lower)
     if not items:

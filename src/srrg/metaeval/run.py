@@ -476,11 +476,11 @@ def read_inputs(
 ) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
     """The score, rating and pair tables of a correlation command, each checked for the columns the
     correlation reads and for a pair (or judgement) on two rows."""
-    rating_rows = _table(ratings, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
+    rating_rows = checked_table(ratings, RATINGS_SCHEMA, "ratings.parquet of `srrg metaeval-prepare`")
     if rating_rows is not None and rating_rows.is_empty():
         raise UserError(f"{ratings}: no rating rows; nothing to correlate")
-    pair_rows = _table(pairs, ["pair_id"], "pairs.parquet of `srrg metaeval-prepare`")
-    score_rows = _table(scores, [ID], "per_report.parquet of `srrg score`")
+    pair_rows = checked_table(pairs, ["pair_id"], "pairs.parquet of `srrg metaeval-prepare`")
+    score_rows = checked_table(scores, [ID], "per_report.parquet of `srrg score`")
     if score_rows.is_empty():
         raise UserError(f"{scores}: no scored pair; nothing to correlate")
     refuse_repeats(score_rows, [ID], scores, ID)  # a pair on two rows would weigh twice in every correlation
@@ -491,8 +491,8 @@ def read_inputs(
     return score_rows, rating_rows, pair_rows
 
 
-def _table(path: str | None, columns: Iterable[str], expected: str) -> pl.DataFrame | None:
-    """The table at path (None when not given); a table without the columns the correlation
+def checked_table(path: str | None, columns: Iterable[str], expected: str) -> pl.DataFrame | None:
+    """The table at path (None when not given); a table without the columns the caller
     reads is one line naming the file (docs/cli.md), not a traceback from the join."""
     if not path:
         return None
