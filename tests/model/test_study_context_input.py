@@ -111,9 +111,9 @@ def test_switches_off_leave_the_weights_unchanged():
 
 
 def test_a_switch_not_fed_yet_is_refused(tmp_path):
-    """The text switches for the baseline, and views for the LLM or beside a finding head, are not
-    fed to the network yet: they must stop the run at once, not train a model that claims to read
-    them. The LLM reads indication and prior_report (accepted)."""
+    """views for the LLM or beside a finding head, and findings for the baseline, are not fed to
+    the network: they must stop the run at once, not train a model that claims to read them. Both
+    architectures read indication and prior_report (accepted)."""
     import pytest
 
     from srrg.errors import UserError
@@ -125,14 +125,15 @@ def test_a_switch_not_fed_yet_is_refused(tmp_path):
     check_supported(base)  # all off: fine
     check_supported(dataclasses.replace(base, context=ContextConfig(views=2)))  # views: the baseline reads them
     check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, prior_report=True)))
+    check_supported(dataclasses.replace(base, context=ContextConfig(indication=True, prior_report=True, views=2)))
     with pytest.raises(UserError, match=r"train.model.context: views: 2 \(with arch llm"):
         check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, views=2)))
-    with pytest.raises(UserError, match=r"train.model.context: indication \(with arch baseline\)"):
-        check_supported(dataclasses.replace(base, context=ContextConfig(indication=True)))
+    with pytest.raises(UserError, match=r"train.model.context: findings \(with arch baseline"):
+        check_supported(dataclasses.replace(base, context=ContextConfig(findings=True)))
     cfg = TrainConfig()
-    context = ContextConfig(prior_report=True)
+    context = ContextConfig(findings=True)
     cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, arch="baseline", context=context))
-    with pytest.raises(UserError, match=r"prior_report \(with arch baseline\)"):
+    with pytest.raises(UserError, match=r"findings \(with arch baseline"):
         run_train(tmp_path / "no-dataset", tmp_path / "model.pt", cfg)
 
 
@@ -198,8 +199,8 @@ def test_the_workflow_pre_check_refuses_a_switch_not_fed_yet():
     from srrg.config_tree import check_workflow_config
 
     cfg = yaml.safe_load((REPO / "config.yaml").read_text())
-    cfg.setdefault("train", {}).setdefault("model", {})["context"] = {"indication": True}  # a baseline run too
-    with pytest.raises(ConfigError, match=r"train.model.context: indication \(with arch baseline\) is not read"):
+    cfg.setdefault("train", {}).setdefault("model", {})["context"] = {"findings": True}  # a baseline run too
+    with pytest.raises(ConfigError, match=r"train.model.context: findings \(with arch baseline.*is not read"):
         check_workflow_config(cfg)
 
 

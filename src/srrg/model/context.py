@@ -129,6 +129,19 @@ def prefixed_inputs(
     return ids, mask, labels
 
 
+def prefixed_prompts(bos_id: int, pad_id: int, prefixes: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The baseline decoder's generation prompts [BOS | prefix] and their 0/1 mask, left padded so
+    that every study's report begins at the same column (generate then numbers each row's
+    positions from its mask, as teacher forcing numbers them: BOS at 0)."""
+    width = 1 + max(len(p) for p in prefixes)
+    ids = torch.full((len(prefixes), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prefixes), width), dtype=torch.long)
+    for i, prefix in enumerate(prefixes):
+        ids[i, width - 1 - len(prefix) :] = torch.tensor([bos_id, *prefix], dtype=torch.long)
+        mask[i, width - 1 - len(prefix) :] = 1
+    return ids, mask
+
+
 def study_views(paths: Sequence[str], views: Sequence[str | None], n: int) -> tuple[list[str], list[str | None]]:
     """Up to n images of a study, frontal first (view_rank, then their order), each file once: a
     study with fewer images gives fewer, never a duplicate."""

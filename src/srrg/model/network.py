@@ -15,7 +15,16 @@ from transformers import DynamicCache, LogitsProcessorList, PreTrainedModel, Pre
 
 from srrg.model.baseline import build_baseline
 from srrg.model.constrained import ReportConstraint, compile_report_grammar
-from srrg.model.context import ViewEmbedding, context_prompt, encode_views, finding_line, prompt_texts
+from srrg.model.context import (
+    ViewEmbedding,
+    context_prompt,
+    encode_views,
+    finding_line,
+    prefix_ids,
+    prefixed_inputs,
+    prefixed_prompts,
+    prompt_texts,
+)
 from srrg.model.encoder import ImageEncoder
 from srrg.model.findings import FindingHead
 from srrg.model.llm import load_llm, load_tokenizer, set_llm_mode, tune_llm
@@ -67,7 +76,8 @@ class ReportGenerator(nn.Module):
             width = self.llm.get_input_embeddings().embedding_dim
             self.prompt = build_prompt(self.tokenizer, cfg.target)
         else:
-            self.decoder = build_baseline(cfg.baseline, self.tokenizer, cfg.max_target_tokens)
+            prefix = cfg.context.prefix_tokens if cfg.context.study_text else 0
+            self.decoder = build_baseline(cfg.baseline, self.tokenizer, cfg.max_target_tokens, prefix)
             width = cfg.baseline.d_model
         self.projector = Projector(self.encoder.out_dim, cfg.projector_hidden or width, width)
         self.finding_head: FindingHead | None = None
@@ -153,16 +163,28 @@ class ReportGenerator(nn.Module):
         return [finding_line([labels[j] for j in row.nonzero().flatten().tolist()]) for row in seen]
 
     def _check_reads(self, contexts: list[str] | None) -> None:
-        """Prompt text given to a decoder without a prompt would be dropped in silence, and a model
-        trained with a prompt text per study run without one would read a prompt it never saw
-        (a caller that forgot the batch's contexts): both refused."""
-        if contexts is not None and self.llm is None:
-            raise ValueError("the baseline decoder reads no prompt text (model.context indication / prior_report)")
-        if self.llm is not None and contexts is None and self.cfg.context.per_study_prompt:
+        """Prompt text given to a baseline decoder built without a prefix would be read at
+        positions it was never trained on (or past its last one), and a model trained with a text
+        per study run without one would read a prompt it never saw (a caller that forgot the
+        batch's contexts): both refused."""
+        if contexts is not None and self.llm is None and not self.cfg.context.study_text:
+            raise ValueError(
+                "this baseline decoder reads no prompt text (it was built with model.context indication and "
+                "prior_report off)"
+            )
+        reads = self.cfg.context.per_study_prompt if self.llm is not None else self.cfg.context.study_text
+        if contexts is None and reads:
             raise ValueError(
                 "a model with a finding prompt or study context (model.context findings, indication, prior_report) "
                 "needs each study's prompt text"
             )
+
+    def _prefixes(self, contexts: list[str] | None, n: int) -> list[list[int]]:
+        """The baseline decoder's prefix tokens of each study: its context text cut to
+        model.context.prefix_tokens (srrg.model.context.prefix_ids); none without contexts."""
+        if contexts is None:
+            return [[] for _ in range(n)]
+        return prefix_ids(self.tokenizer, contexts, self.cfg.context.prefix_tokens)
 
     def _prompt_embeds(self, img: torch.Tensor) -> torch.Tensor:
         """prompt_inputs' embeddings of a model whose prompt is the same for every study."""
@@ -249,22 +271,23 @@ class ReportGenerator(nn.Module):
     ) -> torch.Tensor:
         """`loss` given the projected image tokens (B, N, width) instead of the images; mask_img:
         their 0/1 mask for the baseline's cross-attention (None: all real); contexts: each study's
-        prompt text (finding_contexts; LLM only)."""
+        prompt text (the LLM's prompt, or the baseline decoder's prefix after BOS, right padded:
+        [BOS | prefix | target]). Either way the loss is the mean over the batch's target tokens
+        (a study weighs by its number of target tokens), prompt and padding ignored."""
         self._check_reads(contexts)
         seqs = target_token_ids(self.tokenizer, targets, self.cfg.max_target_tokens)
-        ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
-        labels = ids.masked_fill(mask == 0, IGNORE)
         if self.llm is not None:
-            return self._llm_loss(img, ids, mask, labels, contexts)
+            ids, mask = pad_batch(seqs, self.tokenizer.pad_token_id, img.device)
+            return self._llm_loss(img, ids, mask, ids.masked_fill(mask == 0, IGNORE), contexts)
         assert self.decoder is not None
-        bos = torch.full((ids.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
-        ones = torch.ones_like(bos)
+        bos, pad = self.decoder.config.bos_token_id, self.tokenizer.pad_token_id
+        ids, mask, labels = prefixed_inputs(bos, pad, self._prefixes(contexts, len(seqs)), seqs)
         return self.decoder(
-            input_ids=torch.cat([bos, ids], dim=1),
-            attention_mask=torch.cat([ones, mask], dim=1),
+            input_ids=ids.to(img.device),
+            attention_mask=mask.to(img.device),
             encoder_hidden_states=img,
             encoder_attention_mask=mask_img,
-            labels=torch.cat([torch.full_like(bos, IGNORE), labels], dim=1),
+            labels=labels.to(img.device),
         ).loss
 
     def _prefix_cache(self, n: int, device: torch.device) -> DynamicCache:
@@ -355,9 +378,10 @@ class ReportGenerator(nn.Module):
         present: torch.Tensor | None = None,
         contexts: list[str] | None = None,
     ) -> tuple[list[list[str]], list[str] | None]:
-        """generate's texts and each study's prompt text as the LLM read it (its context lines and
-        finding line; None when every study reads the fixed prompt), so that a prediction can be
-        shown beside what it was made from."""
+        """generate's texts and each study's prompt text as the model read it (the LLM: its context
+        lines and finding line; the baseline decoder: its context lines as prefix tokens, whose
+        beam search starts from [BOS | prefix], left padded; None when every study reads the fixed
+        prompt), so that a prediction can be shown beside what it was made from."""
         if present is None:
             tokens = self.encoder(images)
             img, mask_img = self.projector(tokens), None
@@ -387,15 +411,16 @@ class ReportGenerator(nn.Module):
             )
         else:
             assert self.decoder is not None
-            bos = torch.full((img.shape[0], 1), self.decoder.config.bos_token_id, dtype=torch.long, device=img.device)
+            bos, pad = self.decoder.config.bos_token_id, tok.pad_token_id
+            ids, attention = prefixed_prompts(bos, pad, self._prefixes(contexts, img.shape[0]))
             out = self.decoder.generate(
-                input_ids=bos,
-                attention_mask=torch.ones_like(bos),
+                input_ids=ids.to(img.device),
+                attention_mask=attention.to(img.device),
                 encoder_hidden_states=img,
                 **({} if mask_img is None else {"encoder_attention_mask": mask_img}),
                 max_new_tokens=max_new_tokens,
                 **beams,
-            )[:, 1:]
+            )[:, ids.shape[1] :]  # the prompt is not part of the report
         texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
         k = search.num_return_sequences
         return [texts[i * k : (i + 1) * k] for i in range(img.shape[0])], contexts

@@ -395,8 +395,9 @@ def run_rl(
     net, data_cfg = load_model(base_model, torch.device("cpu"))
     if net.cfg.context.per_study_prompt:
         raise UserError(
-            f"srrg rl: {base_model} reads a per-study prompt (model.context findings/indication/prior_report); "
-            "reinforcement fine-tuning samples from the shared prompt only so far"
+            f"srrg rl: {base_model} reads a per-study prompt (model.context findings/indication/prior_report: the "
+            "LLM's prompt or the baseline decoder's prefix); reinforcement fine-tuning samples from the shared "
+            "prompt only so far"
         )
     ckpt_dir = rl_checkpoint_dir(cfg, run, base_model)
     data_cfg = replace(

@@ -165,18 +165,29 @@ class ContextConfig(Settings):
     indication: bool = field(
         default=False,
         metadata=doc(
-            "Put the study's indication (ingest's indication column; 'none' when empty) in the LLM prompt; "
-            "arch llm only for now (the baseline decoder's prefix tokens are not fed yet)."
+            "Put the study's indication (ingest's indication column; 'none' when empty) in the LLM prompt, or in "
+            "the baseline decoder's prefix tokens after BOS (cut to prefix_tokens; a word vocabulary reads a word "
+            "its training targets lack as its unknown token)."
         ),
     )
     prior_report: bool = field(
         default=False,
         metadata=doc(
             "Put the patient's previous study's reference report (ingest's prior link; the run's target text of "
-            "that study; 'none' for a first study) in the LLM prompt; arch llm only for now."
+            "that study; 'none' for a first study) in the LLM prompt or the baseline decoder's prefix, after the "
+            "indication."
         ),
     )
     prior_words: int = field(default=100, metadata=doc("The prior report is cut to this many words.", minimum=1))
+    prefix_tokens: int = field(
+        default=256,
+        metadata=doc(
+            "arch baseline with indication or prior_report: the study's context text is cut to this many tokens of "
+            "the decoder's prefix, whose positions then cover BOS + prefix_tokens + max_target_tokens (the weights "
+            "of a baseline without a text switch are unchanged).",
+            minimum=1,
+        ),
+    )
     findings: bool = field(
         default=False,
         metadata=doc(
@@ -204,10 +215,16 @@ class ContextConfig(Settings):
         return self.per_study_prompt or self.views > 1
 
     @property
+    def study_text(self) -> bool:
+        """Whether the model reads each study's own context text (indication, prior report): in
+        the LLM prompt, or as the baseline decoder's prefix tokens."""
+        return self.indication or self.prior_report
+
+    @property
     def per_study_prompt(self) -> bool:
         """Whether each study's LLM prompt carries its own text (indication, prior report, finding
         line) instead of the one fixed prompt."""
-        return self.indication or self.prior_report or self.findings
+        return self.study_text or self.findings
 
 
 @dataclass(frozen=True)
@@ -263,12 +280,12 @@ class ModelConfig(Settings):
 
 def check_context(model: ModelConfig) -> None:
     """The model.context switches training and inference feed so far (docs/model.md, "Study
-    context"): `views` for the baseline decoder without a finding head, `findings` for the LLM with
-    one, `indication` and `prior_report` for the LLM (its prompt). Any other switch that is on would
-    be ignored in silence: a ValueError naming it (at the workflow's pre-check and in `srrg train`)."""
+    context"): `indication` and `prior_report` for both architectures (the LLM's prompt, the
+    baseline decoder's prefix), `views` for the baseline decoder without a finding head, `findings`
+    for the LLM with one. Any other switch that is on would be ignored in silence: a ValueError
+    naming it (at the workflow's pre-check and in `srrg train`)."""
     cfg = model.context
-    text = [name for name, value in (("indication", cfg.indication), ("prior_report", cfg.prior_report)) if value]
-    on = [f"{name} (with arch {model.arch})" for name in text] if model.arch != "llm" else []
+    on = []
     if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
         on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
     if cfg.findings and (model.arch != "llm" or model.finding_loss <= 0):
@@ -277,7 +294,7 @@ def check_context(model: ModelConfig) -> None:
         raise ValueError(
             f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
             "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss, "
-            "findings for arch llm with finding_loss > 0, indication and prior_report for arch llm)"
+            "findings for arch llm with finding_loss > 0)"
         )
 
 
