@@ -1,7 +1,8 @@
 """`srrg tables`: result tables in the layouts of S-RRG Table 1 and Table 2 (CSV, Markdown, LaTeX).
 
 Table 1: methods (Structured-First runs) x BLEU-1, BLEU-4, METEOR, ROUGE, P-, D-, S-Score.
-Table 2: per method, Structured-First vs Sentence-Direct x BLEU-1..4, METEOR, ROUGE.
+Table 2: per method, Structured-First vs Sentence-Direct x BLEU-1..4, METEOR, ROUGE, and P-, D-,
+S-Score of what each output is read into (structure_score_options).
 Both add parse-rate columns (share of predictions that parsed, and that were valid without repair)
 and the number of scored studies; values come from each run's `srrg score` summary.csv and
 predictions Parquet. Missing values show as "-". Table 1 ends with the reference runs of
@@ -18,8 +19,8 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from srrg.metrics.signature import column_signatures
 from srrg.metrics.signature_files import read_signatures
 from srrg.reference_runs import CAPTION, base_run
 from srrg.report import REPAIRED, VALID
+from srrg.settings.metrics import SScoreTextConfig
 from srrg.settings.model import SAMPLE_ID
 
 TABLE1 = (
@@ -51,6 +53,10 @@ TABLE2 = (
     ("METEOR", "meteor"),
     ("ROUGE", "rouge_l"),
 )
+# Table 2's structured columns: each output read into a structured report (Structured-First
+# parsed, Sentence-Direct through srrg's extractor) and scored against the structured reference
+# at the S-Score's settings (structure_score_options; docs/model.md, "Table 2")
+TABLE2_STRUCTURE = (("P-Score", "p_score_text"), ("D-Score", "d_score_text"), ("S-Score", "s_score_text"))
 PARSE = (("Parsed", "parsed"), ("Valid", "valid"), ("Studies", "studies"))
 # Table 1's temporal-claim columns, shown when a run was scored with temporal_claims (docs/metrics.md)
 TEMPORAL = (
@@ -80,6 +86,16 @@ class RunEntry:
     summary: str
     predictions: str
     rl_summary: str | None = None  # an RL run's model summary (srrg rl): its reward goes in the caption
+    # the summary of Table 2's structured scoring of this run (structure_score_options), when compared
+    structure_summary: str | None = None
+
+
+def structure_score_options(extract: Mapping[str, Any]) -> dict[str, Any]:
+    """`srrg score --config` of Table 2's structured columns: s_score_text at the S-Score's settings
+    (SScoreTextConfig.s_rrg(): the S-Score of the two structured reports) with the run's `extract`
+    options, so that a Structured-First output is parsed (its S-Score is Table 1's) and a
+    Sentence-Direct output is read by the extractor that built the references (docs/model.md, "Table 2")."""
+    return {"s_score_text": {**asdict(SScoreTextConfig.s_rrg()), "extract": dict(extract)}}
 
 
 # how srrg rl drew each study's group (rl.sampler; summaries written before the setting: sample)
@@ -122,15 +138,21 @@ def scored(preds: pl.DataFrame) -> pl.DataFrame:
     return preds.filter(pl.col("infer_status") == "ok") if "infer_status" in preds.columns else preds
 
 
-def load_run(entry: RunEntry) -> dict[str, Any]:
-    """The run's summary row (metric key -> value) plus its parse rates, scored studies and images."""
-    summary = read_table(entry.summary)
+def summary_values(path: str) -> dict[str, float]:
+    """The one row of a `srrg score` summary.csv: metric key -> value (NaN for text and empty cells)."""
+    summary = read_table(path)
     if summary.height != 1:
-        raise UserError(f"{entry.summary}: expected one summary row, found {summary.height}")
-    values = {
+        raise UserError(f"{path}: expected one summary row, found {summary.height}")
+    return {
         k: (float(v) if isinstance(v, (int, float)) and v is not None else math.nan)
         for k, v in summary.row(0, named=True).items()
     }
+
+
+def load_run(entry: RunEntry) -> dict[str, Any]:
+    """The run's summary row (metric key -> value) plus its parse rates, scored studies and images;
+    `structure`: the values of its Table 2 structured scoring ({} when it has none)."""
+    values = summary_values(entry.summary)
     preds = read_table(entry.predictions)
     if "parse_status" not in preds.columns:
         raise UserError(
@@ -147,6 +169,7 @@ def load_run(entry: RunEntry) -> dict[str, Any]:
         "per_image": per_image,
         "images": ",".join(images) or None,
         "scored_ids": scored_ids(preds, SAMPLE_ID if per_image else "study_id"),
+        "structure": summary_values(entry.structure_summary) if entry.structure_summary else {},
     }
 
 
@@ -155,18 +178,25 @@ def scored_ids(preds: pl.DataFrame, key: str) -> frozenset[str] | int:
     return frozenset(preds[key].to_list()) if key in preds.columns else preds.height
 
 
+def compared_methods(runs: Iterable[Any]) -> dict[str, list[Any]]:
+    """Method label -> its Structured-First and Sentence-Direct runs, for the methods that have both:
+    Table 2's comparisons. `runs`: anything with name, label and target (RunEntry, the workflow's
+    RunSpec, which uses it to plan the structured scoring of these runs only)."""
+    groups: dict[str, list[Any]] = {}
+    for r in runs:
+        if r.target in TARGET_LABEL:
+            groups.setdefault(r.label, []).append(r)
+    return {label: group for label, group in groups.items() if len({r.target for r in group}) > 1}
+
+
 def check_same_studies(runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, Any]]) -> None:
     """Table 2 compares a method's Structured-First and Sentence-Direct runs on the same test
     studies (docs/model.md, "Table 2"): a method with both targets whose runs were scored on
     different studies (another infer.max_studies, another view filter) is a UserError naming them,
     not a row pair that differs in its test set."""
-    groups: dict[str, list[RunEntry]] = {}
-    for r in runs:
-        if r.target in TARGET_LABEL:
-            groups.setdefault(r.label, []).append(r)
-    for label, group in groups.items():
+    for label, group in compared_methods(runs).items():
         sets = {r.name: results[r.name]["scored_ids"] for r in group}
-        if len({r.target for r in group}) > 1 and len(set(sets.values())) > 1:
+        if len(set(sets.values())) > 1:
             sizes = ", ".join(f"{name} {ids if isinstance(ids, int) else len(ids)}" for name, ids in sets.items())
             raise UserError(
                 f"Table 2, method {label!r}: its runs were scored on different test studies ({sizes} studies); "
@@ -271,11 +301,17 @@ def table1(
 def table2(
     runs: Sequence[RunEntry], results: Mapping[str, Mapping[str, float]], counts: Sequence[tuple[str, str]] = PARSE
 ) -> pl.DataFrame:
-    """Methods in first-seen order, Structured-First before Sentence-Direct within a method."""
+    """Methods in first-seen order, Structured-First before Sentence-Direct within a method; the
+    structured columns (TABLE2_STRUCTURE) from each run's structured scoring, "-" without one."""
     order = {label: i for i, label in enumerate(dict.fromkeys(r.label for r in runs))}
     chosen = sorted((r for r in runs if r.target in TARGET_LABEL), key=lambda r: (order[r.label], r.target != "json"))
-    rows = [{**_row(r.label, results[r.name], (*TABLE2, *counts)), "Target": TARGET_LABEL[r.target]} for r in chosen]
-    return _frame(rows, ["Method", "Target", *(n for n, _ in (*TABLE2, *counts))])
+    columns = (*TABLE2, *TABLE2_STRUCTURE, *counts)
+    rows = []
+    for r in chosen:
+        structure = results[r.name].get("structure", {})
+        values = {**results[r.name], **{key: structure.get(key, math.nan) for _, key in TABLE2_STRUCTURE}}
+        rows.append({**_row(r.label, values, columns), "Target": TARGET_LABEL[r.target]})
+    return _frame(rows, ["Method", "Target", *(n for n, _ in columns)])
 
 
 def fmt(value: Any, digits: int = 3) -> str:
@@ -389,7 +425,11 @@ def captions(
                     "Structured-First vs Sentence-Direct, both targets of a method scored on the same test "
                     "studies: NLG metrics on sentence renderings (a Structured-First output parsed into its "
                     "structured report and rendered as sentences, docs/report.md; a Sentence-Direct output as "
-                    "written). S-Score, which needs the parsed structure, is in Table 1.",
+                    "written). P-, D- and S-Score: each output read into a structured report, a "
+                    "Structured-First output parsed (its S-Score is Table 1's) and a Sentence-Direct output by "
+                    "srrg's extractor (docs/extraction.md), then scored against the structured reference at the "
+                    'S-Score\'s settings (s_score_text, SScoreTextConfig.s_rrg(); docs/model.md, "Table 2"); '
+                    "- where a run was not scored so.",
                     note,
                     signatures.get("table2"),
                 ),
@@ -410,6 +450,7 @@ def run_tables(
     ref_results = {r.name: load_run(r) for r in references}
     shown = shown_references(runs, results, references, ref_results)
     row_sigs = {r.name: read_signatures(r.summary) for r in [*runs, *shown]}
+    structure_sigs = {r.name: read_signatures(r.structure_summary) for r in runs if r.structure_summary}
     out = Path(out_dir)
     counts = count_columns(results)
     counts1 = (*requested_columns(results), *counts)
@@ -421,7 +462,12 @@ def run_tables(
         "table1": " ".join(
             filter(None, (rl_note(runs), signature_note(table_signatures(json_runs, TABLE1, allow_mixed))))
         ),
-        "table2": signature_note(table_signatures(table_runs, TABLE2, allow_mixed)),
+        "table2": signature_note(
+            {
+                **table_signatures(table_runs, TABLE2, allow_mixed),
+                **table_signatures(structure_sigs, TABLE2_STRUCTURE, allow_mixed),
+            }
+        ),
     }
     text = captions(results, bool(shown), notes)
     for name, df in tables.items():

@@ -68,6 +68,8 @@ def test_every_table_job_is_planned_once_per_run(dry_run) -> None:
         "reference_runs": 1,
         "tables": 1,
     }
+    # Table 2's structured columns: Qwen2.5-3B's two runs, each against its Structured-First run's references
+    assert jobs.get("score_structure") == 2
     assert "cases" not in jobs  # the cases pages show studies; per-image runs have none (docs/model.md)
 
 

@@ -20,6 +20,7 @@ sys.path.insert(0, str(SRC))
 from srrg.codedeps import stage_files
 from srrg.config_tree import check_workflow_config
 from srrg.errors import UserError
+from srrg.run_tables import compared_methods, structure_score_options
 from srrg.settings.image_cache import cache_roots, cache_sizes
 from srrg.settings.model import run_slice, run_specs
 from srrg.settings.splits import SPLITS
@@ -193,6 +194,14 @@ RUN_NAMES = wildcard_choice(RUNS)
 # run is read into structured reports by S-Score itself: docs/inputs.md, "SRRG text").
 STRUCTURED_METRICS = {"s_score"}
 STRUCTURED_TARGETS = {"json", "srrg"}
+# Table 2's runs (a method with a Structured-First and a Sentence-Direct run) -> that method's
+# Structured-First run, whose pairs hold the studies' structured references: each run also gets the
+# S-Score of what its outputs are read into (rule score_structure; docs/model.md, "Table 2")
+TABLE2_REFS = {
+    r.name: next(j.name for j in group if j.target == "json")
+    for group in compared_methods(RUNS.values()).values()
+    for r in group
+}
 
 
 def run_config(name, section):
@@ -291,9 +300,19 @@ def table_runs():
             "target": s.target,
             "summary": results("runs", s.name, "score", "summary.csv"),
             "predictions": results("runs", s.name, "predictions.parquet"),
+            **(
+                {"structure_summary": structure_summary(s.name)}
+                if s.name in TABLE2_REFS
+                else {}
+            ),
         }
         for s in RUNS.values()
     ]
+
+
+def structure_summary(run):
+    """The summary of a Table 2 run's structured scoring (rule score_structure)."""
+    return results("runs", run, "score", "structure", "summary.csv")
 
 
 # The cases pages (cases.smk): every other run is a comparison column of a run's page.

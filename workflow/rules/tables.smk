@@ -14,6 +14,11 @@ rule tables:
             results("runs", r, "predictions.parquet") for r in [*RUNS, *REFERENCE_RUNS]
         ],
         rl=[results("runs", r, "model.pt.json") for r in RL_RUNS],
+        structure=[structure_summary(r) for r in TABLE2_REFS],
+        structure_signatures=[
+            results("runs", r, "score", "structure", "signatures.csv")
+            for r in TABLE2_REFS
+        ],
         code=stage_code("tables"),
     output:
         table1_csv=report(

@@ -9,7 +9,7 @@ import argparse
 from srrg.stages import _args
 
 HELP = "result tables in the S-RRG Table 1 / Table 2 layouts (CSV, Markdown, LaTeX)"
-ENTRY = "{name, label, target, summary, predictions}"
+ENTRY = "{name, label, target, summary, predictions[, structure_summary, rl_summary]}"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +45,12 @@ def run(args: argparse.Namespace) -> None:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise UserError(f"run name(s) {', '.join(twice)} given twice in --runs/--references; each needs its own name")
-    inputs = {f"--runs {r.name} {k}": getattr(r, k) for r in [*runs, *references] for k in ("summary", "predictions")}
+    inputs = {
+        f"--runs {r.name} {k}": getattr(r, k)
+        for r in [*runs, *references]
+        for k in ("summary", "predictions", "structure_summary")
+        if getattr(r, k)
+    }
     _args.check_outputs(inputs, folders={"--out-dir": args.out_dir})
     tables = run_tables(runs, args.out_dir, references, args.allow_mixed)
     for name, df in tables.items():
