@@ -153,3 +153,19 @@ def test_a_baseline_with_the_indication_trains_and_predicts_end_to_end(tmp_path,
     preds = pl.read_parquet(out)
     assert preds["context"].to_list() == ["Indication: cough 0", "Indication: none", "Indication: cough 2"]
     assert result["context"] == {"samples": 3, "indication_none": 1}
+
+
+def test_rl_refuses_a_baseline_that_reads_a_prefix(tmp_path) -> None:
+    """srrg rl samples from [BOS] alone: fine-tuning a baseline trained with a prefix would train it
+    on inputs it never reads at inference. Fails if the refusal covered only the LLM's prompt."""
+    from model_fixtures import write_toy_dataset
+
+    from srrg.errors import UserError
+    from srrg.model.file import save_model
+    from srrg.model.rl import run_rl
+    from srrg.settings.rl import RLConfig
+
+    path = tmp_path / "model.pt"
+    save_model(path, prefixed(), {"images": "phantom"}, {})
+    with pytest.raises(UserError, match="baseline decoder's prefix"):
+        run_rl(write_toy_dataset(tmp_path / "data"), path, tmp_path / "rl.pt", RLConfig())
