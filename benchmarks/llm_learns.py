@@ -14,7 +14,11 @@ model.encoder.init_from: transformer_json -> <results>/runs/transformer_json/mod
 finished demo's results folder is needed: `make demo` or `snakemake results/runs/transformer_json/model.pt`).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/llm_learns.py [--results results] [--steps 300]
-        [--every 50] [--studies 50] [--arms frozen lora] [--seed 42] [--figure llm_learns.png]
+        [--every 50] [--studies 50] [--batch-size 8] [--arms frozen lora] [--seed 42] [--figure llm_learns.png]
+
+--batch-size overrides the run's data.batch_size (the demo's 8); a step's CPU time is about
+proportional to it, so 300 steps of both arms fit the hour of 2 cores at 4, not at 8
+(docs/model.md, "The LLM arm on the embedded default").
 """
 
 from __future__ import annotations
@@ -51,9 +55,12 @@ from srrg.settings.model import InferConfig, TrainConfig, deep_merge, run_slice
 RUN = "smollm2_json"
 
 
-def arm_config(config: dict[str, Any], results: Path, tuning: str, steps: int, seed: int, ckpt: Path) -> TrainConfig:
-    """The demo run's train slice with the arm's LLM tuning, steps and seed; a run name in
-    model.encoder.init_from becomes that run's model file under `results` (as the workflow does)."""
+def arm_config(
+    config: dict[str, Any], results: Path, tuning: str, steps: int, seed: int, ckpt: Path, batch_size: int | None
+) -> TrainConfig:
+    """The demo run's train slice with the arm's LLM tuning, steps, seed and batch size (None: the
+    run's); a run name in model.encoder.init_from becomes that run's model file under `results`
+    (as the workflow does)."""
     cfg = run_slice(config, RUN, "train")
     init = cfg.get("model", {}).get("encoder", {}).get("init_from")
     runs = {r["name"] for r in config["train"]["runs"]}
@@ -62,6 +69,8 @@ def arm_config(config: dict[str, Any], results: Path, tuning: str, steps: int, s
         "trainer": {"max_steps": steps, "seed": seed, "val_check_interval": None, "limit_val_batches": 0},
         "checkpoint_dir": str(ckpt),
     }
+    if batch_size is not None:
+        over["data"] = {"batch_size": batch_size}
     if init in runs:
         over["model"]["encoder"] = {"init_from": str(results / "runs" / init / "model.pt")}
     return stage_config(deep_merge(cfg, over), TrainConfig, "train")
@@ -162,6 +171,7 @@ def main() -> None:
     parser.add_argument("--steps", default=300, type=int)
     parser.add_argument("--every", default=50, type=int)
     parser.add_argument("--studies", default=50, type=int)
+    parser.add_argument("--batch-size", default=None, type=int, help="default: the run's data.batch_size")
     parser.add_argument("--arms", default=["frozen", "lora"], nargs="+", choices=["frozen", "lora"])
     parser.add_argument("--seed", default=42, type=int)
     parser.add_argument("--figure", default="llm_learns.png", type=Path)
@@ -177,7 +187,7 @@ def main() -> None:
             arm: pool.submit(
                 train_arm,
                 arm,
-                arm_config(config, args.results, arm, args.steps, args.seed, Path(tmp) / arm / "ckpt"),
+                arm_config(config, args.results, arm, args.steps, args.seed, Path(tmp) / arm / "ckpt", args.batch_size),
                 dataset,
                 Path(tmp) / arm,
                 args.every,

@@ -429,7 +429,7 @@ def captions(
                     "Structured-First output parsed (its S-Score is Table 1's) and a Sentence-Direct output by "
                     "srrg's extractor (docs/extraction.md), then scored against the structured reference at the "
                     'S-Score\'s settings (s_score_text, SScoreTextConfig.s_rrg(); docs/model.md, "Table 2"); '
-                    "- where a run was not scored so.",
+                    "- for a method without both targets.",
                     note,
                     signatures.get("table2"),
                 ),
