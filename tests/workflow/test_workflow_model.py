@@ -73,6 +73,18 @@ def test_tables_have_one_row_per_method_and_target(run):
     table2 = pl.read_csv(workdir / "results" / "tables" / "table2.csv")
     rows = set(zip(table2["Method"], table2["Target"]))
     assert rows == {("Tiny", "Structured-First"), ("Tiny", "Sentence-Direct"), ("Baseline", "Structured-First")}
+    # rule score_structure: both Tiny runs read into structured reports; the Structured-First one
+    # is parsed, so its Table 2 S-Score is its Table 1 S-Score; Baseline has one target: no job
+    structure = {(m, t): v for m, t, v in zip(table2["Method"], table2["Target"], table2["S-Score"])}
+    assert structure[("Baseline", "Structured-First")] is None
+    assert 0.0 <= structure[("Tiny", "Sentence-Direct")] <= 1.0
+    tiny_t1 = table1.filter(pl.col("Method") == "Tiny")["S-Score"][0]
+    assert structure[("Tiny", "Structured-First")] == pytest.approx(tiny_t1)
+    runs = workdir / "results" / "runs"
+    assert {p.parent.parent.parent.name for p in runs.glob("*/score/structure/summary.csv")} == {
+        "tiny_json",
+        "tiny_sentences",
+    }
 
 
 def test_complete_run_has_nothing_to_do(run):
@@ -85,4 +97,4 @@ def test_an_inference_setting_reruns_only_inference_and_downstream(run):
     changed = write_config(workdir, {**CONFIG, "infer": {**CONFIG["infer"], "num_beams": 3}}, "beams.yaml")
     jobs = planned_jobs(snakemake(workdir, *TABLES, "-n", "--configfile", str(changed)))
     assert jobs.get("infer") == len(RUNS) and "train" not in jobs
-    assert set(jobs) <= {"infer", "infer_merge", "reference_runs", "score", "tables"}
+    assert set(jobs) <= {"infer", "infer_merge", "reference_runs", "score", "score_structure", "tables"}
