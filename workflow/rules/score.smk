@@ -51,9 +51,9 @@ rule score_structure:
         per_report=results("runs", "{run}", "score", "structure", "per_report.parquet"),
         signatures=results("runs", "{run}", "score", "structure", "signatures.csv"),
     log:
-        logs("score", "{run}-structure.log"),
+        logs("score_structure", "{run}.log"),
     benchmark:
-        benchmarks_dir("score", "{run}-structure.tsv")
+        benchmarks_dir("score_structure", "{run}.tsv")
     wildcard_constraints:
         run=wildcard_choice(TABLE2_REFS),
     conda:
