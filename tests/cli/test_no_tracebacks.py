@@ -108,6 +108,8 @@ COMMANDS: dict[str, tuple[list[str], dict[str, tuple[Any, ...]]]] = {
            "--config": ("file", ".yaml")}),
     "score": (["--metrics", "bleu", "--out", "{out}/sc"], {"--refs": ("file", ".parquet"),
               "--hyps": ("file", ".parquet"), "--config": ("file", ".yaml")}),
+    "score-structure": (["--metrics", "s_score_text", "--out", "{out}/ss"], {"--refs": ("file", ".parquet"),
+                        "--hyps": ("file", ".parquet")}),
     "stats": (["--out-dir", "{out}/st"], {"--dataset": ("folder", None)}),
     "tables": (["--out-dir", "{out}/tb"], {"--runs": ("file", ".json")}),
     "train": (["--out", "{out}/m.pt"], {"--dataset": ("folder", None), "--config": ("file", ".yaml")}),

@@ -126,7 +126,7 @@ def test_tables_refuse_mixed_columns_and_name_signatures_in_captions(tmp_path: P
     assert "Signatures: bleu|tok:r2gen|srrg:0.1.0 vs bleu|tok:none|srrg:0.1.0 (BLEU-1, BLEU-4)." in caption
     run_tables([a], tmp_path / "one")
     tex = (tmp_path / "one" / "table2.tex").read_text()
-    assert r"is in Table 1. Signatures: bleu|tok:r2gen|srrg:0.1.0 (BLEU-1, BLEU-2, BLEU-3, BLEU-4)." in tex
+    assert r"without both targets. Signatures: bleu|tok:r2gen|srrg:0.1.0 (BLEU-1, BLEU-2, BLEU-3, BLEU-4)." in tex
 
 
 def test_select_section_cuts_headers_and_keeps_headerless_text() -> None:

@@ -64,6 +64,6 @@ rule score_structure:
         id_col=SCORE_ID,
         out_dir=lambda wc, output: Path(output.summary).parent,
     shell:
-        "python -m srrg score --refs {input.refs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw --id-col {params.id_col}"
+        "python -m srrg score-structure --refs {input.refs:q} --ref-col reference --hyps {input.pairs:q} --hyp-col raw --id-col {params.id_col}"
         " --metrics s_score_text --out {params.out_dir:q} --config {params.options:q} --section {params.section}"
         " > {log:q} 2>&1"

@@ -12,7 +12,7 @@ from srrg.settings.model import BaselineConfig
 
 
 def build_baseline(
-    cfg: BaselineConfig, tok: PreTrainedTokenizerBase, max_target_tokens: int, prefix_tokens: int = 0
+    cfg: BaselineConfig, tok: PreTrainedTokenizerBase, max_target_tokens: int, prefix_tokens: int
 ) -> GPT2LMHeadModel:
     """Vocabulary of `tok` (the word vocabulary, or the LLM tokenizer when baseline.vocab is llm);
     positions for BOS + prefix_tokens (the study's context text, model.context) + max_target_tokens.
