@@ -43,6 +43,7 @@ from srrg.metrics import evaluate
 from srrg.model.infer import run_infer
 from srrg.model.train import run_train
 from srrg.phantom import is_lateral
+from srrg.run_tables import scored
 from srrg.settings.model import InferConfig, TrainConfig, deep_merge, run_slice
 
 RUN = "transformer_json"
@@ -84,8 +85,7 @@ def evaluation_split(dataset: Path, studies: int, out: Path) -> dict[str, set[st
 
 def p_scores(predictions: Path, groups: dict[str, set[str]]) -> dict[str, float]:
     """P-Score of the scored predictions of each group of studies."""
-    preds = pl.read_parquet(predictions)
-    preds = preds.filter(pl.col("infer_status") == "ok") if "infer_status" in preds.columns else preds
+    preds = scored(pl.read_parquet(predictions))
     out = {}
     for name, ids in groups.items():
         rows = preds.filter(pl.col("study_id").is_in(sorted(ids)))
