@@ -1,11 +1,12 @@
 """Does a second view help the baseline? P-Score with model.context.views 1 and 2 (issue 49).
 
 Trains the demo's Transformer baseline (config.yaml run `transformer_json`) with the real training
-code (srrg.model.train.run_train) once per (views, seed): `views: 1` (one image per study, the
-phantom image mode's single phantom) and `views: 2` (the study's first two views, frontal first,
-drawn per view by srrg.phantom.render_views: in a study with a lateral, the frontal leaves out a
-pleural effusion up to `small`, which the lateral shows). Both arms train without the finding head
-(`finding_loss: 0`: views > 1 is refused beside one) and for `--steps` steps (the demo: 300).
+code (srrg.model.train.run_train) once per (views, seed): `views: 1` (the study's first view)
+and `views: 2` (its first two views), frontal first, drawn per view by srrg.phantom.render_views:
+in a study with a lateral, the frontal leaves out a pleural effusion up to `small`, which the
+lateral shows. Both arms read the same frontal image, so they differ by the second view only. Both arms
+keep the run's finding head (with two views it reads a study as its most telling view) and train
+for `--steps` steps (the demo: 300).
 Each model predicts the first `--studies` test studies and every test study whose reference has a
 positive pleural effusion (srrg.model.infer.run_infer, the run's infer settings), and the script
 prints P-Score (srrg.metrics `s_score`) on the effusion-bearing studies, on those of them with a
@@ -51,10 +52,10 @@ EFFUSION = "pleural effusion"
 
 
 def arm_config(config: dict[str, Any], views: int, steps: int, seed: int, ckpt: Path) -> TrainConfig:
-    """The demo run's train slice with the arm's views and seed, `steps` steps, no finding head and
+    """The demo run's train slice with the arm's views and seed, `steps` steps and
     no validation (the arms are compared on the test studies only)."""
     over = {
-        "model": {"finding_loss": 0.0, "context": {"views": views}},
+        "model": {"context": {"views": views}},
         "trainer": {"max_steps": steps, "seed": seed, "val_check_interval": None, "limit_val_batches": 0},
         "checkpoint_dir": str(ckpt),
     }
@@ -141,7 +142,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(args.jobs, get_context("spawn")) as pool:
         groups = evaluation_split(args.dataset, args.studies, Path(tmp) / "eval")
         print(
-            f"{RUN}, finding_loss 0, {args.steps} steps; predicted {len(groups['all'])} test studies, "
+            f"{RUN}, {args.steps} steps; predicted {len(groups['all'])} test studies, "
             f"{len(groups['effusion'])} effusion-bearing ({len(groups['effusion_lateral'])} with a lateral view)",
             flush=True,
         )

@@ -504,11 +504,15 @@ def render_lateral(marks: tuple[Mark, ...], study_id: str, size: int) -> np.ndar
     return np.clip(img, 0.0, 1.0).astype(np.float32)
 
 
-def render_views(report: StructuredReport, study_id: str, views: list[str | None], size: int = 128) -> list[np.ndarray]:
-    """One phantom per view of a study (docs/phantom.md, "Views"). A study of one image gets
-    render()'s phantom, whatever its view (single-view phantoms are unchanged); with a lateral
-    among several views, the frontal images leave out effusions up to `small`, which the lateral
-    shows. The first frontal is seeded by the study id, so its anatomy is render()'s."""
+def render_views(
+    report: StructuredReport, study_id: str, views: list[str | None], size: int = 128, first: int | None = None
+) -> list[np.ndarray]:
+    """One phantom per view of a study, frontal first (docs/phantom.md, "Views"), for its `first`
+    views (all when None). A study of one image gets render()'s phantom, whatever its view
+    (single-view phantoms are unchanged); with a lateral among several views, the frontal images
+    leave out effusions up to `small`, which the lateral shows. Each image depends on the study's
+    whole set of views, never on how many a model reads: the frontal a one-view model reads is the
+    frontal a two-view model reads. The first frontal is seeded by the study id (render()'s anatomy)."""
     if len(views) <= 1:
         return [render(report, study_id, size)]
     marks = scene(report)
@@ -517,7 +521,7 @@ def render_views(report: StructuredReport, study_id: str, views: list[str | None
         render_lateral(marks, study_id, size)
         if is_lateral(v)
         else render_scene(shown, study_id if k == 0 else f"{study_id}/{k}", size)
-        for k, v in enumerate(views)
+        for k, v in enumerate(views[:first])
     ]
 
 

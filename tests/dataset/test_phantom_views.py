@@ -61,3 +61,14 @@ def test_a_large_effusion_stays_on_the_frontal_and_views_differ():
     assert not np.array_equal(frontal, lateral)
     two_frontals = render_views(LARGE_EFFUSION, "s2", ["PA", "AP"], 64)
     assert np.array_equal(two_frontals[0], frontal) and not np.array_equal(two_frontals[1], frontal)
+
+
+def test_a_view_is_drawn_from_the_study_not_from_how_many_views_are_read():
+    """The frontal of a PA + AP + lateral study hides a small effusion for a reader of one, two or
+    three views alike (the lateral is in the study even when it is not read)."""
+    views = ["PA", "AP", "LATERAL"]
+    every = render_views(SMALL_EFFUSION, "s3", views, 32)
+    for first in (1, 2, 3):
+        drawn = render_views(SMALL_EFFUSION, "s3", views, 32, first=first)
+        assert len(drawn) == first and all(np.array_equal(a, b) for a, b in zip(drawn, every, strict=False))
+    assert np.array_equal(every[0], render(EMPTY, "s3", 32))

@@ -14,11 +14,11 @@ from srrg.model.context import (
     ViewEmbedding,
     context_prompt,
     context_text,
-    encode_views,
+    place_views,
     prefix_ids,
     prefixed_inputs,
-    study_views,
 )
+from srrg.model.images import study_views
 from srrg.model.llm import load_tokenizer
 from srrg.model.prompt import build_prompt
 from srrg.settings.model import ContextConfig
@@ -83,7 +83,7 @@ def test_n_views_in_n_encodings_with_view_embeddings_and_masked_padding():
 
     images = torch.arange(2 * 3 * 1 * 2 * 4, dtype=torch.float).view(2, 3, 1, 2, 4)
     present = torch.tensor([[True, True, True], [True, False, False]])
-    tokens, mask = encode_views(encode, images, present, embedding)
+    tokens, mask = place_views(encode(images[present]), present, embedding)
     assert calls == [4]  # the 4 real images, once
     assert tokens.shape == (2, 6, 4) and mask.tolist() == [[1] * 6, [1, 1, 0, 0, 0, 0]]
     for slot in range(3):
@@ -111,9 +111,9 @@ def test_switches_off_leave_the_weights_unchanged():
 
 
 def test_a_switch_not_fed_yet_is_refused(tmp_path):
-    """views for the LLM or beside a finding head, and findings for the baseline, are not fed to
-    the network: they must stop the run at once, not train a model that claims to read them. Both
-    architectures read indication and prior_report (accepted)."""
+    """views for the LLM, and findings for the baseline, are not fed to the network: they must stop
+    the run at once, not train a model that claims to read them. Both architectures read indication
+    and prior_report, and the baseline reads views with or without a finding head (accepted)."""
     import pytest
 
     from srrg.errors import UserError
@@ -124,6 +124,7 @@ def test_a_switch_not_fed_yet_is_refused(tmp_path):
     base = tiny_model_config("baseline")
     check_supported(base)  # all off: fine
     check_supported(dataclasses.replace(base, context=ContextConfig(views=2)))  # views: the baseline reads them
+    check_supported(dataclasses.replace(base, finding_loss=1.0, context=ContextConfig(views=2)))  # beside a head too
     check_supported(tiny_model_config("llm", context=ContextConfig(indication=True, prior_report=True)))
     check_supported(dataclasses.replace(base, context=ContextConfig(indication=True, prior_report=True, views=2)))
     with pytest.raises(UserError, match=r"train.model.context: views: 2 \(with arch llm"):
@@ -164,8 +165,9 @@ def test_baseline_reads_n_views_and_ignores_padding():
 
 
 def test_views_2_trains_and_predicts_end_to_end(tmp_path):
-    """train.model.context.views reaches the data (phantoms per view, padded slots), the network and
-    inference; the model file carries the view embedding."""
+    """train.model.context.views reaches the data (phantoms per view, padded slots), the network
+    (beside a finding head, which reads every view) and inference; the model file carries the view
+    embedding and the finding head."""
     from model_fixtures import tiny_train_config, write_toy_dataset
 
     from srrg.config import stage_config
@@ -175,13 +177,14 @@ def test_views_2_trains_and_predicts_end_to_end(tmp_path):
 
     ds = write_toy_dataset(tmp_path / "ds")
     raw = tiny_train_config()
-    raw["model"].update(arch="baseline", context={"views": 2})
+    raw["model"].update(arch="baseline", context={"views": 2}, finding_loss=1.0)
     raw["checkpoint_dir"] = str(tmp_path / "ckpt")
     summary = run_train(ds, tmp_path / "m.pt", stage_config(raw, TrainConfig, "train"), "v2")
     assert summary["steps"] == 2 and summary["train_loss"] > 0
     blob = torch.load(tmp_path / "m.pt", weights_only=False)
     assert blob["model_config"]["context"]["views"] == 2
     assert any("view_embedding" in k for k in blob["state_dict"])
+    assert any("finding_head" in k for k in blob["state_dict"])
     out = tmp_path / "preds.parquet"
     run_infer(tmp_path / "m.pt", ds, out, None, InferConfig(num_beams=1, max_new_tokens=48))
     import polars as pl
@@ -364,3 +367,50 @@ def test_each_image_of_a_study_reads_its_studys_context(tmp_path):
     alone, _ = study_contexts([rows[2]], frame, cfg, "json")
     assert len(texts) == 2 and texts[0] == texts[1] == alone[0]
     assert texts[0].startswith("Indication: cough 2\nPrior report: {") and counts["prior"] == 2
+
+
+def test_a_one_view_model_reads_the_frontal_a_two_view_model_reads_first():
+    """Phantom mode: the image of a one-view model (study_image) is slot 0 of a two-view model
+    (view_inputs), so the two arms differ only by the lateral; in a study with a lateral the frontal
+    leaves out a small effusion, a one-image study keeps render()'s phantom."""
+    from srrg.model.context import view_inputs
+    from srrg.model.images import phantom_image, study_image
+    from srrg.report import Finding, StructuredReport
+
+    effusion = StructuredReport((Finding("pleural effusion", 3, "small", "left base"),), ()).to_json()
+    empty = StructuredReport((), ()).to_json()
+    row = {"study_id": "s7", "structured": effusion, "image_paths": ["lat.png", "pa.png"], "image_views": ["LL", "PA"]}
+    one = study_image(row, "phantom", None, 32)
+    two, present = view_inputs(row, "phantom", None, 32, None, 2)
+    assert present.tolist() == [True, True] and torch.equal(one, two[0])
+    assert torch.equal(one, phantom_image("s7", empty, 32))  # the small effusion: on the lateral only
+    assert not torch.equal(two[1], phantom_image("s7", empty, 32, ["PA", "LL"]))
+    single = {**row, "image_paths": ["pa.png"], "image_views": ["PA"]}
+    assert torch.equal(study_image(single, "phantom", None, 32), phantom_image("s7", effusion, 32))
+    assert not torch.equal(study_image(single, "phantom", None, 32), one)
+
+
+def test_the_finding_head_reads_a_study_as_its_most_telling_view():
+    """With several views a study's finding logit is the largest of its present views' (a small
+    effusion seen on the lateral only is in the study); a padded slot never counts, and the BCE is
+    taken on those study logits (hand-computed)."""
+    import math
+
+    from srrg.model.findings import FindingHead
+
+    head = FindingHead(2, ["effusion", "nodule"])
+    with torch.no_grad():
+        head.linear.weight.copy_(torch.eye(2))
+        head.linear.bias.zero_()
+    # 3 present views (study 0: frontal, lateral; study 1: frontal), one token each = its logits
+    tokens = torch.tensor([[[-2.0, 1.0]], [[3.0, -1.0]], [[0.5, 0.0]]])
+    present = torch.tensor([[True, True], [True, False]])
+    assert head.study_logits(tokens, present).tolist() == [[3.0, 1.0], [0.5, 0.0]]
+    loss = head.loss(tokens, [["effusion"], []], present)
+
+    def bce(x: float, y: float) -> float:
+        return -(y * math.log(1 / (1 + math.exp(-x))) + (1 - y) * math.log(1 - 1 / (1 + math.exp(-x))))
+
+    expected = (bce(3.0, 1) + bce(1.0, 0) + bce(0.5, 0) + bce(0.0, 0)) / 4
+    assert abs(loss.item() - expected) < 1e-6
+    assert torch.equal(head.study_logits(tokens[:1, :, :]), tokens[:1, 0, :])  # one view: its own logits

@@ -9,19 +9,17 @@ so a run with all of them off draws the same random numbers and writes the same 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 from transformers import PreTrainedTokenizerBase
 
 from srrg.errors import UserError
+from srrg.model.images import study_views
 from srrg.model.prompt import IMAGE_SLOT, Prompt, prompt_text
 from srrg.settings.model import ContextConfig, ModelConfig, check_context
-from srrg.sources.mimic_cxr import view_rank
 
 IGNORE = -100  # label id that the decoder's loss skips (as srrg.model.network)
 
@@ -40,18 +38,13 @@ def view_inputs(
     """The (n, 3, size, size) images of a study's views (study_views: frontal first, each once) and
     their (n,) presence; missing slots are zeros and absent. Phantoms are drawn per view
     (srrg.phantom.render_views); a placeholder study has one image."""
-    from PIL import Image
+    from srrg.model.images import phantom_views, study_image
 
-    from srrg.model.images import study_image, to_tensor
-    from srrg.phantom import render_views
-    from srrg.report import from_obj
-
-    paths, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), n)
+    paths, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), None)
     study_id = str(row["study_id"])
+    paths = paths[:n]
     if mode == "phantom":
-        report = from_obj(json.loads(row.get("structured") or ""))[0]
-        drawn = render_views(report, study_id, views or [None], size)
-        images = [to_tensor(Image.fromarray((d * 255.0).round().astype(np.uint8), mode="L"), size) for d in drawn]
+        images = phantom_views(study_id, row.get("structured"), size, views, n)
     elif mode == "real":
         images = [study_image({**row, "image_paths": [p]}, mode, image_root, size, cache) for p in paths]
     else:
@@ -142,18 +135,6 @@ def prefixed_prompts(bos_id: int, pad_id: int, prefixes: Sequence[Sequence[int]]
     return ids, mask
 
 
-def study_views(paths: Sequence[str], views: Sequence[str | None], n: int) -> tuple[list[str], list[str | None]]:
-    """Up to n images of a study, frontal first (view_rank, then their order), each file once: a
-    study with fewer images gives fewer, never a duplicate."""
-    order = sorted(range(len(paths)), key=lambda k: (view_rank(views[k] if k < len(views) else None), k))
-    picked: list[int] = []
-    for k in order:
-        if paths[k] not in (paths[j] for j in picked):
-            picked.append(k)
-    picked = picked[:n]
-    return [paths[k] for k in picked], [views[k] if k < len(views) else None for k in picked]
-
-
 class ViewEmbedding(nn.Module):
     """One learned vector per view slot (frontal first), added to every token of that view."""
 
@@ -171,17 +152,14 @@ class ViewEmbedding(nn.Module):
         return marked.reshape(b, n * t, d), mask
 
 
-def encode_views(
-    encode: Callable[[torch.Tensor], torch.Tensor],
-    images: torch.Tensor,
-    present: torch.Tensor,
-    embedding: ViewEmbedding,
+def place_views(
+    real: torch.Tensor, present: torch.Tensor, embedding: ViewEmbedding
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """images (B, N, C, H, W), present (B, N) bool -> (B, N*T, D) view-marked tokens and their
-    mask. Only the present images go through `encode` (a padded slot must not move BatchNorm
-    statistics or cost a forward pass); padded slots are zeros and masked."""
+    """The (K, T, D) tokens of the K present views (row-major over present: only they are encoded,
+    so a padded slot neither moves BatchNorm statistics nor costs a forward pass) in their (B, N)
+    slots, each marked with its view embedding: (B, N*T, D) tokens, zero at padded slots, and their
+    mask."""
     b, n = present.shape
-    real = encode(images[present])  # (K, T, D)
     tokens = real.new_zeros((b, n, *real.shape[1:]))
     tokens[present] = real
     return embedding(tokens, present)

@@ -46,7 +46,20 @@ class FindingHead(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.linear(tokens.mean(dim=1))
 
-    def loss(self, tokens: torch.Tensor, positives: Sequence[Sequence[str]]) -> torch.Tensor:
-        """Mean binary cross-entropy over studies and labels."""
+    def study_logits(self, tokens: torch.Tensor, present: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, len(labels)) logits of each study. With `present` (B, N), tokens (K, T, C) are the
+        encoder tokens of the K present views (row-major) and a study's logit is its views' largest:
+        a finding is in the study when any view shows it (a small effusion on the lateral only)."""
         logits = self(tokens)
+        if present is None:
+            return logits
+        per_view = logits.new_full((*present.shape, logits.shape[-1]), float("-inf"))
+        per_view[present] = logits
+        return per_view.amax(dim=1)
+
+    def loss(
+        self, tokens: torch.Tensor, positives: Sequence[Sequence[str]], present: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Mean binary cross-entropy over studies and labels (study_logits)."""
+        logits = self.study_logits(tokens, present)
         return nn.functional.binary_cross_entropy_with_logits(logits, multi_hot(self.labels, positives, logits.device))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,9 @@ from PIL import Image
 
 from srrg.image_cache import ImageCache, decode, pixels, resolve_image
 from srrg.image_cache import ImageError as ImageError  # re-exported: the stages catch it from here
-from srrg.phantom import render
+from srrg.phantom import render_views
 from srrg.report import from_obj
+from srrg.sources.mimic_cxr import view_rank
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +74,36 @@ def placeholder_image(study_id: str, size: int) -> torch.Tensor:
     return to_tensor(img, size)
 
 
-def phantom_image(study_id: str, structured: str | None, size: int) -> torch.Tensor:
-    """The phantom radiograph of a study's (canonical) structured report."""
+def phantom_views(
+    study_id: str, structured: str | None, size: int, views: Sequence[str | None] = (), n: int = 1
+) -> list[torch.Tensor]:
+    """The phantom radiographs of a study's first n views (views: the study's, frontal first;
+    srrg.phantom.render_views) from its (canonical) structured report. Each view's image depends
+    on the study's views, not on n: the frontal of a study with a lateral is the same image for a
+    one-view and a several-view model."""
     try:
         report = from_obj(json.loads(structured or ""))[0]
     except (ValueError, TypeError) as exc:
         raise ValueError(f"study {study_id} has no valid structured report to draw: {structured!r:.80}") from exc
-    gray = (render(report, study_id, size) * 255.0).round().astype(np.uint8)
-    return to_tensor(Image.fromarray(gray, mode="L"), size)
+    drawn = render_views(report, study_id, list(views) or [None], size, first=n)
+    return [to_tensor(Image.fromarray((d * 255.0).round().astype(np.uint8), mode="L"), size) for d in drawn]
+
+
+def phantom_image(study_id: str, structured: str | None, size: int, views: Sequence[str | None] = ()) -> torch.Tensor:
+    """The phantom a one-image model reads: the study's first view (phantom_views)."""
+    return phantom_views(study_id, structured, size, views)[0]
+
+
+def study_views(paths: Sequence[str], views: Sequence[str | None], n: int | None) -> tuple[list[str], list[str | None]]:
+    """Up to n images of a study (all when None), frontal first (view_rank, then their order), each
+    file once: a study with fewer images gives fewer, never a duplicate."""
+    order = sorted(range(len(paths)), key=lambda k: (view_rank(views[k] if k < len(views) else None), k))
+    picked: list[int] = []
+    for k in order:
+        if paths[k] not in (paths[j] for j in picked):
+            picked.append(k)
+    picked = picked[:n]
+    return [paths[k] for k in picked], [views[k] if k < len(views) else None for k in picked]
 
 
 def resolve_images(mode: str, image_root: str | None, image_paths: Iterable[list[str] | None]) -> str:
@@ -111,7 +134,8 @@ def study_image(
     if mode == "placeholder":
         return placeholder_image(study_id, size)
     if mode == "phantom":
-        return phantom_image(study_id, row.get("structured"), size)
+        _, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), None)
+        return phantom_image(study_id, row.get("structured"), size, views)
     if mode == "real":
         path = resolve_image(study_id, row.get("image_paths"), image_root)
         return load_image(path, size) if cache is None else cached_image(cache, path, size)

@@ -18,8 +18,8 @@ from srrg.model.constrained import ReportConstraint, compile_report_grammar
 from srrg.model.context import (
     ViewEmbedding,
     context_prompt,
-    encode_views,
     finding_line,
+    place_views,
     prefix_ids,
     prefixed_inputs,
     prefixed_prompts,
@@ -142,12 +142,17 @@ class ReportGenerator(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Projected tokens and their mask (None: every token real). With `present` (B, N), images
         (B, N, C, H, W) are a study's views, each marked with its view embedding, empty slots
-        masked (model.context.views, srrg.model.context.encode_views)."""
+        masked (model.context.views, srrg.model.context.place_views)."""
         if present is None:
             return self.image_tokens(images), None
+        return self._placed_views(self.encoder(images[present]), present)
+
+    def _placed_views(self, tokens: torch.Tensor, present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder tokens (K, T, C) of the present views, projected and placed in their slots
+        with their view embeddings (srrg.model.context.place_views)."""
         if self.view_embedding is None:
             raise ValueError("several views per study need model.context.views > 1")
-        return encode_views(self.image_tokens, images, present, self.view_embedding)
+        return place_views(self.projector(tokens), present, self.view_embedding)
 
     def finding_contexts(self, tokens: torch.Tensor) -> list[str] | None:
         """Each study's finding prompt (model.context.findings; None when off): the labels its
@@ -251,14 +256,16 @@ class ReportGenerator(nn.Module):
     ) -> dict[str, torch.Tensor]:
         """`report` (= loss) and, with a finding head, `findings` (its BCE against each study's
         positive finding names) from one encoder pass; `total` is what training minimizes."""
-        if present is not None:  # several views: no finding head (srrg.model.context.check_supported)
-            report = self.loss(images, targets, present, contexts)
-            return {"report": report, "total": report}
-        tokens = self.encoder(images)
-        out = {"report": self._view_loss(tokens, targets, contexts)}
+        if present is None:
+            tokens = self.encoder(images)
+            out = {"report": self._view_loss(tokens, targets, contexts)}
+        else:  # several views (model.context.views): one encoder pass over the present ones
+            tokens = self.encoder(images[present])
+            img, mask = self._placed_views(tokens, present)
+            out = {"report": self.token_loss(img, targets, mask, contexts)}
         out["total"] = out["report"]
         if self.finding_head is not None:
-            out["findings"] = self.finding_head.loss(tokens, positives)
+            out["findings"] = self.finding_head.loss(tokens, positives, present)
             out["total"] = out["report"] + self.cfg.finding_loss * out["findings"]
         return out
 

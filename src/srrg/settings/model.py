@@ -281,20 +281,20 @@ class ModelConfig(Settings):
 def check_context(model: ModelConfig) -> None:
     """The model.context switches training and inference feed so far (docs/model.md, "Study
     context"): `indication` and `prior_report` for both architectures (the LLM's prompt, the
-    baseline decoder's prefix), `views` for the baseline decoder without a finding head, `findings`
-    for the LLM with one. Any other switch that is on would be ignored in silence: a ValueError
+    baseline decoder's prefix), `views` for the baseline decoder (with or without a finding head),
+    `findings` for the LLM with a finding head. Any other switch that is on would be ignored in silence: a ValueError
     naming it (at the workflow's pre-check and in `srrg train`)."""
     cfg = model.context
     on = []
-    if cfg.views > 1 and (model.arch != "baseline" or model.finding_loss > 0):
-        on.append(f"views: {cfg.views} (with arch {model.arch}, finding_loss {model.finding_loss})")
+    if cfg.views > 1 and model.arch != "baseline":
+        on.append(f"views: {cfg.views} (with arch {model.arch})")
     if cfg.findings and (model.arch != "llm" or model.finding_loss <= 0):
         on.append(f"findings (with arch {model.arch}, finding_loss {model.finding_loss})")
     if on:
         raise ValueError(
             f"train.model.context: {', '.join(on)} is not read by training and inference yet (only its building "
-            "blocks exist, srrg.model.context); set it off (views works for arch baseline without finding_loss, "
-            "findings for arch llm with finding_loss > 0)"
+            "blocks exist, srrg.model.context); set it off (views works for arch baseline, findings for arch llm with "
+            "finding_loss > 0)"
         )
 
 
