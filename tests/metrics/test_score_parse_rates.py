@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from srrg.metrics.score import run_score
-from srrg.model.infer import OK, VIEW_FILTERED, prediction_fields, scoring_pairs
+from srrg.model.infer import prediction_fields
+from srrg.model.infer_parts import OK, VIEW_FILTERED, scoring_pairs
 
 REF = (
     '{"positive": [{"name": "pleural effusion", "probability": 3, "level": null, "location": null}], "negative": '

@@ -14,7 +14,7 @@ from model_fixtures import tiny_generator, write_toy_dataset
 
 from srrg.cli import main as srrg_main
 from srrg.model.file import save_model
-from srrg.model.infer import PART_KEY
+from srrg.model.infer_parts import PART_KEY
 
 torch.set_num_threads(1)
 
@@ -116,3 +116,17 @@ def test_s1_a_part_without_identity_is_refused(run, tmp_path: Path, capsys) -> N
     pl.read_parquet(root / "part-0.parquet").write_parquet(bare)
     rc, err = merge([bare, root / "part-1.parquet", root / "part-2.parquet"], tmp_path / "m.parquet", capsys)
     assert rc == 2 and len(err) == 1 and "run identity" in err[0], err
+
+
+def test_the_merge_starts_without_torch():
+    """`srrg infer-merge` runs once per run of every demo and workflow: its code path must not load
+    torch or Lightning (about 5 s and 500 MiB per job before srrg.model.infer_parts existed)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, srrg.stages.infer_merge, srrg.model.infer_parts; "
+        "print(sorted({'torch', 'lightning'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

@@ -16,7 +16,8 @@ from model_fixtures import tiny_train_config, write_toy_dataset
 from srrg.config import stage_config
 from srrg.errors import UserError
 from srrg.io import write_parquet
-from srrg.model.infer import PART_KEY, POSITION, run_infer, run_infer_merge, scoring_pairs, shard_span
+from srrg.model.infer import run_infer, shard_span
+from srrg.model.infer_parts import PART_KEY, POSITION, run_infer_merge, scoring_pairs
 from srrg.model.train import run_train
 from srrg.settings.model import InferConfig, TrainConfig
 

@@ -21,6 +21,6 @@ def run(args: argparse.Namespace) -> None:
     _args.check_outputs(
         {f"--parts[{i}]": p for i, p in enumerate(args.parts)}, files={"--out": args.out, "--pairs": args.pairs}
     )
-    from srrg.model.infer import run_infer_merge
+    from srrg.model.infer_parts import run_infer_merge
 
     print(run_infer_merge(args.parts, args.out, args.pairs))
