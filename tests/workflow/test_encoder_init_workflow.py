@@ -8,7 +8,7 @@ from model_fixtures import TINY_MODEL
 from workflow_helpers import copy_workflow, planned_jobs, snakemake, write_config
 
 RUNS = [
-    {"name": "base_json", "label": "Baseline", "arch": "baseline", "target": "json",
+    {"name": "base_json", "label": "Baseline", "arch": "baseline", "target": "json", "threads": 2,
      "overrides": {"model": {"finding_loss": 1.0}}},
     {"name": "llm_json", "label": "LLM", "arch": "llm", "target": "json",
      "overrides": {"model": {"encoder": {"init_from": "base_json", "tuning": "frozen"}}}},
@@ -24,9 +24,13 @@ CONFIG = {
 @pytest.mark.slow
 def test_a_run_named_in_init_from_is_trained_first_and_its_file_passed(tmp_path) -> None:
     """Catches the run name reaching `srrg train` as it is (a file that does not exist) and the
-    LLM run planned without the baseline's train job (it would start before its encoder exists)."""
+    LLM run planned without the baseline's train job (it would start before its encoder exists);
+    the run's `threads` are its train job's, the other run's the default 1."""
     workdir = copy_workflow(tmp_path / "repo")
     cfg_file = write_config(workdir, CONFIG)
     proc = snakemake(workdir, "-n", "-p", "results/runs/llm_json/model.pt", "--configfile", str(cfg_file))
     assert planned_jobs(proc)["train"] == 2
     assert '"init_from":"results/runs/base_json/model.pt"' in proc.stdout + proc.stderr
+    jobs = (proc.stdout + proc.stderr).split("rule train:")[1:]
+    threads = {("base_json" if "run=base_json" in job else "llm_json"): "threads: 2" in job for job in jobs}
+    assert threads == {"base_json": True, "llm_json": False}

@@ -31,11 +31,13 @@ rule train:
     priority: 10
     conda:
         "../../envs/train.yaml"
-    # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads. One: on a shared
-    # 2-core machine 2 threads made each step 4.7x slower (benchmarks/train_step_time.py: median
-    # 5.4 s vs 25.1 s under load 12) and serialized the demo's train jobs; the SLURM profile sets
-    # the train rule's threads to its cpus_per_task (set-threads)
-    threads: 1
+    # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads; the run's `threads`
+    # (default 1: on a shared 2-core machine 2 threads made each step 4.7x slower under load 12 and
+    # serialized the demo's train jobs). The demo's baseline, which the SmolLM2 runs start from,
+    # trains alone and takes both cores: 0.45 s per step against 0.72 s with one
+    # (benchmarks/train_step_time.py, quiet machine). The SLURM profile sets the train rule's
+    # threads to its cpus_per_task (set-threads)
+    threads: lambda wc: RUNS[wc.run].threads
     resources:
         mpi="",
         nodes=lambda wc: int(

@@ -75,7 +75,7 @@ def placeholder_image(study_id: str, size: int) -> torch.Tensor:
 
 
 def phantom_views(
-    study_id: str, structured: str | None, size: int, views: Sequence[str | None] = (), n: int = 1
+    study_id: str, structured: str | None, size: int, views: Sequence[str | None], n: int
 ) -> list[torch.Tensor]:
     """The phantom radiographs of a study's first n views (views: the study's, frontal first;
     srrg.phantom.render_views) from its (canonical) structured report. Each view's image depends
@@ -89,9 +89,12 @@ def phantom_views(
     return [to_tensor(Image.fromarray((d * 255.0).round().astype(np.uint8), mode="L"), size) for d in drawn]
 
 
-def phantom_image(study_id: str, structured: str | None, size: int, views: Sequence[str | None] = ()) -> torch.Tensor:
-    """The phantom a one-image model reads: the study's first view (phantom_views)."""
-    return phantom_views(study_id, structured, size, views)[0]
+def phantom_image(
+    study_id: str, structured: str | None, size: int, views: Sequence[str | None] | None = None
+) -> torch.Tensor:
+    """The phantom a one-image model reads: the study's first view (phantom_views; None: a study
+    of one image of unknown view)."""
+    return phantom_views(study_id, structured, size, views or (), 1)[0]
 
 
 def study_views(paths: Sequence[str], views: Sequence[str | None], n: int | None) -> tuple[list[str], list[str | None]]:

@@ -528,6 +528,14 @@ class RunSpec(Settings):
             "section} (srrg rl; docs/model.md); null = a supervised run (srrg train)."
         ),
     )
+    threads: int = field(
+        default=1,
+        metadata=doc(
+            "CPU threads of this run's train job (Snakemake's threads, hence OMP_NUM_THREADS; a profile's "
+            "set-threads overrides it): more for a run that trains alone because the others start from it.",
+            minimum=1,
+        ),
+    )
 
 
 def check_rl_runs(runs: Mapping[str, Any]) -> None:
