@@ -27,8 +27,9 @@ rule train:
     wildcard_constraints:
         run=RUN_NAMES,
     # training and inference are the demo's longest path (baseline -> SmolLM2 runs that start from
-    # its encoder -> their predictions): on a few cores they go before the judge and RL jobs
-    priority: 10
+    # its encoder -> their predictions): on a few cores training goes first (before another run's
+    # inference: each train job then starts as soon as its input exists), then rl, then inference
+    priority: 20
     conda:
         "../../envs/train.yaml"
     # torch's CPU threads: Snakemake sets OMP_NUM_THREADS to a job's threads; the run's `threads`
