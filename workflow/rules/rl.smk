@@ -41,12 +41,12 @@ rule rl:
         benchmarks_dir("rl", "{run}.tsv")
     wildcard_constraints:
         run=wildcard_choice(RL_RUNS),
-    conda:
-        "../../envs/train.yaml"
-    threads: 1
     # after the train jobs, before inference and the judges: the RL run's chain (rl -> infer ->
     # score -> the reference rows, which wait for every run's pairs) is the demo's second longest path
     priority: 15
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
     params:
         cfg=lambda wc: as_json(RL_SETTINGS[wc.run]),
         dataset=lambda w, input: Path(input.manifest).parent,
