@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +72,16 @@ def gguf_cache_root() -> Path | None:
 
 
 def file_digest(path: Path) -> str:
+    """SHA-256 of a file, read once per process while its size and modification time stay the
+    same (a job loads the tokenizer and then the model from the same GGUF)."""
+    st = path.stat()
+    return _digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()

@@ -17,7 +17,7 @@ from torch import nn
 from transformers import PreTrainedTokenizerBase
 
 from srrg.errors import UserError
-from srrg.model.images import study_views
+from srrg.model.images import row_views
 from srrg.model.prompt import IMAGE_SLOT, Prompt, prompt_text
 from srrg.settings.model import ContextConfig, ModelConfig, check_context
 
@@ -35,12 +35,12 @@ def check_supported(model: ModelConfig) -> None:
 def view_inputs(
     row: Mapping[str, Any], mode: str, image_root: str | None, size: int, cache: Any, n: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The (n, 3, size, size) images of a study's views (study_views: frontal first, each once) and
+    """The (n, 3, size, size) images of a study's first n views (row_views: frontal first, each once) and
     their (n,) presence; missing slots are zeros and absent. Phantoms are drawn per view
     (srrg.phantom.render_views); a placeholder study has one image."""
     from srrg.model.images import phantom_views, study_image
 
-    paths, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), None)
+    paths, views = row_views(row)
     study_id = str(row["study_id"])
     paths = paths[:n]
     if mode == "phantom":

@@ -97,16 +97,20 @@ def phantom_image(
     return phantom_views(study_id, structured, size, views or (), 1)[0]
 
 
-def study_views(paths: Sequence[str], views: Sequence[str | None], n: int | None) -> tuple[list[str], list[str | None]]:
-    """Up to n images of a study (all when None), frontal first (view_rank, then their order), each
-    file once: a study with fewer images gives fewer, never a duplicate."""
+def study_views(paths: Sequence[str], views: Sequence[str | None]) -> tuple[list[str], list[str | None]]:
+    """The images of a study and their views, frontal first (view_rank, then their order), each
+    file once: a model reading n views takes the first n, never a duplicate."""
     order = sorted(range(len(paths)), key=lambda k: (view_rank(views[k] if k < len(views) else None), k))
     picked: list[int] = []
     for k in order:
         if paths[k] not in (paths[j] for j in picked):
             picked.append(k)
-    picked = picked[:n]
     return [paths[k] for k in picked], [views[k] if k < len(views) else None for k in picked]
+
+
+def row_views(row: Mapping[str, Any]) -> tuple[list[str], list[str | None]]:
+    """study_views of a dataset row (its image_paths and image_views)."""
+    return study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []))
 
 
 def resolve_images(mode: str, image_root: str | None, image_paths: Iterable[list[str] | None]) -> str:
@@ -137,8 +141,7 @@ def study_image(
     if mode == "placeholder":
         return placeholder_image(study_id, size)
     if mode == "phantom":
-        _, views = study_views(list(row.get("image_paths") or []), list(row.get("image_views") or []), None)
-        return phantom_image(study_id, row.get("structured"), size, views)
+        return phantom_image(study_id, row.get("structured"), size, row_views(row)[1])
     if mode == "real":
         path = resolve_image(study_id, row.get("image_paths"), image_root)
         return load_image(path, size) if cache is None else cached_image(cache, path, size)
